@@ -1,0 +1,586 @@
+/*
+ * axle: an embedded data-parallel array language for C.
+ *
+ * A program builds an array computation by calling the functions below; axle
+ * recovers the sharing the program expressed, optimises the computation, and
+ * runs it on one of its backends (the reference interpreter, generated C on a
+ * thread pool, CUDA).  This is the only public header.
+ *
+ * Conventions (they hold for every function unless its comment says otherwise)
+ *
+ *  - Every public name starts with ax_ / AX_.
+ *  - A context (ax_ctx) owns everything built in it: terms (ax_acc, ax_exp),
+ *    tuple types, and host arrays.  Nothing is global; two contexts may be
+ *    used from two threads at once, one context from one thread at a time.
+ *  - Terms are built by calling functions; using a C variable twice shares
+ *    the term (axle recovers this sharing; see ax_run).  Terms live until
+ *    ax_ctx_reset or ax_ctx_free.  They are never freed one by one.
+ *  - Scalar functions are C callbacks.  axle calls each callback exactly once,
+ *    while the operation that takes it is being built, with fresh variables
+ *    (higher-order abstract syntax); the callback returns the body.  The
+ *    `env` pointer given with a callback is passed through untouched.
+ *  - Errors never abort.  A builder that is misused (NULL argument, type or
+ *    rank mismatch, wrong arity, a callback returning the wrong type) records
+ *    a message on the context naming the operation and the types, and
+ *    returns an invalid term (NULL for ax_acc).  Invalid terms propagate:
+ *    passing one to another builder yields another invalid term without a
+ *    new message.  ax_run then fails with the first message.  Run-time
+ *    faults (index out of bounds, integer division by zero, a shape whose
+ *    size overflows, allocation failure) make ax_run fail the same way.
+ *    After any failure the context is usable again: the error is reported
+ *    once by ax_run and then cleared.
+ *
+ * Shapes and indices: extents and indices are int64_t.  A shape or index of
+ * rank r is written outermost dimension first: a matrix of 3 rows and 4
+ * columns has shape {3, 4}; elements are stored in row-major order, so the
+ * last dimension is the innermost (contiguous) one.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AXLE_H
+#define AXLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AX_VERSION_MAJOR 0
+#define AX_VERSION_MINOR 1
+#define AX_VERSION_PATCH 0
+#define AX_VERSION_STRING "0.1.0"
+
+/* A context: see "Contexts and options" below. */
+typedef struct ax_ctx ax_ctx;
+
+/* The highest array rank axle supports. */
+#define AX_MAX_RANK 8
+
+/* ------------------------------------------------------------------------ */
+/* Element types                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The scalar element types.  Integers wrap on overflow (two's complement);
+ * floating point follows IEEE 754. */
+typedef enum ax_scalar {
+    AX_BOOL = 0,
+    AX_I8, AX_I16, AX_I32, AX_I64,
+    AX_U8, AX_U16, AX_U32, AX_U64,
+    AX_F32, AX_F64,
+    AX_NSCALAR
+} ax_scalar;
+
+/* An element type: a scalar, a tuple of element types, or an index (shape)
+ * of some rank, which is stored as that many int64_t components.  Array
+ * types and tuples of arrays are types too (the type of an ax_acc).
+ * Type objects are immutable; scalar types are static, tuple types belong
+ * to the context that made them. */
+typedef struct ax_type ax_type;
+
+/* The type of a scalar.  Never NULL for a valid `s`. */
+const ax_type *ax_type_scalar(ax_scalar s);
+/* A tuple type of n >= 2 element types (n == 0 gives the unit type).
+ * NULL (and an error on cx) if an element is NULL or not an element type. */
+const ax_type *ax_type_tuple(ax_ctx *cx, int n, const ax_type *const *elems);
+/* The type of an index of the given rank (0..AX_MAX_RANK). */
+const ax_type *ax_type_index(ax_ctx *cx, int rank);
+
+/* Inspection. */
+typedef enum ax_type_kind {
+    AX_KIND_SCALAR, AX_KIND_TUPLE, AX_KIND_INDEX, AX_KIND_ARRAY, AX_KIND_ARRAYS
+} ax_type_kind;
+ax_type_kind ax_type_kind_of(const ax_type *t);
+ax_scalar    ax_type_scalar_of(const ax_type *t);   /* for AX_KIND_SCALAR */
+int          ax_type_arity(const ax_type *t);       /* tuple components, or index rank */
+const ax_type *ax_type_elem(const ax_type *t, int i); /* tuple component i */
+int          ax_type_components(const ax_type *t);  /* scalar leaves: buffers per array */
+bool         ax_type_equal(const ax_type *a, const ax_type *b);
+/* Writes a readable form ("(f32, (i32, bool))", "[f32]^2") into buf; returns buf. */
+char        *ax_type_str(const ax_type *t, char *buf, size_t size);
+/* The name of a scalar type ("f32"), and its size in bytes (bool: 1). */
+const char  *ax_scalar_name(ax_scalar s);
+size_t       ax_scalar_size(ax_scalar s);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts and options                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ax_backend_kind {
+    AX_BACKEND_DEFAULT = 0,  /* the best available: cpu, else interp */
+    AX_BACKEND_INTERP,       /* the reference interpreter */
+    AX_BACKEND_CPU,          /* generated C on a thread pool */
+    AX_BACKEND_CUDA          /* NVIDIA GPUs, when present */
+} ax_backend_kind;
+
+/* Debug flags (ax_options.debug), also set by the environment variable
+ * AXLE_DEBUG, a comma-separated list of the names in brackets. */
+enum {
+    AX_DEBUG_NO_SHARING  = 1u << 0,  /* [no-sharing]  unfold the graph into a tree   */
+    AX_DEBUG_NO_FUSION   = 1u << 1,  /* [no-fusion]   every operation its own kernel */
+    AX_DEBUG_NO_SIMPLIFY = 1u << 2,  /* [no-simplify] no simplifier                  */
+    AX_DEBUG_NO_CSE      = 1u << 3,  /* [no-cse]      no common subexpressions       */
+    AX_DEBUG_DUMP        = 1u << 4,  /* [dump]        print the IR after each stage  */
+    AX_DEBUG_TIMING      = 1u << 5,  /* [timing]      print each phase's time        */
+    AX_DEBUG_VERIFY      = 1u << 6,  /* [verify]      run the IR verifier after each pass */
+    AX_DEBUG_CACHE       = 1u << 7,  /* [cache]       trace the kernel cache         */
+    AX_DEBUG_CODE        = 1u << 8   /* [code]        print generated code           */
+};
+
+/* Options for a context.  Zero-initialise and set what you need; a zero
+ * field means "the default".  Environment variables (AXLE_DEBUG,
+ * AXLE_THREADS, AXLE_MEM_LIMIT, AXLE_CC, AXLE_CFLAGS, AXLE_CACHE) add to or
+ * override the defaults, not fields set explicitly here. */
+typedef struct ax_options {
+    ax_backend_kind backend;  /* default: AX_BACKEND_DEFAULT */
+    unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */
+    int threads;              /* CPU threads; 0: AXLE_THREADS or all cores */
+    bool unsafe;              /* true: no bounds checks on user-computed indices */
+    int64_t mem_limit;        /* bytes of array memory; 0: AXLE_MEM_LIMIT or a
+                                 safe fraction of physical memory; <0: none */
+    const char *cc;           /* C compiler for the CPU backend; NULL: AXLE_CC or "cc" */
+    const char *cflags;       /* its flags; NULL: AXLE_CFLAGS or the defaults */
+    const char *cache_dir;    /* kernel cache; NULL: $XDG_CACHE_HOME/axle */
+    bool no_cache;            /* true: no disk cache (also AXLE_CACHE=off) */
+} ax_options;
+
+/* Makes a context.  opt may be NULL (all defaults).  Returns NULL only if
+ * memory for the context itself cannot be had. */
+ax_ctx *ax_ctx_new(const ax_options *opt);
+/* Frees the context, every term built in it, and every host array of it
+ * (including arrays the caller has not released).  NULL is ignored. */
+void ax_ctx_free(ax_ctx *cx);
+/* Frees every term built in the context so far (the memory they used is
+ * reused).  Host arrays survive.  Terms built before the reset must not be
+ * used after it. */
+void ax_ctx_reset(ax_ctx *cx);
+/* The options in force (after the environment has been applied). */
+const ax_options *ax_ctx_options(const ax_ctx *cx);
+
+/* The message of the pending or most recent error, or "" if none.  The
+ * string belongs to the context and is valid until the next call on it. */
+const char *ax_error(const ax_ctx *cx);
+/* The kind of that error. */
+typedef enum ax_status {
+    AX_OK = 0,
+    AX_ERR_BUILD,      /* misuse of the builder API: type, rank, arity, NULL   */
+    AX_ERR_INDEX,      /* index out of bounds                                 */
+    AX_ERR_DIVZERO,    /* integer division by zero                            */
+    AX_ERR_SHAPE,      /* a negative extent, a shape whose size overflows, a
+                          reshape or reduction that does not fit              */
+    AX_ERR_NOMEM,      /* allocation failure or the memory limit              */
+    AX_ERR_COMPILE,    /* the run-time compiler is missing or failed          */
+    AX_ERR_BACKEND,    /* a backend is unavailable                             */
+    AX_ERR_ARG         /* a bad argument to a non-builder function            */
+} ax_status;
+ax_status ax_status_of(const ax_ctx *cx);
+/* Forgets a pending error (the terms that failed stay invalid). */
+void ax_clear_error(ax_ctx *cx);
+
+/* ------------------------------------------------------------------------ */
+/* Host arrays                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A host array: an element type, a shape, and one buffer per scalar
+ * component of the element type (struct of arrays: an array of (f32, i32)
+ * pairs has one f32 buffer and one i32 buffer).  Arrays are reference
+ * counted: each function that returns an ax_array* gives the caller one
+ * reference, which ax_array_release gives back.  Buffers of wrapped arrays
+ * are borrowed: the caller keeps them alive (and unchanged while a program
+ * reads them) until the array's last reference is gone.  Booleans are
+ * stored one byte each (0 or 1). */
+typedef struct ax_array ax_array;
+
+/* A new array with zeroed, owned buffers.  shape has `rank` extents (may be
+ * NULL if rank is 0).  NULL and an error if the type is not an element type,
+ * the rank is out of range, an extent is negative, the size overflows, or
+ * memory (or the memory limit) runs out. */
+ax_array *ax_array_new(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape);
+/* Wraps the caller's buffer of scalars without copying (borrow). */
+ax_array *ax_array_wrap(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, void *data);
+/* Wraps one caller buffer per component of `elem` (borrow). */
+ax_array *ax_array_wrap_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                          void *const *buffers);
+/* A new array holding a copy of `data` (scalars). */
+ax_array *ax_array_from(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, const void *data);
+/* A new array holding copies of one buffer per component. */
+ax_array *ax_array_from_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                          const void *const *buffers);
+
+ax_array *ax_array_retain(ax_array *a);   /* adds a reference; returns a */
+void      ax_array_release(ax_array *a);  /* drops one; NULL is ignored */
+
+const ax_type *ax_array_type(const ax_array *a);   /* the element type */
+int            ax_array_rank(const ax_array *a);
+int64_t        ax_array_extent(const ax_array *a, int dim);  /* 0 <= dim < rank */
+const int64_t *ax_array_shape(const ax_array *a);  /* rank extents */
+int64_t        ax_array_size(const ax_array *a);   /* number of elements */
+int            ax_array_components(const ax_array *a);
+/* The buffer of scalar component i (0 for a scalar element type), holding
+ * ax_array_size(a) values of ax_array_component_type(a, i).  Writable only
+ * if the array is owned by axle or wrapped from writable memory. */
+void          *ax_array_data(const ax_array *a, int i);
+ax_scalar      ax_array_component_type(const ax_array *a, int i);
+/* Copies component i into dst (ax_array_size(a) values).  Returns 0, or -1
+ * and an error on the array's context if i is out of range. */
+int            ax_array_copy_out(const ax_array *a, int i, void *dst);
+
+/* ------------------------------------------------------------------------ */
+/* Scalar expressions                                                       */
+/* ------------------------------------------------------------------------ */
+
+struct ax_node;
+
+/* A scalar expression, a small value: pass it and return it by value.
+ * Constants made by ax_i32(), ax_f32(), ax_ix1(...), ax_tuple2(...) of
+ * constants, ... carry no context; an operation on constants alone is
+ * computed when it is built (like a C constant expression, with axle's
+ * semantics).  To keep a constant as a term of the program (for instance
+ * to see it shared), make it with ax_const.  The fields are internal. */
+typedef struct ax_exp {
+    struct ax_node *node;   /* the term, or NULL for a constant or an error */
+    int16_t tag;            /* what this is (0: invalid)                   */
+    int16_t n;              /* constant leaves                             */
+    int32_t aux;            /* error payload                               */
+    uint8_t leaf[8];        /* constant leaf types                         */
+    union { int64_t i; uint64_t u; double f; float f32; } v[8]; /* constant leaves */
+} ax_exp;
+
+/* An array computation.  NULL is the invalid computation. */
+typedef struct ax_node *ax_acc;
+
+/* True if e is a valid expression (not the result of a failed builder). */
+bool ax_exp_ok(ax_exp e);
+/* The type of e, or NULL if invalid (or a tuple of constants, whose type
+ * exists only once the tuple is used in a context). */
+const ax_type *ax_exp_type(ax_exp e);
+/* The context of e, or NULL for a context-free constant. */
+ax_ctx *ax_exp_ctx(ax_exp e);
+
+/* Constants. */
+ax_exp ax_bool(bool x);
+ax_exp ax_i8(int8_t x);
+ax_exp ax_i16(int16_t x);
+ax_exp ax_i32(int32_t x);
+ax_exp ax_i64(int64_t x);
+ax_exp ax_u8(uint8_t x);
+ax_exp ax_u16(uint16_t x);
+ax_exp ax_u32(uint32_t x);
+ax_exp ax_u64(uint64_t x);
+ax_exp ax_f32(float x);
+ax_exp ax_f64(double x);
+/* A constant of scalar type s from a double / an int64 (converted as by ax_cvt). */
+ax_exp ax_constf(ax_scalar s, double x);
+ax_exp ax_consti(ax_scalar s, int64_t x);
+/* Turns a constant (or any expression) into a term of context cx. */
+ax_exp ax_const(ax_ctx *cx, ax_exp c);
+
+/* Arithmetic (both operands of one numeric type; the result has it too).
+ * ax_div is division: IEEE for floating point, truncating for integers
+ * (like C).  ax_quot/ax_rem truncate towards zero; ax_idiv/ax_mod round
+ * towards negative infinity (Haskell's div and mod).  Integer division by
+ * zero is a run-time error; INT_MIN / -1 wraps (remainder 0). */
+ax_exp ax_add(ax_exp a, ax_exp b);
+ax_exp ax_sub(ax_exp a, ax_exp b);
+ax_exp ax_mul(ax_exp a, ax_exp b);
+ax_exp ax_div(ax_exp a, ax_exp b);
+ax_exp ax_quot(ax_exp a, ax_exp b);
+ax_exp ax_rem(ax_exp a, ax_exp b);
+ax_exp ax_idiv(ax_exp a, ax_exp b);
+ax_exp ax_mod(ax_exp a, ax_exp b);
+ax_exp ax_neg(ax_exp a);
+ax_exp ax_abs(ax_exp a);
+ax_exp ax_signum(ax_exp a);
+ax_exp ax_min(ax_exp a, ax_exp b);   /* floating point: if either is NaN, the other */
+ax_exp ax_max(ax_exp a, ax_exp b);
+
+/* Bits (integer types).  Shifts take an amount of any integer type;
+ * shifting by a negative amount or by the width or more gives 0 (ax_shl,
+ * unsigned ax_shr) or the sign fill (signed ax_shr, arithmetic).
+ * Rotations take the amount modulo the width.  popcount/clz/ctz give i32
+ * (clz and ctz of 0 give the width). */
+ax_exp ax_band(ax_exp a, ax_exp b);
+ax_exp ax_bor(ax_exp a, ax_exp b);
+ax_exp ax_bxor(ax_exp a, ax_exp b);
+ax_exp ax_bnot(ax_exp a);
+ax_exp ax_shl(ax_exp a, ax_exp n);
+ax_exp ax_shr(ax_exp a, ax_exp n);
+ax_exp ax_rotl(ax_exp a, ax_exp n);
+ax_exp ax_rotr(ax_exp a, ax_exp n);
+ax_exp ax_popcount(ax_exp a);
+ax_exp ax_clz(ax_exp a);
+ax_exp ax_ctz(ax_exp a);
+
+/* Comparisons (operands of one scalar type; result bool).  IEEE for NaN. */
+ax_exp ax_eq(ax_exp a, ax_exp b);
+ax_exp ax_ne(ax_exp a, ax_exp b);
+ax_exp ax_lt(ax_exp a, ax_exp b);
+ax_exp ax_le(ax_exp a, ax_exp b);
+ax_exp ax_gt(ax_exp a, ax_exp b);
+ax_exp ax_ge(ax_exp a, ax_exp b);
+
+/* Booleans.  ax_and/ax_or evaluate b only when a does not decide. */
+ax_exp ax_and(ax_exp a, ax_exp b);
+ax_exp ax_or(ax_exp a, ax_exp b);
+ax_exp ax_not(ax_exp a);
+
+/* Floating point (f32 or f64; the result has the operand's type). */
+ax_exp ax_exp_(ax_exp a);            /* e^a (ax_exp is the type's name) */
+ax_exp ax_log(ax_exp a);
+ax_exp ax_sqrt(ax_exp a);
+ax_exp ax_pow(ax_exp a, ax_exp b);
+ax_exp ax_logbase(ax_exp base, ax_exp a);
+ax_exp ax_sin(ax_exp a);
+ax_exp ax_cos(ax_exp a);
+ax_exp ax_tan(ax_exp a);
+ax_exp ax_asin(ax_exp a);
+ax_exp ax_acos(ax_exp a);
+ax_exp ax_atan(ax_exp a);
+ax_exp ax_sinh(ax_exp a);
+ax_exp ax_cosh(ax_exp a);
+ax_exp ax_tanh(ax_exp a);
+ax_exp ax_asinh(ax_exp a);
+ax_exp ax_acosh(ax_exp a);
+ax_exp ax_atanh(ax_exp a);
+ax_exp ax_atan2(ax_exp y, ax_exp x);
+ax_exp ax_is_nan(ax_exp a);          /* bool */
+ax_exp ax_is_infinite(ax_exp a);     /* bool */
+/* Rounding to an integer value, delivered in type `to` (any numeric type).
+ * ax_round rounds halves to even.  A float that does not fit an integer
+ * type saturates to its range; NaN gives 0. */
+ax_exp ax_floor(ax_exp a, ax_scalar to);
+ax_exp ax_ceiling(ax_exp a, ax_scalar to);
+ax_exp ax_round(ax_exp a, ax_scalar to);
+ax_exp ax_truncate(ax_exp a, ax_scalar to);
+
+/* Conversions.  ax_cvt converts between any two scalar types: integers
+ * wrap to the target width, floats to integers truncate and saturate (NaN
+ * gives 0), bool is 0 or 1 (and nonzero is true).  ax_bitcast reinterprets
+ * the bits of a value as another type of the same size. */
+ax_exp ax_cvt(ax_exp a, ax_scalar to);
+ax_exp ax_bitcast(ax_exp a, ax_scalar to);
+
+/* Conditional: c is bool, t and e of one type; evaluates only the branch
+ * taken. */
+ax_exp ax_cond(ax_exp c, ax_exp t, ax_exp e);
+
+/* Tuples.  ax_tuple of n >= 2 components (0 gives unit); ax_get projects
+ * component i (0-based; on an index it reads that component).  A tuple of
+ * up to 8 scalar constants is itself a constant; a constant tuple nested in
+ * a constant tuple needs a context: wrap a component with ax_const. */
+ax_exp ax_tuple(int n, const ax_exp *comps);
+ax_exp ax_tuple2(ax_exp a, ax_exp b);
+ax_exp ax_tuple3(ax_exp a, ax_exp b, ax_exp c);
+ax_exp ax_tuple4(ax_exp a, ax_exp b, ax_exp c, ax_exp d);
+ax_exp ax_get(ax_exp t, int i);
+
+/* Indices (shapes).  ax_index builds an index of rank n from n i64
+ * expressions, outermost first (other integer types are converted);
+ * ax_index_get reads component `dim`.  ax_ignore(rank) is the index that
+ * ax_permute's index function returns to drop an element. */
+ax_exp ax_index(int n, const ax_exp *comps);
+ax_exp ax_ix1(ax_exp i);
+ax_exp ax_ix2(ax_exp i, ax_exp j);
+ax_exp ax_ix3(ax_exp i, ax_exp j, ax_exp k);
+ax_exp ax_index_get(ax_exp ix, int dim);
+ax_exp ax_ignore(int rank);
+/* Shape arithmetic: number of elements of a shape (i64); the linear
+ * (row-major) position of an index within a shape; its inverse. */
+ax_exp ax_shape_size(ax_exp sh);
+ax_exp ax_to_linear(ax_exp sh, ax_exp ix);
+ax_exp ax_from_linear(ax_exp sh, ax_exp i);
+
+/* Reading arrays from scalar code.  In safe mode (the default) an index
+ * out of bounds is a run-time error. */
+ax_exp ax_at(ax_acc a, ax_exp ix);          /* element at an index of a's rank */
+ax_exp ax_at_linear(ax_acc a, ax_exp i);    /* element at a row-major position */
+ax_exp ax_shape(ax_acc a);                  /* a's extent, an index */
+ax_exp ax_size(ax_acc a);                   /* a's element count, i64 */
+
+/* Scalar functions.  axle calls the callback once with fresh variables. */
+typedef ax_exp (*ax_fn1)(ax_exp x, void *env);
+typedef ax_exp (*ax_fn2)(ax_exp x, ax_exp y, void *env);
+typedef ax_exp (*ax_fn3)(ax_exp x, ax_exp y, ax_exp z, void *env);
+/* n-ary: the stencil functions receive the neighbourhood this way. */
+typedef ax_exp (*ax_fnv)(const ax_exp *xs, void *env);
+
+/* A scalar loop: starting from init, while cond(x) holds, x = body(x).
+ * cond returns bool; body returns a value of init's type. */
+ax_exp ax_while(ax_fn1 cond, ax_fn1 body, void *env, ax_exp init);
+
+/* Ready-made functions for the primitive operators, to pass where a
+ * function is expected: ax_fold(ax_fn_add, ax_f32(0), xs). */
+ax_exp ax_fn_add(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_sub(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_mul(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_div(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_min(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_max(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_band(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_bor(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_bxor(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_and(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_or(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_neg(ax_exp x, void *env);
+ax_exp ax_fn_abs(ax_exp x, void *env);
+ax_exp ax_fn_not(ax_exp x, void *env);
+ax_exp ax_fn_id(ax_exp x, void *env);
+ax_exp ax_fn_fst(ax_exp x, ax_exp y, void *env);   /* x (in ax_permute: the new value wins) */
+ax_exp ax_fn_snd(ax_exp x, ax_exp y, void *env);   /* y (in ax_permute: the old value stays) */
+
+/* ------------------------------------------------------------------------ */
+/* Array computations                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Embeds a host array (takes a reference; the array is read when the
+ * program runs, not copied when built). */
+ax_acc ax_use(ax_ctx *cx, ax_array *a);
+/* A rank-0 array holding e. */
+ax_acc ax_unit(ax_ctx *cx, ax_exp e);
+/* An array of shape sh (an index) whose element at ix is f(ix). */
+ax_acc ax_generate(ax_ctx *cx, ax_exp sh, ax_fn1 f, void *env);
+/* Elementwise. zip_with's result has the intersection of the shapes. */
+ax_acc ax_map(ax_fn1 f, void *env, ax_acc a);
+ax_acc ax_zip_with(ax_fn2 f, void *env, ax_acc a, ax_acc b);
+ax_acc ax_zip_with3(ax_fn3 f, void *env, ax_acc a, ax_acc b, ax_acc c);
+/* result[ix] = a[p(ix)] for ix in shape sh. */
+ax_acc ax_backpermute(ax_exp sh, ax_fn1 p, void *env, ax_acc a);
+/* Forward permutation: starts from a copy of dflt; each element a[ix] is
+ * combined into result[p(ix)] with comb(new, old), unless p(ix) is
+ * ax_ignore.  comb must be associative and commutative when several
+ * elements meet in one place (the order of combination is unspecified). */
+ax_acc ax_permute(ax_fn2 comb, void *cenv, ax_acc dflt, ax_fn1 p, void *penv, ax_acc a);
+
+/* Slice specifiers, one per dimension, outermost first. */
+typedef struct ax_slice {
+    int fixed;        /* 0: all of this dimension; 1: a fixed index / extent */
+    ax_exp at;        /* the index (slice) or the new extent (replicate), i64 */
+} ax_slice;
+ax_slice ax_all(void);
+ax_slice ax_fixed(ax_exp at);
+/* Replicate: spec has one entry per result dimension; the ax_all entries,
+ * in order, are a's dimensions, and each ax_fixed(n) inserts a new
+ * dimension of extent n along which a is repeated. */
+ax_acc ax_replicate(int nspec, const ax_slice *spec, ax_acc a);
+/* Slice: spec has one entry per dimension of a; ax_fixed(i) takes index i
+ * of that dimension (dropping it), ax_all keeps it. */
+ax_acc ax_slice_(int nspec, const ax_slice *spec, ax_acc a);
+/* Same elements in row-major order, new shape of equal size. */
+ax_acc ax_reshape(ax_exp sh, ax_acc a);
+/* Convenience: a rank-1 view of a (reshape to its size). */
+ax_acc ax_flatten(ax_acc a);
+
+/* Reductions along the innermost dimension: rank r becomes rank r-1 (a
+ * vector becomes a rank-0 array).  f must be associative; z is combined
+ * in once per row (it need not be a neutral element).  fold1 needs
+ * non-empty rows (an empty row is a run-time shape error).  The order of
+ * operands is preserved, so f need not be commutative. */
+ax_acc ax_fold(ax_fn2 f, void *env, ax_exp z, ax_acc a);
+ax_acc ax_fold1(ax_fn2 f, void *env, ax_acc a);
+/* Convenience: fold all elements into a rank-0 array. */
+ax_acc ax_fold_all(ax_fn2 f, void *env, ax_exp z, ax_acc a);
+/* Segmented reductions along the innermost dimension: segs is a vector of
+ * segment lengths (any integer type) that must add up to the innermost
+ * extent; the innermost dimension of the result has one element per
+ * segment. */
+ax_acc ax_fold_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
+ax_acc ax_fold1_seg(ax_fn2 f, void *env, ax_acc a, ax_acc segs);
+
+/* Scans along the innermost dimension (f associative, order preserved).
+ * scanl: inclusive of z, innermost extent n+1 (z, z.a0, z.a0.a1, ...).
+ * scanl1: extent n (a0, a0.a1, ...).  scanr/scanr1: from the right.
+ * scanl'/scanr' (ax_scanl_ex/ax_scanr_ex): exclusive scan of extent n plus
+ * the totals (rank r-1), as an array pair: ax_aget(s, 0), ax_aget(s, 1). */
+ax_acc ax_scanl(ax_fn2 f, void *env, ax_exp z, ax_acc a);
+ax_acc ax_scanl1(ax_fn2 f, void *env, ax_acc a);
+ax_acc ax_scanr(ax_fn2 f, void *env, ax_exp z, ax_acc a);
+ax_acc ax_scanr1(ax_fn2 f, void *env, ax_acc a);
+ax_acc ax_scanl_ex(ax_fn2 f, void *env, ax_exp z, ax_acc a);
+ax_acc ax_scanr_ex(ax_fn2 f, void *env, ax_exp z, ax_acc a);
+
+/* The elements of a (any rank, row-major order) that satisfy p, as a
+ * vector. */
+ax_acc ax_filter(ax_fn1 p, void *env, ax_acc a);
+
+/* Stencils.  size has rank(a) odd extents (the neighbourhood); f receives
+ * the neighbourhood's elements in row-major order (centre at the middle)
+ * and returns the new element.  The boundary rule says what is read
+ * outside a:
+ *   clamp:    the nearest edge element,
+ *   mirror:   reflected about the edge element (-1 reads 1, n reads n-2),
+ *   wrap:     modulo the extent,
+ *   constant: the given value. */
+typedef enum ax_boundary_kind {
+    AX_CLAMP, AX_MIRROR, AX_WRAP, AX_CONSTANT
+} ax_boundary_kind;
+typedef struct ax_boundary {
+    ax_boundary_kind kind;
+    ax_exp value;            /* AX_CONSTANT only: of the element type */
+} ax_boundary;
+ax_boundary ax_clamp(void);
+ax_boundary ax_mirror(void);
+ax_boundary ax_wrap(void);
+ax_boundary ax_constant(ax_exp value);
+ax_acc ax_stencil(ax_fnv f, void *env, const int *size, ax_boundary b, ax_acc a);
+/* Two arrays of one rank: f receives a's neighbourhood then b's; the result
+ * has the intersection of the shapes. */
+ax_acc ax_stencil2(ax_fnv f, void *env, const int *size_a, ax_boundary ba, ax_acc a,
+                   const int *size_b, ax_boundary bb, ax_acc b);
+
+/* Control flow.  ax_acond: c is a bool expression; evaluates one branch
+ * (both of one type).  ax_awhile: starting from init, while cond(x) (a
+ * rank-0 bool array) holds, x = body(x); x may be an array tuple. */
+typedef ax_acc (*ax_afn)(ax_acc x, void *env);
+ax_acc ax_acond(ax_exp c, ax_acc t, ax_acc e);
+ax_acc ax_awhile(ax_afn cond, ax_afn body, void *env, ax_acc init);
+
+/* Several results: a tuple of array computations, and its projection. */
+ax_acc ax_atuple(int n, const ax_acc *as);
+ax_acc ax_atuple2(ax_acc a, ax_acc b);
+ax_acc ax_aget(ax_acc t, int i);
+
+/* The type of a computation ([elem]^rank or a tuple of those), or NULL. */
+const ax_type *ax_acc_type(ax_acc a);
+/* For a single array: its element type and rank (-1 if not an array). */
+const ax_type *ax_acc_elem(ax_acc a);
+int ax_acc_rank(ax_acc a);
+
+/* ------------------------------------------------------------------------ */
+/* Running                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Compiles (or finds in the cache) and runs the computation on the
+ * context's backend; returns the result array, a new reference, or NULL
+ * with ax_error(cx) set.  For a tuple of arrays use ax_run_n. */
+ax_array *ax_run(ax_ctx *cx, ax_acc a);
+/* Runs a computation with any number of results: writes up to `max` new
+ * references to out[] (a tuple's components in order, flattened) and
+ * returns their number, or -1 on error (then out[] holds nothing to
+ * release). */
+int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max);
+
+/* A compiled program, for running the same computation many times and for
+ * measuring compile and run time apart. */
+typedef struct ax_program ax_program;
+ax_program *ax_compile(ax_ctx *cx, ax_acc a);
+/* Runs it; as ax_run_n. */
+int ax_program_run(ax_program *p, ax_array **out, int max);
+void ax_program_free(ax_program *p);
+/* Statistics of the last compile: IR nodes after sharing recovery, let
+ * bindings, kernels, intermediate arrays, and phase times in ms. */
+typedef struct ax_stats {
+    int64_t nodes, lets, kernels, intermediates;
+    double sharing_ms, optimise_ms, codegen_ms, compile_ms, run_ms;
+} ax_stats;
+const ax_stats *ax_program_stats(const ax_program *p);
+
+/* Dumps the program at a stage ("source", "sharing", ...) to a malloc'd
+ * string (the caller frees it), readable or as JSON.  NULL on error. */
+char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AXLE_H */

@@ -1,0 +1,359 @@
+/*
+ * The axle IR: types, nodes, arenas, contexts.  One node structure serves
+ * both strata (array computations and scalar expressions) and both stages
+ * (the source graph the builder makes, and the core IR with explicit lets
+ * that sharing recovery produces).  See DESIGN.md section 2.
+ *
+ * Source graph: nodes allocated in the context's arena by the builder; a C
+ * variable used twice is two edges to one node (pointer identity is the
+ * seeds' "stable name").  Lambdas are LAM nodes whose parameters are VAR
+ * nodes made fresh for the one call of the user's callback.
+ *
+ * Core IR: a tree (no node reached twice) made by sharing recovery in a
+ * per-compilation arena, with LET/VAR (scalar) and ALET/AVAR (array)
+ * binders.  Variables have program-unique dense ids 0..nvars-1.  Scalar
+ * code reaches arrays only through AVAR nodes.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_IR_H
+#define AX_IR_H
+
+#include "axle.h"
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- arena */
+
+typedef struct Arena Arena;
+struct Arena {
+    struct ArenaBlock *head;
+    size_t used_total;
+};
+void  arena_init(Arena *a);
+void  arena_free(Arena *a);                 /* frees every block */
+void *arena_alloc(Arena *a, size_t n);      /* zeroed, 16-aligned; NULL on OOM */
+char *arena_strdup(Arena *a, const char *s);
+
+/* ---------------------------------------------------------------- types */
+
+typedef enum TypeKind {
+    TY_SCALAR = AX_KIND_SCALAR,
+    TY_TUPLE  = AX_KIND_TUPLE,   /* n >= 0 components (0 = unit) */
+    TY_INDEX  = AX_KIND_INDEX,   /* rank r: r i64 components */
+    TY_ARRAY  = AX_KIND_ARRAY,   /* elt, rank */
+    TY_ARRAYS = AX_KIND_ARRAYS   /* tuple of array types */
+} TypeKind;
+
+struct ax_type {
+    TypeKind kind;
+    ax_scalar s;                  /* TY_SCALAR */
+    int n;                        /* TUPLE/ARRAYS: components; INDEX: rank */
+    const struct ax_type **elts;  /* TUPLE/ARRAYS components */
+    const struct ax_type *elt;    /* ARRAY: element type */
+    int rank;                     /* ARRAY: rank */
+    int width;                    /* scalar leaves (element types); for ARRAYS:
+                                     number of arrays when flattened */
+};
+typedef struct ax_type Type;
+
+const Type *ty_scalar(ax_scalar s);
+const Type *ty_bool(void);
+const Type *ty_i64(void);
+const Type *ty_i32(void);
+const Type *ty_unit(void);
+const Type *ty_tuple(Arena *a, int n, const Type *const *elts);
+const Type *ty_index(Arena *a, int rank);
+const Type *ty_array(Arena *a, const Type *elt, int rank);
+const Type *ty_arrays(Arena *a, int n, const Type *const *elts);
+bool ty_eq(const Type *a, const Type *b);
+bool ty_is_elt(const Type *t);              /* scalar, tuple or index */
+bool ty_is_num(const Type *t);              /* numeric scalar */
+bool ty_is_int(const Type *t);              /* integer scalar (not bool) */
+bool ty_is_float(const Type *t);
+bool sc_is_int(ax_scalar s);
+bool sc_is_signed(ax_scalar s);
+bool sc_is_float(ax_scalar s);
+int  sc_bits(ax_scalar s);                  /* bool: 8 */
+/* The scalar type of leaf i of an element type (flattened left to right;
+ * index components are i64). */
+ax_scalar ty_leaf(const Type *t, int i);
+/* The leaf offset of component i of a tuple / index. */
+int ty_leaf_offset(const Type *t, int i);
+/* Deep-copies a type into another arena (for core IR that outlives...). */
+const Type *ty_copy(Arena *a, const Type *t);
+char *ty_str(const Type *t, char *buf, size_t size);
+
+/* --------------------------------------------------------------- values */
+
+/* One scalar leaf.  Integers are stored sign- or zero-extended into i/u;
+ * f32 is stored as a float in f32 (never widened) so every path computes
+ * in the type's own precision. */
+typedef union Scalar {
+    int64_t i;
+    uint64_t u;
+    double f64;
+    float f32;
+    bool b;
+} Scalar;
+
+/* --------------------------------------------------------------- prims */
+
+typedef enum Prim {
+    /* binary numeric (same type in and out) */
+    P_ADD, P_SUB, P_MUL, P_DIV, P_QUOT, P_REM, P_IDIV, P_MOD, P_MIN, P_MAX,
+    /* unary numeric */
+    P_NEG, P_ABS, P_SIGNUM,
+    /* bits: binary integer, shifts (amount any integer type), unary */
+    P_BAND, P_BOR, P_BXOR, P_SHL, P_SHR, P_ROTL, P_ROTR,
+    P_BNOT, P_POPCOUNT, P_CLZ, P_CTZ,             /* the last three give i32 */
+    /* comparisons (any scalar type -> bool) */
+    P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE,
+    /* booleans (AND/OR short-circuit) */
+    P_AND, P_OR, P_NOT,
+    /* floating point, unary */
+    P_EXP, P_LOG, P_SQRT, P_SIN, P_COS, P_TAN, P_ASIN, P_ACOS, P_ATAN,
+    P_SINH, P_COSH, P_TANH, P_ASINH, P_ACOSH, P_ATANH,
+    /* floating point, binary */
+    P_POW, P_LOGBASE, P_ATAN2,
+    /* floating point -> bool */
+    P_ISNAN, P_ISINF,
+    /* floating point -> any numeric (node type is the target) */
+    P_FLOOR, P_CEIL, P_ROUND, P_TRUNC,
+    /* conversions (node type is the target) */
+    P_CVT, P_BITCAST,
+    /* shapes: SIZE(sh)->i64, TOLIN(sh, ix)->i64, FROMLIN(sh, i64)->ix */
+    P_SHAPESIZE, P_TOLIN, P_FROMLIN,
+    P_NPRIM
+} Prim;
+
+typedef struct PrimInfo {
+    const char *name;     /* as printed and as in error messages */
+    const char *api;      /* the builder function's name */
+    int arity;
+} PrimInfo;
+extern const PrimInfo prim_info[P_NPRIM];
+
+/* Result type of a primitive applied to these argument types, or NULL with
+ * a reason in why (for error messages).  `target` is the node type for
+ * FLOOR..TRUNC, CVT and BITCAST (ignored otherwise). */
+const Type *prim_type(Arena *a, Prim p, int n, const Type *const *args, const Type *target,
+                      const char **why);
+
+/* Evaluates a primitive on scalar leaves.  Shapes (P_SHAPESIZE etc.) take
+ * and give several leaves: args are laid out leaf after leaf as the
+ * argument types say.  Returns 0, or an ax_status (AX_ERR_DIVZERO,
+ * AX_ERR_SHAPE) on a run-time fault.  AND/OR here are strict (callers
+ * short-circuit). */
+int prim_eval(Prim p, const Type *const *argt, const Scalar *args, const Type *rt, Scalar *out);
+/* Converts a scalar between types with ax_cvt's rules. */
+Scalar sc_convert(Scalar v, ax_scalar from, ax_scalar to);
+/* Normalises a value to its type (wraps integers to width, bool to 0/1). */
+Scalar sc_norm(Scalar v, ax_scalar s);
+/* Reads / writes a scalar from / to a typed buffer element. */
+Scalar sc_load(const void *buf, ax_scalar s, int64_t i);
+void   sc_store(void *buf, ax_scalar s, int64_t i, Scalar v);
+/* Prints a scalar constant the way the printer and C code generator do. */
+void   sc_print(FILE *f, ax_scalar s, Scalar v);
+bool   sc_eq_bits(ax_scalar s, Scalar a, Scalar b);   /* identical bit patterns */
+
+/* ---------------------------------------------------------------- nodes */
+
+typedef enum Op {
+    /* ---- scalar expressions ---- */
+    OP_CONST,      /* c: scalar constant (type scalar) */
+    OP_VAR,        /* id */
+    OP_LET,        /* id; kid[0] bound, kid[1] body */
+    OP_TUPLE,      /* kid[0..n) components */
+    OP_PROJ,       /* a: component; kid[0] tuple */
+    OP_PRIM,       /* a: Prim; kid[0..n) operands */
+    OP_COND,       /* kid[0] bool, kid[1] then, kid[2] else */
+    OP_WHILE,      /* kid[0] LAM cond, kid[1] LAM body, kid[2] init */
+    OP_INDEX,      /* kid[0] array, kid[1] index */
+    OP_LINDEX,     /* kid[0] array, kid[1] i64 */
+    OP_SHAPE,      /* kid[0] array: its extent (index type) */
+    OP_IXCONS,     /* kid[0..n) i64 components: an index of rank n */
+    OP_IXGET,      /* a: dim; kid[0] index */
+    OP_LAM,        /* scalar or array function: param[0..nparam), kid[0] body */
+
+    /* ---- array computations ---- */
+    OP_AVAR,       /* id */
+    OP_ALET,       /* id; kid[0] bound, kid[1] body */
+    OP_USE,        /* arr */
+    OP_UNIT,       /* kid[0] exp */
+    OP_GENERATE,   /* kid[0] shape exp, kid[1] LAM(ix) */
+    OP_MAP,        /* kid[0] LAM(x), kid[1] array */
+    OP_ZIPWITH,    /* kid[0] LAM(x1..xk), kid[1..k] arrays (k >= 2) */
+    OP_BACKPERMUTE,/* kid[0] shape exp, kid[1] LAM(ix)->ix, kid[2] array */
+    OP_PERMUTE,    /* kid[0] LAM(new,old) combine, kid[1] default array,
+                      kid[2] LAM(ix)->ix, kid[3] source array */
+    OP_REPLICATE,  /* slice spec (see Slice); kid[0] array, kid[1..] fixed exps */
+    OP_SLICE,      /* slice spec; kid[0] array, kid[1..] fixed exps */
+    OP_RESHAPE,    /* kid[0] shape exp, kid[1] array */
+    OP_FOLD,       /* kid[0] LAM2, kid[1] z, kid[2] array */
+    OP_FOLD1,      /* kid[0] LAM2, kid[1] array */
+    OP_FOLDSEG,    /* kid[0] LAM2, kid[1] z, kid[2] array, kid[3] segments */
+    OP_FOLD1SEG,   /* kid[0] LAM2, kid[1] array, kid[2] segments */
+    OP_SCANL,      /* kid[0] LAM2, kid[1] z, kid[2] array */
+    OP_SCANL1,     /* kid[0] LAM2, kid[1] array */
+    OP_SCANR,      /* kid[0] LAM2, kid[1] z, kid[2] array */
+    OP_SCANR1,     /* kid[0] LAM2, kid[1] array */
+    OP_SCANLEX,    /* scanl': kid[0] LAM2, kid[1] z, kid[2] array; a pair */
+    OP_SCANREX,    /* scanr': likewise */
+    OP_FILTER,     /* kid[0] LAM(x)->bool, kid[1] array */
+    OP_STENCIL,    /* sten; kid[0] LAM(n params), kid[1] array, [kid[2] const] */
+    OP_STENCIL2,   /* sten; kid[0] LAM(n1+n2), kid[1] a, kid[2] b, [consts] */
+    OP_ACOND,      /* kid[0] bool exp, kid[1] then, kid[2] else */
+    OP_AWHILE,     /* kid[0] LAM(arrays)->unit bool, kid[1] LAM(arrays)->arrays,
+                      kid[2] init */
+    OP_ATUPLE,     /* kid[0..n) arrays */
+    OP_APROJ,      /* a: component; kid[0] array tuple */
+    OP_NOPS
+} Op;
+
+/* Stencil description (OP_STENCIL: one input; OP_STENCIL2: two). */
+typedef struct Stencil {
+    int rank;
+    int ninputs;
+    int size[2][AX_MAX_RANK];
+    ax_boundary_kind bound[2];
+    int constkid[2];       /* kid index of the AX_CONSTANT value, or -1 */
+} Stencil;
+
+/* Slice specifier (OP_REPLICATE, OP_SLICE): one entry per dimension of the
+ * larger array, outermost first; fixed entries take kid[1 + k] for the
+ * k-th fixed entry. */
+typedef struct Slice {
+    int n;
+    unsigned char fixed[AX_MAX_RANK];
+} Slice;
+
+typedef struct ax_node Node;
+struct ax_node {
+    Op op;
+    int n;                    /* number of kids */
+    const Type *type;         /* scalar: element type; array: TY_ARRAY/ARRAYS;
+                                 LAM: the body's type */
+    Node **kid;
+    ax_ctx *cx;               /* the context the node was built in */
+    int id;                   /* VAR/AVAR/LET/ALET: variable id */
+    int a;                    /* PROJ/APROJ/IXGET index, PRIM op */
+    int nparam;               /* LAM */
+    Node **param;             /* LAM: VAR or AVAR nodes */
+    Scalar c;                 /* CONST */
+    ax_array *arr;            /* USE */
+    const Stencil *sten;      /* STENCIL/STENCIL2 */
+    const Slice *slice;       /* REPLICATE/SLICE */
+};
+
+bool op_is_array(Op op);      /* array stratum */
+const char *op_name(Op op);
+
+/* Allocates a node with n kids (zeroed) in the arena. */
+Node *node_new(Arena *a, Op op, int n, const Type *type);
+/* A shallow copy (kids array copied, kids shared). */
+Node *node_clone(Arena *a, const Node *x);
+
+/* Counts the nodes of a tree (a DAG counts each path).  */
+int64_t ir_count_nodes(const Node *x);
+int64_t ir_count_lets(const Node *x);
+
+/* --------------------------------------------------------------- context */
+
+#define AX_ERRMSG 1024
+
+struct ax_ctx {
+    ax_options opt;           /* after the environment was applied */
+    Arena arena;              /* source terms and their types */
+    int next_var;             /* source-graph variable ids */
+    ax_status status;         /* pending error (sticky until ax_run reports it) */
+    ax_status last_status;    /* the error ax_run last reported */
+    char msg[AX_ERRMSG];
+    ax_array *arrays;         /* every live host array (a list) */
+    int64_t mem_used;         /* bytes of owned array buffers */
+    struct Backend const *backends[4];
+    void *backend_state[4];   /* per-backend context state (thread pool, cache) */
+    char *scratch;            /* ax_type_str etc. */
+    ax_array **uses;          /* arrays referenced by ax_use nodes (malloc'd) */
+    int nuses, capuses;
+};
+
+/* Records an error on cx unless one is pending (first error wins).
+ * Returns NULL for convenient `return ctx_error(...)`. */
+void *ctx_error(ax_ctx *cx, ax_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Overwrites whatever is pending. */
+void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ----------------------------------------------------------- host arrays */
+
+struct ax_array {
+    ax_ctx *cx;
+    int refs;
+    const Type *elt;          /* element type (in cx->arena or static) */
+    int rank;
+    int64_t shape[AX_MAX_RANK];
+    int64_t size;
+    int ncomp;
+    void **buf;               /* ncomp buffers */
+    bool owned;               /* buffers malloc'd by axle */
+    int64_t bytes;            /* owned bytes (for the memory limit) */
+    ax_array *prev, *next;    /* cx->arrays list */
+};
+
+/* Allocates an owned array (uninitialised buffers unless zero is set);
+ * records an error and returns NULL on failure. */
+ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape, bool zero);
+/* Checks a shape (extents >= 0, size fits int64) and returns its size, or
+ * -1 with an AX_ERR_SHAPE error on cx. */
+int64_t shape_size_checked(ax_ctx *cx, const char *what, int rank, const int64_t *shape);
+
+/* --------------------------------------------------------------- program */
+
+/* A core program: the result of sharing recovery (and later passes). */
+typedef struct Program {
+    Arena arena;
+    Node *root;               /* array stratum */
+    int nvars;                /* ids are 0..nvars-1 */
+    const Type **vartype;     /* nvars entries */
+} Program;
+
+/* The backend interface.  Every backend implements the same contract: run
+ * a verified core program and return its results as host arrays. */
+typedef struct Backend {
+    const char *name;
+    ax_backend_kind kind;
+    /* Is it usable here?  (CUDA: is there a device?)  */
+    bool (*available)(ax_ctx *cx);
+    /* Prepares a program (code generation, compilation); may set private
+     * state in *state.  Returns 0 or an ax_status with an error on cx. */
+    int (*prepare)(ax_ctx *cx, Program *p, void **state);
+    /* Runs it: writes up to max results to out, returns their number or -1
+     * with an error on cx.  Results are new references. */
+    int (*run)(ax_ctx *cx, Program *p, void *state, ax_array **out, int max);
+    void (*release)(void *state);
+} Backend;
+
+extern const Backend backend_interp;
+
+/* ---------------------------------------------------------------- passes */
+
+/* Sharing recovery (paper s.3): source graph -> core program.  With
+ * `sharing` false, unfolds the graph into a tree first (the paper's "no
+ * sharing" column).  Returns NULL with an error on cx. */
+Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing);
+void program_free(Program *p);
+
+/* The verifier: types and scoping of a core program.  Returns 0, or -1 and
+ * a message in msg (naming the node and what is wrong). */
+int ir_verify(const Program *p, char *msg, size_t size);
+
+/* The printer: readable text, or JSON with node/let counts. */
+void ir_print(FILE *f, const Node *root);
+void ir_print_json(FILE *f, const char *program, const char *stage, const Node *root);
+
+/* Reference interpreter: evaluates a closed core program. */
+int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max);
+
+#endif /* AX_IR_H */

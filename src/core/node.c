@@ -1,0 +1,68 @@
+/*
+ * IR node helpers shared by every pass.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "ir.h"
+#include <string.h>
+
+static const char *const op_names[OP_NOPS] = {
+    [OP_CONST] = "const", [OP_VAR] = "var", [OP_LET] = "let", [OP_TUPLE] = "tuple",
+    [OP_PROJ] = "proj", [OP_PRIM] = "prim", [OP_COND] = "cond", [OP_WHILE] = "while",
+    [OP_INDEX] = "index", [OP_LINDEX] = "linearIndex", [OP_SHAPE] = "shape",
+    [OP_IXCONS] = "ix", [OP_IXGET] = "ixget", [OP_LAM] = "lam",
+    [OP_AVAR] = "avar", [OP_ALET] = "alet", [OP_USE] = "use", [OP_UNIT] = "unit",
+    [OP_GENERATE] = "generate", [OP_MAP] = "map", [OP_ZIPWITH] = "zipWith",
+    [OP_BACKPERMUTE] = "backpermute", [OP_PERMUTE] = "permute",
+    [OP_REPLICATE] = "replicate", [OP_SLICE] = "slice", [OP_RESHAPE] = "reshape",
+    [OP_FOLD] = "fold", [OP_FOLD1] = "fold1", [OP_FOLDSEG] = "foldSeg",
+    [OP_FOLD1SEG] = "fold1Seg", [OP_SCANL] = "scanl", [OP_SCANL1] = "scanl1",
+    [OP_SCANR] = "scanr", [OP_SCANR1] = "scanr1", [OP_SCANLEX] = "scanl'",
+    [OP_SCANREX] = "scanr'", [OP_FILTER] = "filter", [OP_STENCIL] = "stencil",
+    [OP_STENCIL2] = "stencil2", [OP_ACOND] = "acond", [OP_AWHILE] = "awhile",
+    [OP_ATUPLE] = "atuple", [OP_APROJ] = "aproj",
+};
+
+const char *op_name(Op op) { return op < OP_NOPS && op_names[op] ? op_names[op] : "?"; }
+
+bool op_is_array(Op op) { return op >= OP_AVAR && op < OP_NOPS; }
+
+Node *node_new(Arena *a, Op op, int n, const Type *type)
+{
+    Node *x = arena_alloc(a, sizeof *x);
+    if (!x) return NULL;
+    if (n > 0 && !(x->kid = arena_alloc(a, sizeof(Node *) * (size_t)n))) return NULL;
+    x->op = op;
+    x->n = n;
+    x->type = type;
+    return x;
+}
+
+Node *node_clone(Arena *a, const Node *x)
+{
+    Node *y = arena_alloc(a, sizeof *y);
+    if (!y) return NULL;
+    *y = *x;
+    if (x->n > 0) {
+        if (!(y->kid = arena_alloc(a, sizeof(Node *) * (size_t)x->n))) return NULL;
+        memcpy(y->kid, x->kid, sizeof(Node *) * (size_t)x->n);
+    }
+    return y;
+}
+
+/* Tree counts (core IR is a tree; on a DAG these count paths). */
+int64_t ir_count_nodes(const Node *x)
+{
+    if (!x) return 0;
+    int64_t c = 1;
+    for (int i = 0; i < x->n; i++) c += ir_count_nodes(x->kid[i]);
+    if (x->op == OP_LAM) c += x->nparam;
+    return c;
+}
+
+int64_t ir_count_lets(const Node *x)
+{
+    if (!x) return 0;
+    int64_t c = (x->op == OP_LET || x->op == OP_ALET);
+    for (int i = 0; i < x->n; i++) c += ir_count_lets(x->kid[i]);
+    return c;
+}

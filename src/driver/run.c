@@ -1,0 +1,222 @@
+/*
+ * The pipeline driver (DESIGN.md s.2): source graph -> sharing recovery ->
+ * verified core IR -> backend (prepare, run).  Also the stage dumps and the
+ * AXLE_DEBUG timing and dump output.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "ir.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct ax_program {
+    ax_ctx *cx;
+    Program *prog;
+    const Backend *be;
+    void *state;
+    ax_stats stats;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The backends in order of preference for AX_BACKEND_DEFAULT. */
+static const Backend *const backends[] = { &backend_interp };
+
+static const Backend *pick_backend(ax_ctx *cx)
+{
+    ax_backend_kind want = cx->opt.backend;
+    for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
+        const Backend *b = backends[i];
+        if (want != AX_BACKEND_DEFAULT && b->kind != want) continue;
+        if (b->available && !b->available(cx)) continue;
+        return b;
+    }
+    static const char *const names[] = {"default", "interp", "cpu", "cuda"};
+    ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend is not available in this build or on this machine",
+              (unsigned)want < 4 ? names[want] : "requested");
+    return NULL;
+}
+
+/* Reports a failure once: the message stays readable through ax_error, and
+ * the context is ready for the next program. */
+static void settle_error(ax_ctx *cx)
+{
+    if (cx->status != AX_OK) {
+        cx->last_status = cx->status;
+        cx->status = AX_OK;
+    }
+}
+
+static void verify_or_fail(ax_ctx *cx, Program *p, const char *after)
+{
+    char msg[512];
+    if (ir_verify(p, msg, sizeof msg) != 0)
+        ctx_error(cx, AX_ERR_BUILD, "ax_run: the program is ill-formed after %s: %s", after, msg);
+}
+
+/* Sharing recovery plus the passes that follow it (more come with the
+ * optimiser).  Returns NULL with an error on cx. */
+static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st)
+{
+    double t0 = now_ms();
+    Program *p = sharing_recover(cx, a, !(cx->opt.debug & AX_DEBUG_NO_SHARING));
+    if (!p) {
+        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: sharing recovery failed");
+        return NULL;
+    }
+    /* The verifier also checks the user's program (for instance a variable
+     * smuggled out of its callback), so it always runs here. */
+    verify_or_fail(cx, p, "sharing recovery");
+    if (cx->status != AX_OK) {
+        program_free(p);
+        return NULL;
+    }
+    st->sharing_ms = now_ms() - t0;
+    st->nodes = ir_count_nodes(p->root);
+    st->lets = ir_count_lets(p->root);
+    if (cx->opt.debug & AX_DEBUG_DUMP) {
+        fprintf(stderr, "axle: after sharing recovery:\n");
+        ir_print(stderr, p->root);
+        fputc('\n', stderr);
+    }
+    return p;
+}
+
+ax_program *ax_compile(ax_ctx *cx, ax_acc a)
+{
+    if (!cx) return NULL;
+    if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
+    if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
+    if (cx->status != AX_OK) {
+        settle_error(cx);
+        return NULL;
+    }
+    cx->msg[0] = 0;
+    cx->last_status = AX_OK;
+    ax_program *pr = calloc(1, sizeof *pr);
+    if (!pr) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        settle_error(cx);
+        return NULL;
+    }
+    pr->cx = cx;
+    if (!(pr->prog = front_end(cx, a, &pr->stats)) || !(pr->be = pick_backend(cx))) goto fail;
+    double t0 = now_ms();
+    if (pr->be->prepare && pr->be->prepare(cx, pr->prog, &pr->state) != 0) {
+        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", pr->be->name);
+        goto fail;
+    }
+    pr->stats.compile_ms = now_ms() - t0;
+    if (cx->opt.debug & AX_DEBUG_TIMING)
+        fprintf(stderr, "axle: timing: sharing %.3f ms, compile (%s) %.3f ms, %lld nodes, %lld lets\n",
+                pr->stats.sharing_ms, pr->be->name, pr->stats.compile_ms, (long long)pr->stats.nodes,
+                (long long)pr->stats.lets);
+    return pr;
+fail:
+    ax_program_free(pr);
+    settle_error(cx);
+    return NULL;
+}
+
+int ax_program_run(ax_program *pr, ax_array **out, int max)
+{
+    if (!pr) return -1;
+    ax_ctx *cx = pr->cx;
+    if (!out || max < 1) {
+        ctx_error(cx, AX_ERR_ARG, "ax_run: no room for results (out is NULL or max < 1)");
+        settle_error(cx);
+        return -1;
+    }
+    cx->msg[0] = 0;
+    cx->last_status = AX_OK;
+    double t0 = now_ms();
+    int n = pr->be->run(cx, pr->prog, pr->state, out, max);
+    pr->stats.run_ms = now_ms() - t0;
+    if (cx->opt.debug & AX_DEBUG_TIMING)
+        fprintf(stderr, "axle: timing: run (%s) %.3f ms\n", pr->be->name, pr->stats.run_ms);
+    if (n < 0) {
+        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", pr->be->name);
+        settle_error(cx);
+        return -1;
+    }
+    return n;
+}
+
+void ax_program_free(ax_program *pr)
+{
+    if (!pr) return;
+    if (pr->be && pr->be->release && pr->state) pr->be->release(pr->state);
+    program_free(pr->prog);
+    free(pr);
+}
+
+const ax_stats *ax_program_stats(const ax_program *pr) { return pr ? &pr->stats : NULL; }
+
+int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max)
+{
+    ax_program *pr = ax_compile(cx, a);
+    if (!pr) return -1;
+    int n = ax_program_run(pr, out, max);
+    ax_program_free(pr);
+    return n;
+}
+
+ax_array *ax_run(ax_ctx *cx, ax_acc a)
+{
+    if (!cx) return NULL;
+    if (a && cx->status == AX_OK && a->type->kind != TY_ARRAY) {
+        ctx_error(cx, AX_ERR_ARG, "ax_run: the computation has several results (%s); use ax_run_n",
+                  ty_str(a->type, (char[128]){0}, 128));
+        settle_error(cx);
+        return NULL;
+    }
+    ax_array *r = NULL;
+    return ax_run_n(cx, a, &r, 1) == 1 ? r : NULL;
+}
+
+/* ---------------------------------------------------------------- dumps */
+
+char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
+{
+    if (!cx) return NULL;
+    if (cx->status == AX_OK && (!a || !stage)) ctx_error(cx, AX_ERR_ARG, "ax_dump: NULL computation or stage");
+    if (cx->status != AX_OK) {
+        settle_error(cx);
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
+        settle_error(cx);
+        return NULL;
+    }
+    Program *p = NULL;
+    if (!strcmp(stage, "source")) {
+        if (json) ir_print_json(f, "", stage, a);
+        else ir_print(f, a);
+    } else if (!strcmp(stage, "sharing")) {
+        ax_stats st;
+        memset(&st, 0, sizeof st);
+        if ((p = front_end(cx, a, &st))) {
+            if (json) ir_print_json(f, "", stage, p->root);
+            else ir_print(f, p->root);
+        }
+    } else {
+        ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing)", stage);
+    }
+    fclose(f);
+    program_free(p);
+    if (cx->status != AX_OK) {
+        free(buf);
+        settle_error(cx);
+        return NULL;
+    }
+    return buf;
+}

@@ -1,0 +1,224 @@
+/*
+ * Host arrays: reference-counted, one buffer per scalar component (struct
+ * of arrays), owned by axle or borrowed from the caller.  Every array is on
+ * its context's list so that ax_ctx_free can free what callers forgot.
+ * Owned bytes count against the context's memory limit (issue 5: refuse an
+ * O(n^2) intermediate with an error instead of being killed).
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "ir.h"
+#include <stdlib.h>
+#include <string.h>
+
+int64_t shape_size_checked(ax_ctx *cx, const char *what, int rank, const int64_t *shape)
+{
+    if (rank < 0 || rank > AX_MAX_RANK) {
+        ctx_error(cx, AX_ERR_SHAPE, "%s: rank %d is out of range 0..%d", what, rank, AX_MAX_RANK);
+        return -1;
+    }
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0) {
+            ctx_error(cx, AX_ERR_SHAPE, "%s: extent %lld of dimension %d is negative", what,
+                      (long long)shape[i], i);
+            return -1;
+        }
+        if (shape[i] && n > INT64_MAX / shape[i]) {
+            ctx_error(cx, AX_ERR_SHAPE, "%s: the shape's element count overflows 64 bits", what);
+            return -1;
+        }
+        n *= shape[i];
+    }
+    return n;
+}
+
+static ax_array *array_header(ax_ctx *cx, const char *what, const Type *elt, int rank,
+                              const int64_t *shape)
+{
+    if (!cx) return NULL;
+    if (!ty_is_elt(elt))
+        return ctx_error(cx, AX_ERR_ARG, "%s: the element type is %s", what,
+                         elt ? "not an element type" : "NULL");
+    if (rank > 0 && !shape) return ctx_error(cx, AX_ERR_ARG, "%s: the shape is NULL", what);
+    int64_t size = shape_size_checked(cx, what, rank, shape);
+    if (size < 0) return NULL;
+    ax_array *a = calloc(1, sizeof *a);
+    void **buf = calloc(elt->width ? (size_t)elt->width : 1, sizeof *buf);
+    if (!a || !buf) {
+        free(a);
+        free(buf);
+        return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
+    }
+    a->cx = cx;
+    a->refs = 1;
+    a->elt = elt;
+    a->rank = rank;
+    for (int i = 0; i < rank; i++) a->shape[i] = shape[i];
+    a->size = size;
+    a->ncomp = elt->width;
+    a->buf = buf;
+    a->next = cx->arrays;
+    if (cx->arrays) cx->arrays->prev = a;
+    cx->arrays = a;
+    return a;
+}
+
+static void array_unlink_free(ax_array *a)
+{
+    ax_ctx *cx = a->cx;
+    if (a->prev) a->prev->next = a->next; else cx->arrays = a->next;
+    if (a->next) a->next->prev = a->prev;
+    if (a->owned) {
+        for (int i = 0; i < a->ncomp; i++) free(a->buf[i]);
+        cx->mem_used -= a->bytes;
+    }
+    free(a->buf);
+    free(a);
+}
+
+ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape, bool zero)
+{
+    ax_array *a = array_header(cx, "array allocation", elt, rank, shape);
+    if (!a) return NULL;
+    a->owned = true;
+    int64_t bytes = 0;
+    for (int i = 0; i < a->ncomp; i++) {
+        int64_t sz = (int64_t)ax_scalar_size(ty_leaf(elt, i));
+        if (a->size > (INT64_MAX - bytes) / sz) { bytes = INT64_MAX; break; }
+        bytes += a->size * sz;
+    }
+    if (bytes > cx->opt.mem_limit - cx->mem_used) {
+        char ts[128];
+        ctx_error(cx, AX_ERR_NOMEM,
+                  "out of memory: an array of %lld elements of type %s needs %lld bytes, "
+                  "over the memory limit (%lld bytes, %lld in use; set AXLE_MEM_LIMIT)",
+                  (long long)a->size, ty_str(elt, ts, sizeof ts), (long long)bytes,
+                  (long long)cx->opt.mem_limit, (long long)cx->mem_used);
+        array_unlink_free(a);
+        return NULL;
+    }
+    for (int i = 0; i < a->ncomp; i++) {
+        size_t sz = ax_scalar_size(ty_leaf(elt, i)) * (size_t)a->size;
+        /* 64-byte alignment: vector loads in generated kernels. */
+        size_t al = (sz + 63) & ~(size_t)63;
+        a->buf[i] = aligned_alloc(64, al ? al : 64);
+        if (!a->buf[i]) {
+            ctx_error(cx, AX_ERR_NOMEM, "out of memory allocating %zu bytes", sz);
+            array_unlink_free(a);
+            return NULL;
+        }
+        if (zero) memset(a->buf[i], 0, al ? al : 64);
+    }
+    a->bytes = bytes;
+    cx->mem_used += bytes;
+    return a;
+}
+
+ax_array *ax_array_new(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape)
+{
+    if (!cx) return NULL;
+    if (!ty_is_elt(elem))
+        return ctx_error(cx, AX_ERR_ARG, "ax_array_new: the element type is %s",
+                         elem ? "not an element type" : "NULL");
+    return array_alloc(cx, elem, rank, shape, true);
+}
+
+ax_array *ax_array_wrap_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                          void *const *buffers)
+{
+    if (!cx) return NULL;
+    if (!buffers) return ctx_error(cx, AX_ERR_ARG, "ax_array_wrap: the buffer list is NULL");
+    ax_array *a = array_header(cx, "ax_array_wrap", elem, rank, shape);
+    if (!a) return NULL;
+    for (int i = 0; i < a->ncomp; i++) {
+        if (!buffers[i] && a->size > 0) {
+            ctx_error(cx, AX_ERR_ARG, "ax_array_wrap: buffer %d is NULL", i);
+            array_unlink_free(a);
+            return NULL;
+        }
+        a->buf[i] = buffers[i];
+    }
+    return a;
+}
+
+ax_array *ax_array_wrap(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, void *data)
+{
+    if (!cx) return NULL;
+    if ((unsigned)s >= AX_NSCALAR) return ctx_error(cx, AX_ERR_ARG, "ax_array_wrap: bad scalar type %d", (int)s);
+    void *bufs[1] = {data};
+    return ax_array_wrap_n(cx, ty_scalar(s), rank, shape, bufs);
+}
+
+ax_array *ax_array_from_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                          const void *const *buffers)
+{
+    if (!cx) return NULL;
+    if (!buffers) return ctx_error(cx, AX_ERR_ARG, "ax_array_from: the buffer list is NULL");
+    if (!ty_is_elt(elem))
+        return ctx_error(cx, AX_ERR_ARG, "ax_array_from: the element type is %s",
+                         elem ? "not an element type" : "NULL");
+    ax_array *a = array_alloc(cx, elem, rank, shape, false);
+    if (!a) return NULL;
+    for (int i = 0; i < a->ncomp; i++) {
+        if (!buffers[i] && a->size > 0) {
+            ctx_error(cx, AX_ERR_ARG, "ax_array_from: buffer %d is NULL", i);
+            ax_array_release(a);
+            return NULL;
+        }
+        if (a->size) memcpy(a->buf[i], buffers[i], ax_scalar_size(ty_leaf(elem, i)) * (size_t)a->size);
+    }
+    return a;
+}
+
+ax_array *ax_array_from(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, const void *data)
+{
+    if (!cx) return NULL;
+    if ((unsigned)s >= AX_NSCALAR) return ctx_error(cx, AX_ERR_ARG, "ax_array_from: bad scalar type %d", (int)s);
+    const void *bufs[1] = {data};
+    return ax_array_from_n(cx, ty_scalar(s), rank, shape, bufs);
+}
+
+ax_array *ax_array_retain(ax_array *a)
+{
+    if (a) a->refs++;
+    return a;
+}
+
+void ax_array_release(ax_array *a)
+{
+    if (!a) return;
+    if (--a->refs > 0) return;
+    array_unlink_free(a);
+}
+
+const ax_type *ax_array_type(const ax_array *a) { return a ? a->elt : NULL; }
+int ax_array_rank(const ax_array *a) { return a ? a->rank : -1; }
+int64_t ax_array_extent(const ax_array *a, int dim)
+{
+    return a && dim >= 0 && dim < a->rank ? a->shape[dim] : -1;
+}
+const int64_t *ax_array_shape(const ax_array *a) { return a ? a->shape : NULL; }
+int64_t ax_array_size(const ax_array *a) { return a ? a->size : -1; }
+int ax_array_components(const ax_array *a) { return a ? a->ncomp : 0; }
+void *ax_array_data(const ax_array *a, int i)
+{
+    return a && i >= 0 && i < a->ncomp ? a->buf[i] : NULL;
+}
+ax_scalar ax_array_component_type(const ax_array *a, int i)
+{
+    return a && i >= 0 && i < a->ncomp ? ty_leaf(a->elt, i) : AX_NSCALAR;
+}
+int ax_array_copy_out(const ax_array *a, int i, void *dst)
+{
+    if (!a) return -1;
+    if (i < 0 || i >= a->ncomp) {
+        ctx_error(a->cx, AX_ERR_ARG, "ax_array_copy_out: component %d out of range 0..%d", i, a->ncomp - 1);
+        return -1;
+    }
+    if (!dst) {
+        ctx_error(a->cx, AX_ERR_ARG, "ax_array_copy_out: destination is NULL");
+        return -1;
+    }
+    if (a->size) memcpy(dst, a->buf[i], ax_scalar_size(ty_leaf(a->elt, i)) * (size_t)a->size);
+    return 0;
+}
