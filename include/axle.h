@@ -571,6 +571,7 @@ void ax_program_free(ax_program *p);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
  * bindings, kernels, intermediate arrays, and phase times in ms. */
 typedef struct ax_stats {
+    const char *backend;      /* the backend that runs it: "interp", "cpu", ... */
     int64_t nodes, lets, kernels, intermediates;
     double sharing_ms, optimise_ms, codegen_ms, compile_ms, run_ms;
 } ax_stats;

@@ -106,6 +106,7 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     }
     pr->cx = cx;
     if (!(pr->prog = front_end(cx, a, &pr->stats)) || !(pr->be = pick_backend(cx))) goto fail;
+    pr->stats.backend = pr->be->name;
     double t0 = now_ms();
     if (pr->be->prepare && pr->be->prepare(cx, pr->prog, &pr->state) != 0) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", pr->be->name);

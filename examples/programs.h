@@ -1,0 +1,41 @@
+/*
+ * The built-in example programs: each builds its computation with the
+ * public API, makes deterministic inputs of a given size, and checks a
+ * result against one computed independently in plain C.  Used by the axle
+ * command (tools/axle.c), the tests and the benchmarks.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_PROGRAMS_H
+#define AX_PROGRAMS_H
+#include "axle.h"
+
+typedef struct ex_program {
+    const char *name;
+    const char *about;
+    int64_t default_size;
+    /* Makes the inputs of size n in cx; returns private state (NULL with a
+     * message in cx's error on failure). */
+    void *(*setup)(ax_ctx *cx, int64_t n);
+    /* Builds the computation over the inputs. */
+    ax_acc (*build)(ax_ctx *cx, void *state);
+    /* Compares results with the plain-C reference: 0 if they agree, else
+     * -1 with a reason in msg. */
+    int (*check)(void *state, ax_array *const *res, int nres, char *msg, size_t size);
+    void (*teardown)(void *state);
+} ex_program;
+
+extern const ex_program *const ex_programs[];
+extern const int ex_nprograms;
+const ex_program *ex_find(const char *name);
+
+/* A deterministic pseudo-random generator (xorshift64*): inputs are the
+ * same on every run and machine. */
+typedef struct { uint64_t s; } ex_rng;
+uint64_t ex_next(ex_rng *r);
+double   ex_uniform(ex_rng *r, double lo, double hi);
+
+/* Shared by the programs and the tests. */
+ax_acc ex_dotp(ax_acc xs, ax_acc ys);
+ax_acc ex_blackscholes(ax_acc opts);   /* vector of (price, strike, years) */
+ax_exp ex_incnine(ax_ctx *cx);         /* the paper's Figure 2 term, as scalar code */
+#endif

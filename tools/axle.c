@@ -1,0 +1,211 @@
+/*
+ * The axle command: runs and inspects the built-in example programs.
+ *
+ *   axle list
+ *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda] [--runs N]
+ *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]
+ *                    [--check] [--json]
+ *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "axle.h"
+#include "programs.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: axle list\n"
+            "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda] [--runs N]\n"
+            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]\n"
+            "                        [--check] [--json]\n"
+            "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]\n"
+            "stages: source, sharing\n");
+}
+
+typedef struct {
+    const char *cmd, *program, *stage;
+    int64_t size;
+    int runs;
+    bool check, json;
+    ax_options opt;
+} Args;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int parse_args(int argc, char **argv, Args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->size = -1;
+    a->runs = 1;
+    if (argc < 2) return -1;
+    a->cmd = argv[1];
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--size") && v) { a->size = strtoll(v, NULL, 10); i++; }
+        else if (!strcmp(s, "--runs") && v) { a->runs = atoi(v); i++; }
+        else if (!strcmp(s, "--stage") && v) { a->stage = v; i++; }
+        else if (!strcmp(s, "--backend") && v) {
+            if (!strcmp(v, "interp")) a->opt.backend = AX_BACKEND_INTERP;
+            else if (!strcmp(v, "cpu")) a->opt.backend = AX_BACKEND_CPU;
+            else if (!strcmp(v, "cuda")) a->opt.backend = AX_BACKEND_CUDA;
+            else { fprintf(stderr, "axle: unknown backend '%s'\n", v); return -1; }
+            i++;
+        }
+        else if (!strcmp(s, "--no-sharing")) a->opt.debug |= AX_DEBUG_NO_SHARING;
+        else if (!strcmp(s, "--no-fusion")) a->opt.debug |= AX_DEBUG_NO_FUSION;
+        else if (!strcmp(s, "--no-simplify")) a->opt.debug |= AX_DEBUG_NO_SIMPLIFY;
+        else if (!strcmp(s, "--no-cse")) a->opt.debug |= AX_DEBUG_NO_CSE;
+        else if (!strcmp(s, "--check")) a->check = true;
+        else if (!strcmp(s, "--json")) a->json = true;
+        else if (s[0] != '-' && !a->program) a->program = s;
+        else { fprintf(stderr, "axle: unknown argument '%s'\n", s); return -1; }
+    }
+    if (a->runs < 1) a->runs = 1;
+    return 0;
+}
+
+static const char *backend_name(ax_backend_kind k)
+{
+    switch (k) {
+    case AX_BACKEND_INTERP: return "interp";
+    case AX_BACKEND_CPU: return "cpu";
+    case AX_BACKEND_CUDA: return "cuda";
+    default: return "default";
+    }
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Prints a JSON string (the error messages may hold quotes). */
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static int cmd_run(const ex_program *p, Args *a)
+{
+    ax_ctx *cx = ax_ctx_new(&a->opt);
+    if (!cx) { fprintf(stderr, "axle: out of memory\n"); return 1; }
+    int64_t n = a->size >= 0 ? a->size : p->default_size;
+    int rc = 1;
+    void *st = p->setup(cx, n);
+    ax_program *pr = NULL;
+    ax_array *res[8] = {0};
+    int nres = 0;
+    double *times = calloc((size_t)a->runs, sizeof *times);
+    const char *err = NULL, *check = "skipped", *bname = backend_name(a->opt.backend);
+    char msg[512] = "";
+    double compile_ms = 0, run_ms = 0;
+    if (!st || !times) { err = "out of memory making the inputs"; goto out; }
+    double t0 = now_ms();
+    pr = ax_compile(cx, p->build(cx, st));
+    compile_ms = now_ms() - t0;
+    if (!pr) { err = ax_error(cx); goto out; }
+    bname = ax_program_stats(pr)->backend;
+    /* A warm-up run when several are asked for, then the median. */
+    for (int r = (a->runs > 1 ? -1 : 0); r < a->runs; r++) {
+        for (int i = 0; i < nres; i++) ax_array_release(res[i]);
+        nres = 0;
+        t0 = now_ms();
+        nres = ax_program_run(pr, res, 8);
+        double t = now_ms() - t0;
+        if (nres < 0) { nres = 0; err = ax_error(cx); goto out; }
+        if (r >= 0) times[r] = t;
+    }
+    qsort(times, (size_t)a->runs, sizeof *times, cmp_double);
+    run_ms = a->runs % 2 ? times[a->runs / 2] : (times[a->runs / 2 - 1] + times[a->runs / 2]) / 2;
+    if (a->check) check = p->check(st, res, nres, msg, sizeof msg) == 0 ? "ok" : "fail";
+    rc = strcmp(check, "fail") ? 0 : 1;
+out:
+    if (a->json) {
+        printf("{\"program\":\"%s\",\"size\":%lld,\"backend\":\"%s\",\"compile_ms\":%.3f,\"run_ms\":%.3f,"
+               "\"runs\":%d,\"check\":\"%s\"",
+               p->name, (long long)n, bname, compile_ms, run_ms, a->runs, err ? "fail" : check);
+        if (err) { printf(",\"error\":"); json_str(stdout, err); }
+        if (*msg) { printf(",\"message\":"); json_str(stdout, msg); }
+        printf("}\n");
+    } else if (err) {
+        fprintf(stderr, "axle: %s: %s\n", p->name, err);
+    } else {
+        printf("%s: size %lld, backend %s, compile %.3f ms, run %.3f ms (median of %d)", p->name, (long long)n,
+               bname, compile_ms, run_ms, a->runs);
+        if (a->check) printf(", check %s%s%s", check, *msg ? ": " : "", msg);
+        printf("\n");
+    }
+    for (int i = 0; i < nres; i++) ax_array_release(res[i]);
+    ax_program_free(pr);
+    if (st) p->teardown(st);
+    free(times);
+    ax_ctx_free(cx);
+    return err ? 1 : rc;
+}
+
+static int cmd_dump(const ex_program *p, Args *a)
+{
+    if (!a->stage) { fprintf(stderr, "axle: dump needs --stage STAGE\n"); return 2; }
+    ax_ctx *cx = ax_ctx_new(&a->opt);
+    if (!cx) return 1;
+    int64_t n = a->size >= 0 ? a->size : (p->default_size < 1000 ? p->default_size : 1000);
+    void *st = p->setup(cx, n);
+    int rc = 1;
+    char *s = st ? ax_dump(cx, p->build(cx, st), a->stage, a->json) : NULL;
+    if (!s) {
+        fprintf(stderr, "axle: %s: %s\n", p->name, st ? ax_error(cx) : "out of memory");
+    } else {
+        /* The library does not know the program's name: put it in. */
+        const char *key = "\"program\":\"\"";
+        char *at = a->json ? strstr(s, key) : NULL;
+        if (at) {
+            fwrite(s, 1, (size_t)(at - s), stdout);
+            printf("\"program\":\"%s\"", p->name);
+            fputs(at + strlen(key), stdout);
+        } else {
+            fputs(s, stdout);
+        }
+        if (!*s || s[strlen(s) - 1] != '\n') putchar('\n');
+        rc = 0;
+    }
+    free(s);
+    if (st) p->teardown(st);
+    ax_ctx_free(cx);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    Args a;
+    if (parse_args(argc, argv, &a) != 0) { usage(stderr); return 2; }
+    if (!strcmp(a.cmd, "help") || !strcmp(a.cmd, "--help")) { usage(stdout); return 0; }
+    if (!strcmp(a.cmd, "list")) {
+        for (int i = 0; i < ex_nprograms; i++) printf("%-14s %s\n", ex_programs[i]->name, ex_programs[i]->about);
+        return 0;
+    }
+    if (strcmp(a.cmd, "run") && strcmp(a.cmd, "dump")) { usage(stderr); return 2; }
+    if (!a.program) { usage(stderr); return 2; }
+    const ex_program *p = ex_find(a.program);
+    if (!p) { fprintf(stderr, "axle: unknown program '%s' (see axle list)\n", a.program); return 2; }
+    return !strcmp(a.cmd, "run") ? cmd_run(p, &a) : cmd_dump(p, &a);
+}
