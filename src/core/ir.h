@@ -282,6 +282,10 @@ struct ax_ctx {
  * Returns NULL for convenient `return ctx_error(...)`. */
 void *ctx_error(ax_ctx *cx, ax_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Reports a pending error at once (it stays readable through ax_error and
+ * ax_status_of) so that it does not block the next ax_run: for failures of
+ * the functions that are not builders (ax_run, ax_array_new, ...). */
+void ctx_settle(ax_ctx *cx);
 /* Overwrites whatever is pending. */
 void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -44,13 +44,7 @@ static const Backend *pick_backend(ax_ctx *cx)
 
 /* Reports a failure once: the message stays readable through ax_error, and
  * the context is ready for the next program. */
-static void settle_error(ax_ctx *cx)
-{
-    if (cx->status != AX_OK) {
-        cx->last_status = cx->status;
-        cx->status = AX_OK;
-    }
-}
+static void settle_error(ax_ctx *cx) { ctx_settle(cx); }
 
 static void verify_or_fail(ax_ctx *cx, Program *p, const char *after)
 {

@@ -114,19 +114,26 @@ ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shap
     return a;
 }
 
-ax_array *ax_array_new(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape)
+/* The public constructors are not builders: their errors are reported at
+ * once (ctx_settle) rather than left pending for ax_run, unless an earlier
+ * builder error is pending (first error wins). */
+static ax_array *reported(ax_ctx *cx, bool was_pending, ax_array *r)
 {
-    if (!cx) return NULL;
+    if (!r && !was_pending) ctx_settle(cx);
+    return r;
+}
+
+static ax_array *array_new(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape)
+{
     if (!ty_is_elt(elem))
         return ctx_error(cx, AX_ERR_ARG, "ax_array_new: the element type is %s",
                          elem ? "not an element type" : "NULL");
     return array_alloc(cx, elem, rank, shape, true);
 }
 
-ax_array *ax_array_wrap_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
-                          void *const *buffers)
+static ax_array *array_wrap_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                              void *const *buffers)
 {
-    if (!cx) return NULL;
     if (!buffers) return ctx_error(cx, AX_ERR_ARG, "ax_array_wrap: the buffer list is NULL");
     ax_array *a = array_header(cx, "ax_array_wrap", elem, rank, shape);
     if (!a) return NULL;
@@ -141,18 +148,16 @@ ax_array *ax_array_wrap_n(ax_ctx *cx, const ax_type *elem, int rank, const int64
     return a;
 }
 
-ax_array *ax_array_wrap(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, void *data)
+static ax_array *array_wrap(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, void *data)
 {
-    if (!cx) return NULL;
     if ((unsigned)s >= AX_NSCALAR) return ctx_error(cx, AX_ERR_ARG, "ax_array_wrap: bad scalar type %d", (int)s);
     void *bufs[1] = {data};
-    return ax_array_wrap_n(cx, ty_scalar(s), rank, shape, bufs);
+    return array_wrap_n(cx, ty_scalar(s), rank, shape, bufs);
 }
 
-ax_array *ax_array_from_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
-                          const void *const *buffers)
+static ax_array *array_from_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                              const void *const *buffers)
 {
-    if (!cx) return NULL;
     if (!buffers) return ctx_error(cx, AX_ERR_ARG, "ax_array_from: the buffer list is NULL");
     if (!ty_is_elt(elem))
         return ctx_error(cx, AX_ERR_ARG, "ax_array_from: the element type is %s",
@@ -170,12 +175,45 @@ ax_array *ax_array_from_n(ax_ctx *cx, const ax_type *elem, int rank, const int64
     return a;
 }
 
+static ax_array *array_from(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, const void *data)
+{
+    if ((unsigned)s >= AX_NSCALAR) return ctx_error(cx, AX_ERR_ARG, "ax_array_from: bad scalar type %d", (int)s);
+    const void *bufs[1] = {data};
+    return array_from_n(cx, ty_scalar(s), rank, shape, bufs);
+}
+
+
+ax_array *ax_array_new(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape)
+{
+    if (!cx) return NULL;
+    bool pending = cx->status != AX_OK;
+    return reported(cx, pending, array_new(cx, elem, rank, shape));
+}
+ax_array *ax_array_wrap_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                          void *const *buffers)
+{
+    if (!cx) return NULL;
+    bool pending = cx->status != AX_OK;
+    return reported(cx, pending, array_wrap_n(cx, elem, rank, shape, buffers));
+}
+ax_array *ax_array_wrap(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, void *data)
+{
+    if (!cx) return NULL;
+    bool pending = cx->status != AX_OK;
+    return reported(cx, pending, array_wrap(cx, s, rank, shape, data));
+}
+ax_array *ax_array_from_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
+                          const void *const *buffers)
+{
+    if (!cx) return NULL;
+    bool pending = cx->status != AX_OK;
+    return reported(cx, pending, array_from_n(cx, elem, rank, shape, buffers));
+}
 ax_array *ax_array_from(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, const void *data)
 {
     if (!cx) return NULL;
-    if ((unsigned)s >= AX_NSCALAR) return ctx_error(cx, AX_ERR_ARG, "ax_array_from: bad scalar type %d", (int)s);
-    const void *bufs[1] = {data};
-    return ax_array_from_n(cx, ty_scalar(s), rank, shape, bufs);
+    bool pending = cx->status != AX_OK;
+    return reported(cx, pending, array_from(cx, s, rank, shape, data));
 }
 
 ax_array *ax_array_retain(ax_array *a)
@@ -211,12 +249,16 @@ ax_scalar ax_array_component_type(const ax_array *a, int i)
 int ax_array_copy_out(const ax_array *a, int i, void *dst)
 {
     if (!a) return -1;
+    ax_ctx *cx = a->cx;
+    bool pending = cx->status != AX_OK;
     if (i < 0 || i >= a->ncomp) {
-        ctx_error(a->cx, AX_ERR_ARG, "ax_array_copy_out: component %d out of range 0..%d", i, a->ncomp - 1);
+        ctx_error(cx, AX_ERR_ARG, "ax_array_copy_out: component %d out of range 0..%d", i, a->ncomp - 1);
+        reported(cx, pending, NULL);
         return -1;
     }
     if (!dst) {
-        ctx_error(a->cx, AX_ERR_ARG, "ax_array_copy_out: destination is NULL");
+        ctx_error(cx, AX_ERR_ARG, "ax_array_copy_out: destination is NULL");
+        reported(cx, pending, NULL);
         return -1;
     }
     if (a->size) memcpy(dst, a->buf[i], ax_scalar_size(ty_leaf(a->elt, i)) * (size_t)a->size);

@@ -158,6 +158,14 @@ void *ctx_error(ax_ctx *cx, ax_status st, const char *fmt, ...)
     return NULL;
 }
 
+void ctx_settle(ax_ctx *cx)
+{
+    if (cx && cx->status != AX_OK) {
+        cx->last_status = cx->status;
+        cx->status = AX_OK;
+    }
+}
+
 void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
 {
     if (!cx) return;
