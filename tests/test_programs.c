@@ -6,6 +6,7 @@
  */
 #include "harness.h"
 #include "programs.h"
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t run_program(const ex_program *p, int64_t n, unsigned debug, int64_t *nodes)

@@ -208,6 +208,12 @@ typedef enum Op {
                       kid[2] init */
     OP_ATUPLE,     /* kid[0..n) arrays */
     OP_APROJ,      /* a: component; kid[0] array tuple */
+    /* ---- made by fusion (thesis 4.2-4.4), never by the builder ---- */
+    OP_TRANSFORM,  /* kid[0] shape exp, kid[1] LAM(ix)->ix of the source,
+                      kid[2] LAM(x)->y, kid[3] array: backpermute then map */
+    OP_DELAYED,    /* a consumer's fused input: kid[0] shape exp, kid[1]
+                      LAM(ix)->elt (index form), kid[2] LAM(i64)->elt
+                      (linear-index form); only as an operand of a consumer */
     OP_NOPS
 } Op;
 
@@ -244,6 +250,7 @@ struct ax_node {
     ax_array *arr;            /* USE */
     const Stencil *sten;      /* STENCIL/STENCIL2 */
     const Slice *slice;       /* REPLICATE/SLICE */
+    int num;                  /* scratch numbering for the pass at hand */
 };
 
 bool op_is_array(Op op);      /* array stratum */

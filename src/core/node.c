@@ -19,7 +19,8 @@ static const char *const op_names[OP_NOPS] = {
     [OP_SCANR] = "scanr", [OP_SCANR1] = "scanr1", [OP_SCANLEX] = "scanl'",
     [OP_SCANREX] = "scanr'", [OP_FILTER] = "filter", [OP_STENCIL] = "stencil",
     [OP_STENCIL2] = "stencil2", [OP_ACOND] = "acond", [OP_AWHILE] = "awhile",
-    [OP_ATUPLE] = "atuple", [OP_APROJ] = "aproj",
+    [OP_ATUPLE] = "atuple", [OP_APROJ] = "aproj", [OP_TRANSFORM] = "transform",
+    [OP_DELAYED] = "delayed",
 };
 
 const char *op_name(Op op) { return op < OP_NOPS && op_names[op] ? op_names[op] : "?"; }
@@ -49,20 +50,30 @@ Node *node_clone(Arena *a, const Node *x)
     return y;
 }
 
-/* Tree counts (core IR is a tree; on a DAG these count paths). */
+/* Tree counts (core IR is a tree; on a DAG these count paths).  A let's
+ * body is walked in a loop, not by recursion: programs with a long row of
+ * bindings at one place would otherwise exhaust the stack. */
 int64_t ir_count_nodes(const Node *x)
 {
-    if (!x) return 0;
-    int64_t c = 1;
-    for (int i = 0; i < x->n; i++) c += ir_count_nodes(x->kid[i]);
-    if (x->op == OP_LAM) c += x->nparam;
+    int64_t c = 0;
+    while (x) {
+        c += 1;
+        if (x->op == OP_LAM) c += x->nparam;
+        bool let = (x->op == OP_LET || x->op == OP_ALET) && x->n == 2;
+        for (int i = 0; i < x->n - (let ? 1 : 0); i++) c += ir_count_nodes(x->kid[i]);
+        x = let ? x->kid[1] : NULL;
+    }
     return c;
 }
 
 int64_t ir_count_lets(const Node *x)
 {
-    if (!x) return 0;
-    int64_t c = (x->op == OP_LET || x->op == OP_ALET);
-    for (int i = 0; i < x->n; i++) c += ir_count_lets(x->kid[i]);
+    int64_t c = 0;
+    while (x) {
+        bool let = (x->op == OP_LET || x->op == OP_ALET) && x->n == 2;
+        c += let;
+        for (int i = 0; i < x->n - (let ? 1 : 0); i++) c += ir_count_lets(x->kid[i]);
+        x = let ? x->kid[1] : NULL;
+    }
     return c;
 }

@@ -15,7 +15,30 @@ struct ax_program {
     const Backend *be;
     void *state;
     ax_stats stats;
+    ax_array **held;          /* the host arrays the program reads (USE) */
+    int nheld, capheld;
 };
+
+/* A compiled program keeps a reference to every host array it reads, so it
+ * stays valid after ax_ctx_reset drops the builder's references. */
+static int hold_arrays(ax_program *pr, const Node *x)
+{
+    for (; x; x = NULL) {
+        if (x->op == OP_USE && x->arr) {
+            if (pr->nheld == pr->capheld) {
+                int cap = pr->capheld ? 2 * pr->capheld : 8;
+                ax_array **h = realloc(pr->held, sizeof *h * (size_t)cap);
+                if (!h) return -1;
+                pr->held = h;
+                pr->capheld = cap;
+            }
+            pr->held[pr->nheld++] = ax_array_retain(x->arr);
+        }
+        for (int i = 0; i < x->n; i++)
+            if (hold_arrays(pr, x->kid[i]) != 0) return -1;
+    }
+    return 0;
+}
 
 static double now_ms(void)
 {
@@ -100,6 +123,10 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     }
     pr->cx = cx;
     if (!(pr->prog = front_end(cx, a, &pr->stats)) || !(pr->be = pick_backend(cx))) goto fail;
+    if (hold_arrays(pr, pr->prog->root) != 0) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        goto fail;
+    }
     pr->stats.backend = pr->be->name;
     double t0 = now_ms();
     if (pr->be->prepare && pr->be->prepare(cx, pr->prog, &pr->state) != 0) {
@@ -147,6 +174,8 @@ void ax_program_free(ax_program *pr)
     if (!pr) return;
     if (pr->be && pr->be->release && pr->state) pr->be->release(pr->state);
     program_free(pr->prog);
+    for (int i = 0; i < pr->nheld; i++) ax_array_release(pr->held[i]);
+    free(pr->held);
     free(pr);
 }
 
