@@ -125,10 +125,13 @@ const Type *exp_type(ax_exp e, Type *tmp, const Type **elts)
 
 const ax_type *ax_exp_type(ax_exp e)
 {
-    if (e.tag == TAG_TUPLE && e.n > 0) return NULL;
-    Type tmp;
-    const Type *elts[8];
-    return exp_type(e, &tmp, elts);
+    switch (e.tag) {
+    case TAG_NODE: return e.node ? e.node->type : NULL;
+    case TAG_SCALAR: return ty_scalar((ax_scalar)e.leaf[0]);
+    case TAG_INDEX: return ty_index(NULL, e.n);
+    case TAG_TUPLE: return e.n == 0 ? ty_unit() : NULL;   /* no lasting type yet */
+    }
+    return NULL;
 }
 
 static Scalar leaf_get(ax_exp e, int i)
@@ -265,6 +268,7 @@ static ax_exp prim(Prim p, int n, const ax_exp *args, const Type *target)
         if (st) return cf_error(CFE_PRIM, p, type_code(at[0]), n > 1 ? type_code(at[1]) : -1);
         ax_exp r = exp_invalid();
         if (rt->kind == TY_SCALAR) return imm(rt->s, out[0]);
+        if (rt->kind != TY_INDEX || rt->n > AX_MAX_RANK) return exp_invalid();
         r.tag = TAG_INDEX;          /* FROMLIN yields an index */
         r.n = (int16_t)rt->n;
         for (int i = 0; i < rt->n; i++) { r.leaf[i] = AX_I64; leaf_set(&r, i, out[i]); }

@@ -16,14 +16,22 @@ int64_t shape_size_checked(ax_ctx *cx, const char *what, int rank, const int64_t
         ctx_error(cx, AX_ERR_SHAPE, "%s: rank %d is out of range 0..%d", what, rank, AX_MAX_RANK);
         return -1;
     }
-    int64_t n = 1;
+    /* The same order as prim_eval's SHAPESIZE: a negative extent is an
+     * error, then any zero extent makes the size 0 (whatever the product
+     * of the others), then an overflow is an error. */
+    bool zero = false;
     for (int i = 0; i < rank; i++) {
         if (shape[i] < 0) {
             ctx_error(cx, AX_ERR_SHAPE, "%s: extent %lld of dimension %d is negative", what,
                       (long long)shape[i], i);
             return -1;
         }
-        if (shape[i] && n > INT64_MAX / shape[i]) {
+        zero |= shape[i] == 0;
+    }
+    if (zero) return 0;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (n > INT64_MAX / shape[i]) {
             ctx_error(cx, AX_ERR_SHAPE, "%s: the shape's element count overflows 64 bits", what);
             return -1;
         }

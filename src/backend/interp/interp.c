@@ -1,0 +1,1637 @@
+/*
+ * The reference interpreter: evaluates a core program directly, node by
+ * node.  It defines the meaning of every operation (DESIGN.md section 2):
+ * every other backend is tested against it, so it is written for clarity
+ * and exactness first, and for speed only as far as running the example
+ * programs over a million elements in seconds needs.
+ *
+ * Values.  A scalar-stratum value (an element type) is a flat vector of
+ * Scalar leaves: Type->width of them, tuples flattened left to right, an
+ * index of rank r as r i64 leaves.  An array-stratum value is a flat list
+ * of ax_array references: one for a TY_ARRAY, the flattened components for
+ * a TY_ARRAYS.
+ *
+ * Environments are indexed by the program's dense variable ids: senv[id]
+ * points at the leaves bound to a scalar variable, aenv[id] at the list of
+ * arrays bound to an array variable.  Ids are unique in a program, so no
+ * binding ever shadows another and nothing needs restoring.
+ *
+ * Scratch memory.  A scalar expression is evaluated into a buffer its
+ * caller provides; temporaries come from a stack of Scalar chunks that is
+ * marked and released around each use, so the per-element work does no
+ * malloc.  The language has no recursion, so each node is active at most
+ * once at a time and the stack never grows beyond the size of the program.
+ *
+ * Ownership.  eval_acc returns new references; every path, error paths
+ * included, releases what it holds.  Errors are recorded on the context
+ * (first error wins) and unwind as -1.
+ *
+ * Decisions on details the API leaves open:
+ *  - Reads through a computed index (ax_at, ax_at_linear, ax_backpermute,
+ *    ax_slice_) are bounds-checked even in unsafe mode: "unsafe" promises
+ *    the indices are valid, so any behaviour is allowed when they are not,
+ *    and the oracle chooses a clear error over reading stray memory.
+ *    ax_permute's writes follow the mode: an error in safe mode, skipped
+ *    in unsafe mode.
+ *  - fold1 / fold1_seg: the error is raised only when an empty row or
+ *    segment is actually reduced (an array with no rows has nothing to
+ *    reduce).
+ *  - Segment lengths are checked whenever they are given, even if no row
+ *    uses them.
+ *  - Stencil mirror on an extent of 1 reads element 0; a neighbourhood
+ *    wider than the array keeps reflecting (period 2(n-1)).
+ *  - An ALET's arrays live until its body is done (not until their last
+ *    use): simple, and the oracle is not the place to save memory.
+ *  - interp_run returns the number of results it wrote, min(results, max);
+ *    the rest are released.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "ir.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ the state */
+
+/* A chunk of the scratch stack.  Chunks are never moved, so pointers into
+ * them stay valid while they are in use (a variable bound to a let value
+ * points into the stack). */
+typedef struct Chunk {
+    struct Chunk *next;
+    size_t cap, top;
+    Scalar data[];
+} Chunk;
+
+typedef struct Mark {
+    Chunk *c;
+    size_t top;
+} Mark;
+
+/* The scalar type of each leaf of an element type, computed once per type
+ * (ty_leaf walks the type; loads and stores need it per element). */
+typedef struct LeafTypes {
+    const Type *t;
+    ax_scalar *lt;
+} LeafTypes;
+
+typedef struct Interp {
+    ax_ctx *cx;
+    bool safe;                /* !cx->opt.unsafe */
+    int nvars;
+    const Scalar **senv;      /* scalar variables: their leaves */
+    ax_array ***aenv;         /* array variables: their arrays */
+    Chunk *first, *cur;       /* the scratch stack */
+    LeafTypes *leaf;
+    int nleaf, capleaf;
+} Interp;
+
+enum { CHUNK_MIN = 4096, PRIM_MAXARGS = 4 };
+
+static int ev(Interp *in, const Node *e, Scalar *out);
+static int eval_acc(Interp *in, const Node *x, ax_array **out);
+
+/* --------------------------------------------------------------- errors */
+
+static int fail(Interp *in, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(Interp *in, ax_status st, const char *fmt, ...)
+{
+    char msg[AX_ERRMSG];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ctx_error(in->cx, st, "%s", msg);
+    return -1;
+}
+
+/* A program the verifier should have refused: never a user error. */
+static int malformed(Interp *in, const Node *x, const char *what)
+{
+    return fail(in, AX_ERR_BACKEND, "interp: malformed program at %s: %s", x ? op_name(x->op) : "(null)",
+                what);
+}
+
+static int nomem(Interp *in)
+{
+    return fail(in, AX_ERR_NOMEM, "interp: out of memory");
+}
+
+/* The public name of an operation, for run-time messages. */
+static const char *api_name(Op op)
+{
+    switch (op) {
+    case OP_INDEX: return "ax_at";
+    case OP_LINDEX: return "ax_at_linear";
+    case OP_UNIT: return "ax_unit";
+    case OP_GENERATE: return "ax_generate";
+    case OP_MAP: return "ax_map";
+    case OP_ZIPWITH: return "ax_zip_with";
+    case OP_BACKPERMUTE: return "ax_backpermute";
+    case OP_PERMUTE: return "ax_permute";
+    case OP_REPLICATE: return "ax_replicate";
+    case OP_SLICE: return "ax_slice_";
+    case OP_RESHAPE: return "ax_reshape";
+    case OP_FOLD: return "ax_fold";
+    case OP_FOLD1: return "ax_fold1";
+    case OP_FOLDSEG: return "ax_fold_seg";
+    case OP_FOLD1SEG: return "ax_fold1_seg";
+    case OP_SCANL: return "ax_scanl";
+    case OP_SCANL1: return "ax_scanl1";
+    case OP_SCANR: return "ax_scanr";
+    case OP_SCANR1: return "ax_scanr1";
+    case OP_SCANLEX: return "ax_scanl_ex";
+    case OP_SCANREX: return "ax_scanr_ex";
+    case OP_FILTER: return "ax_filter";
+    case OP_STENCIL: return "ax_stencil";
+    case OP_STENCIL2: return "ax_stencil2";
+    case OP_ACOND: return "ax_acond";
+    case OP_AWHILE: return "ax_awhile";
+    default: return op_name(op);
+    }
+}
+
+/* Writes "i,j,k" into buf. */
+static void fmt_ints(char *buf, size_t size, int n, const int64_t *v)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < n && off < size; d++)
+        off += (size_t)snprintf(buf + off, size - off, d ? ",%" PRId64 : "%" PRId64, v[d]);
+}
+
+static int index_error(Interp *in, const char *what, int rank, const int64_t *ix, const int64_t *shape)
+{
+    char a[256], b[256];
+    fmt_ints(a, sizeof a, rank, ix);
+    fmt_ints(b, sizeof b, rank, shape);
+    return fail(in, AX_ERR_INDEX, "%s: index (%s) out of bounds for shape (%s)", what, a, b);
+}
+
+/* Checks ix against shape and computes its row-major position. */
+static int linear_checked(Interp *in, const char *what, int rank, const int64_t *shape, const int64_t *ix,
+                          int64_t *lin)
+{
+    int64_t l = 0;
+    for (int d = 0; d < rank; d++) {
+        if (ix[d] < 0 || ix[d] >= shape[d]) return index_error(in, what, rank, ix, shape);
+        l = l * shape[d] + ix[d];
+    }
+    *lin = l;
+    return 0;
+}
+
+static int prim_fail(Interp *in, Prim p, int st)
+{
+    const char *name = prim_info[p].api ? prim_info[p].api : prim_info[p].name;
+    switch (st) {
+    case AX_ERR_DIVZERO: return fail(in, AX_ERR_DIVZERO, "%s: integer division by zero", name);
+    case AX_ERR_SHAPE: return fail(in, AX_ERR_SHAPE, "%s: the shape does not fit", name);
+    default: return fail(in, (ax_status)st, "%s: run-time fault", name);
+    }
+}
+
+/* --------------------------------------------------------- scratch stack */
+
+static Chunk *chunk_new(size_t cap)
+{
+    Chunk *c = malloc(sizeof *c + cap * sizeof(Scalar));
+    if (c) {
+        c->next = NULL;
+        c->cap = cap;
+        c->top = 0;
+    }
+    return c;
+}
+
+static Scalar *salloc_slow(Interp *in, size_t n)
+{
+    Chunk *c = in->cur, *nx = c->next;
+    if (nx && nx->cap < n) {
+        /* Too small; it and everything after it are unused: drop them. */
+        c->next = NULL;
+        while (nx) {
+            Chunk *t = nx->next;
+            free(nx);
+            nx = t;
+        }
+    }
+    if (!nx) {
+        nx = chunk_new(c->cap * 2 > n ? c->cap * 2 : n);
+        if (!nx) {
+            nomem(in);
+            return NULL;
+        }
+        c->next = nx;
+    }
+    nx->top = n;
+    in->cur = nx;
+    return nx->data;
+}
+
+/* n leaves of scratch, valid until the enclosing mark is released; NULL
+ * (with an error) only when memory runs out. */
+static inline Scalar *salloc(Interp *in, size_t n)
+{
+    Chunk *c = in->cur;
+    if (n <= c->cap - c->top) {
+        Scalar *p = c->data + c->top;
+        c->top += n;
+        return p;
+    }
+    return salloc_slow(in, n);
+}
+
+static inline Mark smark(Interp *in)
+{
+    Mark m = {in->cur, in->cur->top};
+    return m;
+}
+
+static inline void srelease(Interp *in, Mark m)
+{
+    in->cur = m.c;
+    m.c->top = m.top;
+}
+
+/* ----------------------------------------------------------- leaf types */
+
+static const ax_scalar *leaf_types(Interp *in, const Type *t)
+{
+    for (int i = 0; i < in->nleaf; i++)
+        if (in->leaf[i].t == t) return in->leaf[i].lt;
+    if (in->nleaf == in->capleaf) {
+        int cap = in->capleaf ? in->capleaf * 2 : 16;
+        LeafTypes *l = realloc(in->leaf, sizeof *l * (size_t)cap);
+        if (!l) return nomem(in), NULL;
+        in->leaf = l;
+        in->capleaf = cap;
+    }
+    int w = t->width;
+    ax_scalar *lt = malloc(sizeof *lt * (size_t)(w > 0 ? w : 1));
+    if (!lt) return nomem(in), NULL;
+    for (int c = 0; c < w; c++) lt[c] = ty_leaf(t, c);
+    in->leaf[in->nleaf].t = t;
+    in->leaf[in->nleaf].lt = lt;
+    in->nleaf++;
+    return lt;
+}
+
+/* An array with its leaf types, for element loads and stores. */
+typedef struct View {
+    ax_array *a;
+    const ax_scalar *lt;
+    int w;                    /* leaves per element = buffers */
+} View;
+#define VIEW_NONE {NULL, NULL, 0}
+
+static int view(Interp *in, ax_array *a, View *v)
+{
+    v->a = a;
+    v->w = a->ncomp;
+    v->lt = leaf_types(in, a->elt);
+    return v->lt ? 0 : -1;
+}
+
+static inline void vload(const View *v, int64_t i, Scalar *dst)
+{
+    for (int c = 0; c < v->w; c++) dst[c] = sc_load(v->a->buf[c], v->lt[c], i);
+}
+
+static inline void vstore(const View *v, int64_t i, const Scalar *src)
+{
+    for (int c = 0; c < v->w; c++) sc_store(v->a->buf[c], v->lt[c], i, src[c]);
+}
+
+/* Copies n elements between arrays of one element type. */
+static void vcopy(const View *dst, int64_t doff, const View *src, int64_t soff, int64_t n)
+{
+    if (n <= 0) return;
+    for (int c = 0; c < dst->w; c++) {
+        size_t sz = ax_scalar_size(dst->lt[c]);
+        memcpy((char *)dst->a->buf[c] + (size_t)doff * sz, (const char *)src->a->buf[c] + (size_t)soff * sz,
+               (size_t)n * sz);
+    }
+}
+
+/* ------------------------------------------------------------- helpers */
+
+/* Bools are read by their low byte (prim.c's representation: .u = 0 then
+ * .b), never as a C bool lvalue that might hold another value. */
+static inline bool truth(Scalar v)
+{
+    unsigned char c;
+    memcpy(&c, &v.b, 1);
+    return c != 0;
+}
+
+static inline Scalar mk_bool(bool x)
+{
+    Scalar r;
+    r.u = 0;
+    r.b = x;
+    return r;
+}
+
+/* Leaves of a scalar-stratum type; arrays of an array-stratum type. */
+static int awidth(const Type *t)
+{
+    if (t->kind == TY_ARRAY) return 1;
+    if (t->kind != TY_ARRAYS) return 0;
+    int w = 0;
+    for (int k = 0; k < t->n; k++) w += awidth(t->elts[k]);
+    return w;
+}
+
+static int aoffset(const Type *t, int i)
+{
+    int off = 0;
+    for (int k = 0; k < i && k < t->n; k++) off += awidth(t->elts[k]);
+    return off;
+}
+
+static void release_all(ax_array **v, int n)
+{
+    for (int k = 0; k < n; k++) {
+        ax_array_release(v[k]);
+        v[k] = NULL;
+    }
+}
+
+/* A row-major multi-index: steps to the next position within shape. */
+static inline void ix_next(int rank, const int64_t *shape, int64_t *ix)
+{
+    for (int d = rank - 1; d >= 0; d--) {
+        if (++ix[d] < shape[d]) return;
+        ix[d] = 0;
+    }
+}
+
+static inline int64_t ix_linear(int rank, const int64_t *shape, const int64_t *ix)
+{
+    int64_t l = 0;
+    for (int d = 0; d < rank; d++) l = l * shape[d] + ix[d];
+    return l;
+}
+
+/* Row-major strides of a shape (elements). */
+static void strides(int rank, const int64_t *shape, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= shape[d];
+    }
+}
+
+/* Checks that f is a scalar LAM with nparam parameters (-1: any) whose
+ * leaves add up to width (-1: any), with variable ids in range. */
+static int check_lam(Interp *in, const Node *f, int nparam, int width)
+{
+    if (!f || f->op != OP_LAM || f->n < 1 || !f->kid[0]) return malformed(in, f, "expected a function");
+    if (nparam >= 0 && f->nparam != nparam) return malformed(in, f, "wrong number of parameters");
+    int w = 0;
+    for (int k = 0; k < f->nparam; k++) {
+        const Node *p = f->param[k];
+        if (!p || (unsigned)p->id >= (unsigned)in->nvars) return malformed(in, f, "bad parameter");
+        w += p->type->width;
+    }
+    if (width >= 0 && w != width) return malformed(in, f, "parameters do not match the arguments");
+    return 0;
+}
+
+/* Applies a scalar function to arguments laid out leaf after leaf. */
+static inline int call(Interp *in, const Node *f, const Scalar *args, Scalar *out)
+{
+    int off = 0;
+    for (int k = 0; k < f->nparam; k++) {
+        in->senv[f->param[k]->id] = args + off;
+        off += f->param[k]->type->width;
+    }
+    return ev(in, f->kid[0], out);
+}
+
+/* Applies a two-parameter function (check_lam'ed with 2). */
+static inline int call2(Interp *in, const Node *f, const Scalar *x, const Scalar *y, Scalar *out)
+{
+    in->senv[f->param[0]->id] = x;
+    in->senv[f->param[1]->id] = y;
+    return ev(in, f->kid[0], out);
+}
+
+/* ------------------------------------------------- scalar expressions */
+
+/* The arrays an array-stratum term in scalar code denotes.  Scalar code
+ * reaches arrays only through variables (and projections of them), which
+ * are looked up without taking references.  An embedded host array (USE)
+ * is accepted too: reading it costs nothing, so a pass may well inline
+ * one into scalar code. */
+static ax_array **aref(Interp *in, const Node *a)
+{
+    if (a->op == OP_USE) {
+        if (!a->arr) malformed(in, a, "no array");
+        return a->arr ? (ax_array **)&a->arr : NULL;
+    }
+    if (a->op == OP_AVAR) {
+        ax_array **v = (unsigned)a->id < (unsigned)in->nvars ? in->aenv[a->id] : NULL;
+        if (!v) malformed(in, a, "unbound array variable");
+        return v;
+    }
+    if (a->op == OP_APROJ) {
+        ax_array **v = aref(in, a->kid[0]);
+        return v ? v + aoffset(a->kid[0]->type, a->a) : NULL;
+    }
+    malformed(in, a, "scalar code reads an array that is not a variable");
+    return NULL;
+}
+
+static ax_array *aref1(Interp *in, const Node *a)
+{
+    if (a->type->kind != TY_ARRAY) return malformed(in, a, "expected a single array"), NULL;
+    ax_array **v = aref(in, a);
+    return v ? v[0] : NULL;
+}
+
+/* Loads element i of a (scalar arrays without the leaf-type lookup). */
+static int load_elt(Interp *in, const ax_array *a, int64_t i, Scalar *out)
+{
+    if (a->ncomp == 1 && a->elt->kind == TY_SCALAR) {
+        out[0] = sc_load(a->buf[0], a->elt->s, i);
+        return 0;
+    }
+    const ax_scalar *lt = leaf_types(in, a->elt);
+    if (!lt) return -1;
+    for (int c = 0; c < a->ncomp; c++) out[c] = sc_load(a->buf[c], lt[c], i);
+    return 0;
+}
+
+static int ev_prim(Interp *in, const Node *e, Scalar *out)
+{
+    Prim p = (Prim)e->a;
+    if (p == P_AND || p == P_OR) {
+        /* Short-circuit: the second operand is evaluated only when the
+         * first does not decide (its errors must not happen otherwise). */
+        Scalar c;
+        if (e->n != 2) return malformed(in, e, "wrong number of operands");
+        if (ev(in, e->kid[0], &c)) return -1;
+        if (truth(c) == (p == P_OR)) {
+            out[0] = mk_bool(truth(c));
+            return 0;
+        }
+        return ev(in, e->kid[1], out);
+    }
+    if (e->n > PRIM_MAXARGS) return malformed(in, e, "too many operands");
+    const Type *argt[PRIM_MAXARGS];
+    size_t total = 0;
+    for (int k = 0; k < e->n; k++) {
+        argt[k] = e->kid[k]->type;
+        total += (size_t)argt[k]->width;
+    }
+    /* Operands of a few leaves (nearly all) live in this frame: the
+     * innermost loop of every program runs through here. */
+    Scalar local[8];
+    Mark m = smark(in);
+    Scalar *args = total <= 8 ? local : salloc(in, total);
+    int rc = args ? 0 : -1;
+    size_t off = 0;
+    for (int k = 0; rc == 0 && k < e->n; k++) {
+        rc = ev(in, e->kid[k], args + off);
+        off += (size_t)argt[k]->width;
+    }
+    if (rc == 0) {
+        int st = prim_eval(p, argt, args, e->type, out);
+        if (st) rc = prim_fail(in, p, st);
+    }
+    srelease(in, m);
+    return rc;
+}
+
+static int ev_while(Interp *in, const Node *e, Scalar *out)
+{
+    const Node *cond = e->kid[0], *body = e->kid[1];
+    int w = e->type->width;
+    if (check_lam(in, cond, -1, w) || check_lam(in, body, -1, w)) return -1;
+    Mark m = smark(in);
+    Scalar *cur = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w);
+    int rc = cur && nxt ? ev(in, e->kid[2], cur) : -1;
+    while (rc == 0) {
+        Scalar c;
+        if ((rc = call(in, cond, cur, &c)) || !truth(c)) break;
+        if ((rc = call(in, body, cur, nxt))) break;
+        Scalar *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    if (rc == 0 && w > 0) memcpy(out, cur, sizeof *out * (size_t)w);
+    srelease(in, m);
+    return rc;
+}
+
+static int ev_index(Interp *in, const Node *e, Scalar *out)
+{
+    const ax_array *a = aref1(in, e->kid[0]);
+    if (!a) return -1;
+    int r = a->rank;
+    if (e->kid[1]->type->kind != TY_INDEX || e->kid[1]->type->n != r)
+        return malformed(in, e, "index rank differs from the array's");
+    Scalar ixs[AX_MAX_RANK + 1];
+    int64_t ix[AX_MAX_RANK + 1], lin = 0;
+    if (ev(in, e->kid[1], ixs)) return -1;
+    for (int d = 0; d < r; d++) ix[d] = ixs[d].i;
+    if (linear_checked(in, "ax_at", r, a->shape, ix, &lin)) return -1;
+    return load_elt(in, a, lin, out);
+}
+
+static int ev_lindex(Interp *in, const Node *e, Scalar *out)
+{
+    const ax_array *a = aref1(in, e->kid[0]);
+    if (!a) return -1;
+    Scalar i;
+    if (e->kid[1]->type->width != 1) return malformed(in, e, "the position is not a scalar");
+    if (ev(in, e->kid[1], &i)) return -1;
+    if (e->kid[1]->type->kind == TY_SCALAR && e->kid[1]->type->s != AX_I64)
+        i = sc_convert(i, e->kid[1]->type->s, AX_I64);
+    if (i.i < 0 || i.i >= a->size) {
+        char b[256];
+        fmt_ints(b, sizeof b, a->rank, a->shape);
+        return fail(in, AX_ERR_INDEX, "ax_at_linear: position %" PRId64 " out of bounds for shape (%s) (%" PRId64
+                    " elements)", i.i, b, a->size);
+    }
+    return load_elt(in, a, i.i, out);
+}
+
+/* Evaluates scalar expression e into out (e->type->width leaves). */
+static int ev(Interp *in, const Node *e, Scalar *out)
+{
+    switch (e->op) {
+    case OP_CONST:
+        out[0] = e->c;
+        return 0;
+
+    case OP_VAR: {
+        const Scalar *v = (unsigned)e->id < (unsigned)in->nvars ? in->senv[e->id] : NULL;
+        if (!v) return malformed(in, e, "unbound scalar variable");
+        int w = e->type->width;
+        if (w == 1) out[0] = v[0];
+        else if (w > 0) memcpy(out, v, sizeof *out * (size_t)w);
+        return 0;
+    }
+
+    case OP_LET: {
+        if ((unsigned)e->id >= (unsigned)in->nvars) return malformed(in, e, "variable id out of range");
+        Mark m = smark(in);
+        Scalar *b = salloc(in, (size_t)e->kid[0]->type->width);
+        int rc = b ? ev(in, e->kid[0], b) : -1;
+        if (rc == 0) {
+            in->senv[e->id] = b;
+            rc = ev(in, e->kid[1], out);
+            in->senv[e->id] = NULL;   /* its scratch is about to go */
+        }
+        srelease(in, m);
+        return rc;
+    }
+
+    case OP_TUPLE: {
+        int off = 0;
+        for (int k = 0; k < e->n; k++) {
+            if (ev(in, e->kid[k], out + off)) return -1;
+            off += e->kid[k]->type->width;
+        }
+        return 0;
+    }
+
+    case OP_PROJ:
+    case OP_IXGET: {
+        const Type *tt = e->kid[0]->type;
+        if (e->a < 0 || e->a >= tt->n) return malformed(in, e, "component out of range");
+        int off = e->op == OP_PROJ ? ty_leaf_offset(tt, e->a) : e->a;
+        int w = e->type->width;
+        Mark m = smark(in);
+        Scalar *t = salloc(in, (size_t)tt->width);
+        int rc = t ? ev(in, e->kid[0], t) : -1;
+        if (rc == 0 && w > 0) memcpy(out, t + off, sizeof *out * (size_t)w);
+        srelease(in, m);
+        return rc;
+    }
+
+    case OP_PRIM:
+        return ev_prim(in, e, out);
+
+    case OP_COND: {
+        Scalar c;
+        if (ev(in, e->kid[0], &c)) return -1;
+        return ev(in, e->kid[truth(c) ? 1 : 2], out);
+    }
+
+    case OP_WHILE:
+        return ev_while(in, e, out);
+
+    case OP_INDEX:
+        return ev_index(in, e, out);
+
+    case OP_LINDEX:
+        return ev_lindex(in, e, out);
+
+    case OP_SHAPE: {
+        const ax_array *a = aref1(in, e->kid[0]);
+        if (!a) return -1;
+        for (int d = 0; d < a->rank; d++) out[d].i = a->shape[d];
+        return 0;
+    }
+
+    case OP_IXCONS:
+        for (int k = 0; k < e->n; k++) {
+            const Type *t = e->kid[k]->type;
+            if (t->width != 1) return malformed(in, e, "an index component is not a scalar");
+            if (ev(in, e->kid[k], out + k)) return -1;
+            if (t->kind == TY_SCALAR && t->s != AX_I64) out[k] = sc_convert(out[k], t->s, AX_I64);
+        }
+        return 0;
+
+    default:
+        return malformed(in, e, "not a scalar expression");
+    }
+}
+
+/* Evaluates an element-typed expression of the array stratum (an extent,
+ * an initial value) into out. */
+static int ev_top(Interp *in, const Node *e, Scalar *out)
+{
+    if (!e || !ty_is_elt(e->type)) return malformed(in, e, "expected a scalar expression");
+    return ev(in, e, out);
+}
+
+/* A shape expression: an index of rank <= AX_MAX_RANK. */
+static int ev_shape(Interp *in, const Node *e, int64_t *sh, int *rank)
+{
+    if (!e || e->type->kind != TY_INDEX || e->type->n > AX_MAX_RANK) return malformed(in, e, "expected a shape");
+    Scalar v[AX_MAX_RANK + 1];
+    if (ev(in, e, v)) return -1;
+    *rank = e->type->n;
+    for (int d = 0; d < *rank; d++) sh[d] = v[d].i;
+    return 0;
+}
+
+static int ev_i64(Interp *in, const Node *e, int64_t *out)
+{
+    if (!e || e->type->kind != TY_SCALAR || !sc_is_int(e->type->s)) return malformed(in, e, "expected an integer");
+    Scalar v;
+    if (ev(in, e, &v)) return -1;
+    if (e->type->s != AX_I64) v = sc_convert(v, e->type->s, AX_I64);
+    *out = v.i;
+    return 0;
+}
+
+/* ------------------------------------------------------- array helpers */
+
+/* Evaluates a term that is a single array. */
+static int eval1(Interp *in, const Node *x, ax_array **a)
+{
+    *a = NULL;
+    if (!x || x->type->kind != TY_ARRAY) return malformed(in, x, "expected a single array");
+    return eval_acc(in, x, a);
+}
+
+static ax_array *new_array(Interp *in, const Type *elt, int rank, const int64_t *shape, const char *what)
+{
+    if (shape_size_checked(in->cx, what, rank, shape) < 0) return NULL;
+    return array_alloc(in->cx, elt, rank, shape, true);
+}
+
+/* The end of an operation with one result: hands it over or drops it. */
+static int finish(int rc, ax_array *res, ax_array **out)
+{
+    if (rc || !res) {
+        ax_array_release(res);
+        return -1;
+    }
+    out[0] = res;
+    return 0;
+}
+
+/* Result shape of elementwise operations on several arrays: the
+ * intersection (smallest extent per dimension). */
+static void intersect(int rank, ax_array *const *as, int n, int64_t *sh)
+{
+    for (int d = 0; d < rank; d++) {
+        sh[d] = as[0]->shape[d];
+        for (int k = 1; k < n; k++)
+            if (as[k]->shape[d] < sh[d]) sh[d] = as[k]->shape[d];
+    }
+}
+
+/* ----------------------------------------------------- array operations */
+
+static int op_unit(Interp *in, const Node *x, ax_array **out)
+{
+    int64_t none[1] = {0};
+    ax_array *res = NULL;
+    View rv = VIEW_NONE;
+    Mark m = smark(in);
+    Scalar *y = salloc(in, (size_t)x->type->elt->width);
+    int rc = y ? ev_top(in, x->kid[0], y) : -1;
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, 0, none, "ax_unit");
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+        if (rc == 0) vstore(&rv, 0, y);
+    }
+    srelease(in, m);
+    return finish(rc, res, out);
+}
+
+static int op_generate(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *f = x->kid[1];
+    int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0};
+    int r = 0;
+    ax_array *res = NULL;
+    View rv = VIEW_NONE;
+    if (ev_shape(in, x->kid[0], sh, &r) || check_lam(in, f, 1, r)) return -1;
+    res = new_array(in, x->type->elt, r, sh, "ax_generate");
+    if (!res || view(in, res, &rv)) return finish(-1, res, out);
+    Mark m = smark(in);
+    Scalar *ixs = salloc(in, (size_t)r), *y = salloc(in, (size_t)rv.w);
+    int rc = ixs && y ? 0 : -1;
+    for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+        for (int d = 0; d < r; d++) ixs[d].i = ix[d];
+        if ((rc = call(in, f, ixs, y))) break;
+        vstore(&rv, i, y);
+        ix_next(r, sh, ix);
+    }
+    srelease(in, m);
+    return finish(rc, res, out);
+}
+
+/* MAP and ZIPWITH: kid[0] the function, kid[1..k] the arrays. */
+static int op_zipwith(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *f = x->kid[0];
+    int k = x->n - 1;
+    if (k < 1) return malformed(in, x, "no arrays");
+    ax_array **src = calloc((size_t)k, sizeof *src);
+    View *sv = calloc((size_t)k, sizeof *sv);
+    ax_array *res = NULL;
+    View rv = VIEW_NONE;
+    int rc = src && sv ? 0 : nomem(in);
+    int width = 0;
+    for (int j = 0; rc == 0 && j < k; j++) {
+        if ((rc = eval1(in, x->kid[1 + j], &src[j]))) break;
+        if ((rc = view(in, src[j], &sv[j]))) break;
+        if (src[j]->rank != src[0]->rank) rc = malformed(in, x, "the arrays differ in rank");
+        width += sv[j].w;
+    }
+    if (rc == 0) rc = check_lam(in, f, k, width);
+    if (rc == 0) {
+        int r = src[0]->rank;
+        int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0};
+        intersect(r, src, k, sh);
+        res = new_array(in, x->type->elt, r, sh, api_name(x->op));
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+        Mark m = smark(in);
+        Scalar *args = salloc(in, (size_t)width), *y = salloc(in, (size_t)(rc == 0 ? rv.w : 0));
+        if (!args || !y) rc = -1;
+        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+            int off = 0;
+            for (int j = 0; j < k; j++) {
+                /* A single input (map) has the result's shape: no need
+                 * to recompute the position. */
+                int64_t lin = k == 1 ? i : ix_linear(r, src[j]->shape, ix);
+                vload(&sv[j], lin, args + off);
+                off += sv[j].w;
+            }
+            if ((rc = call(in, f, args, y))) break;
+            vstore(&rv, i, y);
+            ix_next(r, sh, ix);
+        }
+        srelease(in, m);
+    }
+    if (src) release_all(src, k);
+    free(src);
+    free(sv);
+    return finish(rc, res, out);
+}
+
+static int op_backpermute(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *p = x->kid[1];
+    int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0}, six[AX_MAX_RANK + 1];
+    int r = 0;
+    ax_array *src = NULL, *res = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE;
+    int rc = ev_shape(in, x->kid[0], sh, &r);
+    if (rc == 0) rc = check_lam(in, p, 1, r);
+    if (rc == 0) rc = eval1(in, x->kid[2], &src);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0 && p->type->width != src->rank) rc = malformed(in, x, "index function rank");
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, r, sh, "ax_backpermute");
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0) {
+        int sr = src->rank;
+        Mark m = smark(in);
+        Scalar *ixs = salloc(in, (size_t)r), *t = salloc(in, (size_t)sr), *y = salloc(in, (size_t)sv.w);
+        if (!ixs || !t || !y) rc = -1;
+        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+            int64_t lin = 0;
+            for (int d = 0; d < r; d++) ixs[d].i = ix[d];
+            if ((rc = call(in, p, ixs, t))) break;
+            for (int d = 0; d < sr; d++) six[d] = t[d].i;
+            if ((rc = linear_checked(in, "ax_backpermute", sr, src->shape, six, &lin))) break;
+            vload(&sv, lin, y);
+            vstore(&rv, i, y);
+            ix_next(r, sh, ix);
+        }
+        srelease(in, m);
+    }
+    ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+/* Forward permutation: a copy of the defaults, then each source element
+ * in row-major order is combined into its target as comb(new, old). */
+static int op_permute(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *comb = x->kid[0], *p = x->kid[2];
+    ax_array *dflt = NULL, *src = NULL, *res = NULL;
+    View dv = VIEW_NONE, sv = VIEW_NONE, rv = VIEW_NONE;
+    int rc = eval1(in, x->kid[1], &dflt);
+    if (rc == 0) rc = eval1(in, x->kid[3], &src);
+    if (rc == 0) rc = view(in, dflt, &dv) || view(in, src, &sv) ? -1 : 0;
+    if (rc == 0) rc = check_lam(in, comb, 2, 2 * sv.w);
+    if (rc == 0) rc = check_lam(in, p, 1, src->rank);
+    if (rc == 0 && (p->type->width != dflt->rank || dv.w != sv.w)) rc = malformed(in, x, "types do not fit");
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, dflt->rank, dflt->shape, "ax_permute");
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0) {
+        vcopy(&rv, 0, &dv, 0, dflt->size);
+        ax_array_release(dflt);
+        dflt = NULL;
+        int sr = src->rank, tr = res->rank;
+        int64_t ix[AX_MAX_RANK] = {0}, tix[AX_MAX_RANK + 1];
+        Mark m = smark(in);
+        Scalar *ixs = salloc(in, (size_t)sr), *t = salloc(in, (size_t)tr);
+        Scalar *nw = salloc(in, (size_t)sv.w), *old = salloc(in, (size_t)sv.w), *y = salloc(in, (size_t)sv.w);
+        if (!ixs || !t || !nw || !old || !y) rc = -1;
+        for (int64_t i = 0; rc == 0 && i < src->size; i++, ix_next(sr, src->shape, ix)) {
+            for (int d = 0; d < sr; d++) ixs[d].i = ix[d];
+            if ((rc = call(in, p, ixs, t))) break;
+            bool ignore = tr >= 1, inside = true;
+            for (int d = 0; d < tr; d++) {
+                tix[d] = t[d].i;
+                if (tix[d] != -1) ignore = false;
+                if (tix[d] < 0 || tix[d] >= res->shape[d]) inside = false;
+            }
+            if (ignore) continue;
+            if (!inside) {
+                if (!in->safe) continue;
+                char a[256], b[256];
+                fmt_ints(a, sizeof a, tr, tix);
+                fmt_ints(b, sizeof b, tr, res->shape);
+                rc = fail(in, AX_ERR_INDEX, "ax_permute: target index (%s) out of bounds for shape (%s)", a, b);
+                break;
+            }
+            int64_t lin = ix_linear(tr, res->shape, tix);
+            vload(&sv, i, nw);
+            vload(&rv, lin, old);
+            if ((rc = call2(in, comb, nw, old, y))) break;
+            vstore(&rv, lin, y);
+        }
+        srelease(in, m);
+    }
+    ax_array_release(dflt);
+    ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+/* REPLICATE (spec over the result's dimensions) and SLICE (spec over the
+ * source's dimensions).  Both become: result element at ix reads the source
+ * at base + sum(ix[d] * step[d]). */
+static int op_slice(Interp *in, const Node *x, ax_array **out)
+{
+    bool rep = x->op == OP_REPLICATE;
+    const char *what = api_name(x->op);
+    const Slice *sp = x->slice;
+    ax_array *src = NULL, *res = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE;
+    int64_t sstr[AX_MAX_RANK], sh[AX_MAX_RANK], step[AX_MAX_RANK], ix[AX_MAX_RANK] = {0}, base = 0;
+    int r = 0;
+    int rc = sp && sp->n >= 0 && sp->n <= AX_MAX_RANK ? 0 : malformed(in, x, "bad slice specifier");
+    if (rc == 0) rc = eval1(in, x->kid[0], &src);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0) {
+        int nall = 0, nfixed = 0;
+        for (int d = 0; d < sp->n; d++) sp->fixed[d] ? nfixed++ : nall++;
+        if (x->n != 1 + nfixed || src->rank != (rep ? nall : sp->n))
+            rc = malformed(in, x, "the specifier does not fit the array");
+    }
+    if (rc == 0) strides(src->rank, src->shape, sstr);
+    for (int d = 0, k = 0, s = 0; rc == 0 && d < sp->n; d++) {
+        if (!sp->fixed[d]) {
+            sh[r] = src->shape[s];
+            step[r++] = sstr[s++];
+            continue;
+        }
+        int64_t v = 0;
+        if ((rc = ev_i64(in, x->kid[1 + k++], &v))) break;
+        if (rep) {                /* a new dimension of extent v */
+            sh[r] = v;
+            step[r++] = 0;
+        } else {                  /* index v of source dimension s */
+            if (v < 0 || v >= src->shape[s]) {
+                char b[256];
+                fmt_ints(b, sizeof b, src->rank, src->shape);
+                rc = fail(in, AX_ERR_INDEX, "%s: index %" PRId64 " of dimension %d out of bounds for shape (%s)",
+                          what, v, s, b);
+                break;
+            }
+            base += v * sstr[s++];
+        }
+    }
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, r, sh, what);
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0) {
+        Mark m = smark(in);
+        Scalar *y = salloc(in, (size_t)sv.w);
+        if (!y) rc = -1;
+        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+            int64_t lin = base;
+            for (int d = 0; d < r; d++) lin += ix[d] * step[d];
+            vload(&sv, lin, y);
+            vstore(&rv, i, y);
+            ix_next(r, sh, ix);
+        }
+        srelease(in, m);
+    }
+    ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+static int op_reshape(Interp *in, const Node *x, ax_array **out)
+{
+    int64_t sh[AX_MAX_RANK];
+    int r = 0;
+    ax_array *src = NULL, *res = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE;
+    int rc = ev_shape(in, x->kid[0], sh, &r);
+    if (rc == 0) rc = eval1(in, x->kid[1], &src);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0) {
+        int64_t n = shape_size_checked(in->cx, "ax_reshape", r, sh);
+        if (n < 0) rc = -1;
+        else if (n != src->size) {
+            char a[256], b[256];
+            fmt_ints(a, sizeof a, src->rank, src->shape);
+            fmt_ints(b, sizeof b, r, sh);
+            rc = fail(in, AX_ERR_SHAPE,
+                      "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
+                      " elements)", a, src->size, b, n);
+        }
+    }
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, r, sh, "ax_reshape");
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0) vcopy(&rv, 0, &sv, 0, src->size);
+    ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+/* FOLD and FOLD1 along the innermost dimension: f(...f(f(z, a0), a1)...)
+ * per row, or f(...f(a0, a1)...). */
+static int op_fold(Interp *in, const Node *x, ax_array **out)
+{
+    bool has_z = x->op == OP_FOLD;
+    const char *what = api_name(x->op);
+    const Node *f = x->kid[0];
+    int w = x->type->elt->width;
+    ax_array *src = NULL, *res = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE;
+    Mark m = smark(in);
+    Scalar *z = salloc(in, (size_t)w), *acc = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w),
+           *e = salloc(in, (size_t)w);
+    int rc = z && acc && nxt && e ? check_lam(in, f, 2, 2 * w) : -1;
+    if (rc == 0 && has_z) rc = ev_top(in, x->kid[1], z);
+    if (rc == 0) rc = eval1(in, x->kid[has_z ? 2 : 1], &src);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = malformed(in, x, "the array does not fit");
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, src->rank - 1, src->shape, what);
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0) {
+        int64_t n = src->shape[src->rank - 1], rows = res->size;
+        if (!has_z && n == 0 && rows > 0)
+            rc = fail(in, AX_ERR_SHAPE, "%s: cannot reduce an empty row (the innermost extent is 0)", what);
+        for (int64_t row = 0; rc == 0 && row < rows; row++) {
+            int64_t b = row * n, j = 0;
+            if (has_z) {
+                if (w > 0) memcpy(acc, z, sizeof *acc * (size_t)w);
+            } else {
+                vload(&sv, b, acc);
+                j = 1;
+            }
+            for (; j < n; j++) {
+                vload(&sv, b + j, e);
+                if ((rc = call2(in, f, acc, e, nxt))) break;
+                Scalar *t = acc;
+                acc = nxt;
+                nxt = t;
+            }
+            if (rc == 0) vstore(&rv, row, acc);
+        }
+    }
+    srelease(in, m);
+    ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+/* Reads and checks segment lengths: each >= 0, adding up to n. */
+static int seg_lengths(Interp *in, const char *what, const ax_array *segs, int64_t n, int64_t *len)
+{
+    ax_scalar s = segs->elt->kind == TY_SCALAR ? segs->elt->s : AX_F64;
+    if (segs->rank != 1 || segs->ncomp != 1 || !sc_is_int(s))
+        return fail(in, AX_ERR_SHAPE, "%s: the segments are not a vector of integers", what);
+    int64_t sum = 0;
+    for (int64_t k = 0; k < segs->size; k++) {
+        Scalar v = sc_load(segs->buf[0], s, k);
+        if (!sc_is_signed(s) && v.u > (uint64_t)INT64_MAX)
+            return fail(in, AX_ERR_SHAPE, "%s: segment %" PRId64 " has length %" PRIu64 ", more than the %" PRId64
+                        " elements of a row", what, k, v.u, n);
+        int64_t l = sc_is_signed(s) ? v.i : (int64_t)v.u;
+        if (l < 0) return fail(in, AX_ERR_SHAPE, "%s: segment %" PRId64 " has negative length %" PRId64, what, k, l);
+        if (l > n - sum)
+            return fail(in, AX_ERR_SHAPE, "%s: the segment lengths add up to more than the innermost extent %" PRId64,
+                        what, n);
+        sum += l;
+        len[k] = l;
+    }
+    if (sum != n)
+        return fail(in, AX_ERR_SHAPE, "%s: the segment lengths add up to %" PRId64 ", not the innermost extent %" PRId64,
+                    what, sum, n);
+    return 0;
+}
+
+/* FOLDSEG and FOLD1SEG: one reduction per segment of each row. */
+static int op_foldseg(Interp *in, const Node *x, ax_array **out)
+{
+    bool has_z = x->op == OP_FOLDSEG;
+    const char *what = api_name(x->op);
+    const Node *f = x->kid[0];
+    int w = x->type->elt->width;
+    ax_array *src = NULL, *segs = NULL, *res = NULL;
+    int64_t *len = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE;
+    Mark m = smark(in);
+    Scalar *z = salloc(in, (size_t)w), *acc = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w),
+           *e = salloc(in, (size_t)w);
+    int rc = z && acc && nxt && e ? check_lam(in, f, 2, 2 * w) : -1;
+    if (rc == 0 && has_z) rc = ev_top(in, x->kid[1], z);
+    if (rc == 0) rc = eval1(in, x->kid[has_z ? 2 : 1], &src);
+    if (rc == 0) rc = eval1(in, x->kid[has_z ? 3 : 2], &segs);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = malformed(in, x, "the array does not fit");
+    int r = rc == 0 ? src->rank : 0;
+    int64_t n = rc == 0 ? src->shape[r - 1] : 0, nseg = rc == 0 ? segs->shape[0] : 0;
+    if (rc == 0 && !(len = malloc(sizeof *len * (size_t)(nseg > 0 ? nseg : 1)))) rc = nomem(in);
+    if (rc == 0) rc = seg_lengths(in, what, segs, n, len);
+    if (rc == 0) {
+        int64_t sh[AX_MAX_RANK];
+        memcpy(sh, src->shape, sizeof *sh * (size_t)r);
+        sh[r - 1] = nseg;
+        res = new_array(in, x->type->elt, r, sh, what);
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0) {
+        int64_t rows = nseg > 0 ? res->size / nseg : 0;
+        for (int64_t k = 0; !has_z && rows > 0 && k < nseg; k++)
+            if (len[k] == 0) {
+                rc = fail(in, AX_ERR_SHAPE, "%s: cannot reduce segment %" PRId64 ", which is empty", what, k);
+                break;
+            }
+        for (int64_t row = 0; rc == 0 && row < rows; row++) {
+            int64_t pos = row * n;
+            for (int64_t k = 0; rc == 0 && k < nseg; k++) {
+                int64_t j = 0;
+                if (has_z) {
+                    if (w > 0) memcpy(acc, z, sizeof *acc * (size_t)w);
+                } else {
+                    vload(&sv, pos, acc);
+                    j = 1;
+                }
+                for (; j < len[k]; j++) {
+                    vload(&sv, pos + j, e);
+                    if ((rc = call2(in, f, acc, e, nxt))) break;
+                    Scalar *t = acc;
+                    acc = nxt;
+                    nxt = t;
+                }
+                if (rc == 0) vstore(&rv, row * nseg + k, acc);
+                pos += len[k];
+            }
+        }
+    }
+    srelease(in, m);
+    free(len);
+    ax_array_release(src);
+    ax_array_release(segs);
+    return finish(rc, res, out);
+}
+
+/* The scans, along the innermost dimension of each row (n elements a_j):
+ *   scanl   z, f(z,a0), f(f(z,a0),a1), ...                  extent n+1
+ *   scanl1  a0, f(a0,a1), ...                                extent n
+ *   scanl'  z, f(z,a0), ... (without the last) + the total   extent n
+ *   scanr   ..., f(a_{n-1},z), z                             extent n+1
+ *   scanr1  ..., f(a_{n-2},a_{n-1}), a_{n-1}                 extent n
+ *   scanr'  element j = a_{j+1} . (... . z), last z, total = a_0 . (...) */
+static int op_scan(Interp *in, const Node *x, ax_array **out)
+{
+    Op op = x->op;
+    bool left = op == OP_SCANL || op == OP_SCANL1 || op == OP_SCANLEX;
+    bool has_z = !(op == OP_SCANL1 || op == OP_SCANR1);
+    bool ex = op == OP_SCANLEX || op == OP_SCANREX;
+    const char *what = api_name(op);
+    const Node *f = x->kid[0];
+    const Type *rt = ex ? x->type->elts[0] : x->type;
+    if (rt->kind != TY_ARRAY) return malformed(in, x, "result type");
+    const Type *elt = rt->elt;
+    int w = elt->width;
+    ax_array *src = NULL, *res = NULL, *tot = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE, tv = VIEW_NONE;
+    Mark m = smark(in);
+    Scalar *z = salloc(in, (size_t)w), *acc = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w),
+           *e = salloc(in, (size_t)w);
+    int rc = z && acc && nxt && e ? check_lam(in, f, 2, 2 * w) : -1;
+    if (rc == 0 && has_z) rc = ev_top(in, x->kid[1], z);
+    if (rc == 0) rc = eval1(in, x->kid[has_z ? 2 : 1], &src);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = malformed(in, x, "the array does not fit");
+    int r = rc == 0 ? src->rank : 0;
+    int64_t n = rc == 0 ? src->shape[r - 1] : 0;
+    if (rc == 0 && has_z && !ex && n == INT64_MAX)
+        rc = fail(in, AX_ERR_SHAPE, "%s: the result's extent overflows 64 bits", what);
+    int64_t ext = rc == 0 ? n + (has_z && !ex) : 0;   /* the result's innermost extent */
+    if (rc == 0) {
+        int64_t sh[AX_MAX_RANK];
+        memcpy(sh, src->shape, sizeof *sh * (size_t)r);
+        sh[r - 1] = ext;
+        res = new_array(in, elt, r, sh, what);
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0 && ex) {
+        tot = new_array(in, elt, r - 1, src->shape, what);
+        rc = tot && !view(in, tot, &tv) ? 0 : -1;
+    }
+    if (rc == 0) {
+        /* With an empty innermost dimension and no z there is nothing to
+         * compute (and the number of rows might not even fit). */
+        int64_t rows = ext > 0 ? res->size / ext : 0;
+        if (ex) rows = tot->size;
+        for (int64_t row = 0; rc == 0 && row < rows; row++) {
+            int64_t b = row * n, o = row * ext;
+            if (!has_z && n == 0) continue;
+            if (left) {
+                int64_t j = 0;
+                if (has_z) {
+                    if (w > 0) memcpy(acc, z, sizeof *acc * (size_t)w);
+                    if (!ex) vstore(&rv, o, acc);
+                } else {
+                    vload(&sv, b, acc);
+                    vstore(&rv, o, acc);
+                    j = 1;
+                }
+                for (; j < n; j++) {
+                    if (ex) vstore(&rv, o + j, acc);
+                    vload(&sv, b + j, e);
+                    if ((rc = call2(in, f, acc, e, nxt))) break;
+                    Scalar *t = acc;
+                    acc = nxt;
+                    nxt = t;
+                    if (!ex) vstore(&rv, o + j + has_z, acc);
+                }
+            } else {
+                int64_t j = n - 1;
+                if (has_z) {
+                    if (w > 0) memcpy(acc, z, sizeof *acc * (size_t)w);
+                    if (!ex) vstore(&rv, o + n, acc);
+                } else {
+                    vload(&sv, b + n - 1, acc);
+                    vstore(&rv, o + n - 1, acc);
+                    j = n - 2;
+                }
+                for (; j >= 0; j--) {
+                    if (ex) vstore(&rv, o + j, acc);
+                    vload(&sv, b + j, e);
+                    if ((rc = call2(in, f, e, acc, nxt))) break;
+                    Scalar *t = acc;
+                    acc = nxt;
+                    nxt = t;
+                    if (!ex) vstore(&rv, o + j, acc);
+                }
+            }
+            if (rc == 0 && ex) vstore(&tv, row, acc);
+        }
+    }
+    srelease(in, m);
+    ax_array_release(src);
+    if (rc || !res) {
+        ax_array_release(res);
+        ax_array_release(tot);
+        return -1;
+    }
+    out[0] = res;
+    if (ex) out[1] = tot;
+    return 0;
+}
+
+static int op_filter(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *p = x->kid[0];
+    ax_array *src = NULL, *res = NULL;
+    unsigned char *keep = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE;
+    int64_t count = 0;
+    int rc = eval1(in, x->kid[1], &src);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0) rc = check_lam(in, p, 1, sv.w);
+    if (rc == 0 && !(keep = malloc((size_t)(src->size > 0 ? src->size : 1)))) rc = nomem(in);
+    if (rc == 0) {
+        Mark m = smark(in);
+        Scalar *e = salloc(in, (size_t)sv.w);
+        if (!e) rc = -1;
+        for (int64_t i = 0; rc == 0 && i < src->size; i++) {
+            Scalar c;
+            vload(&sv, i, e);
+            if ((rc = call(in, p, e, &c))) break;
+            keep[i] = truth(c);
+            count += keep[i];
+        }
+        srelease(in, m);
+    }
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, 1, &count, "ax_filter");
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    for (int64_t i = 0, j = 0; rc == 0 && i < src->size; i++)
+        if (keep[i]) vcopy(&rv, j++, &sv, i, 1);
+    free(keep);
+    ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+/* The coordinate a stencil reads for position c of a dimension of extent
+ * n >= 1, or -1 for "the constant". */
+static int64_t boundary(ax_boundary_kind b, int64_t c, int64_t n)
+{
+    if (c >= 0 && c < n) return c;
+    switch (b) {
+    case AX_CLAMP:
+        return c < 0 ? 0 : n - 1;
+    case AX_MIRROR: {
+        /* Reflection about the edge elements without repeating them has
+         * period 2(n-1): 0 1 .. n-1 n-2 .. 1 | 0 1 ...  Any distance works,
+         * however far beyond the edge a wide stencil reaches. */
+        if (n == 1) return 0;
+        int64_t per = 2 * (n - 1), k = c % per;
+        if (k < 0) k += per;
+        return k < n ? k : per - k;
+    }
+    case AX_WRAP: {
+        int64_t k = c % n;
+        return k < 0 ? k + n : k;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* STENCIL and STENCIL2: f receives each input's neighbourhood in row-major
+ * order (input 0's, then input 1's); the result has the inputs'
+ * intersection shape; each input is read with its own boundary rule. */
+static int op_stencil(Interp *in, const Node *x, ax_array **out)
+{
+    const Stencil *st = x->sten;
+    const Node *f = x->kid[0];
+    int nin = x->op == OP_STENCIL2 ? 2 : 1;
+    ax_array *src[2] = {NULL, NULL}, *res = NULL;
+    View sv[2] = {VIEW_NONE, VIEW_NONE}, rv = VIEW_NONE;
+    Scalar *cval[2] = {NULL, NULL};
+    int64_t *offs[2] = {NULL, NULL}, nn[2] = {0, 0};
+    int r = st ? st->rank : -1, width = 0;
+    Mark m = smark(in);
+    int rc = st && st->ninputs == nin && r >= 0 && r <= AX_MAX_RANK && x->n >= 1 + nin
+                 ? 0 : malformed(in, x, "bad stencil description");
+    for (int q = 0; rc == 0 && q < nin; q++) {
+        if ((rc = eval1(in, x->kid[1 + q], &src[q])) || (rc = view(in, src[q], &sv[q]))) break;
+        if (src[q]->rank != r) {
+            rc = malformed(in, x, "the array's rank differs from the stencil's");
+            break;
+        }
+        nn[q] = 1;
+        for (int d = 0; d < r; d++) {
+            if (st->size[q][d] < 1) rc = malformed(in, x, "bad stencil size");
+            nn[q] *= st->size[q][d];
+        }
+        if (rc) break;
+        width += (int)nn[q] * sv[q].w;
+        /* Offsets of the neighbourhood from its centre, row-major. */
+        if (!(offs[q] = malloc(sizeof *offs[q] * (size_t)(nn[q] * (r > 0 ? r : 1))))) {
+            rc = nomem(in);
+            break;
+        }
+        int64_t pos[AX_MAX_RANK] = {0}, sz[AX_MAX_RANK];
+        for (int d = 0; d < r; d++) sz[d] = st->size[q][d];
+        for (int64_t k = 0; k < nn[q]; k++, ix_next(r, sz, pos))
+            for (int d = 0; d < r; d++) offs[q][k * r + d] = pos[d] - sz[d] / 2;
+        if (st->bound[q] == AX_CONSTANT) {
+            int ck = st->constkid[q];
+            if (ck < 1 + nin || ck >= x->n) {
+                rc = malformed(in, x, "no boundary value");
+                break;
+            }
+            if (!(cval[q] = salloc(in, (size_t)sv[q].w)) || (rc = ev_top(in, x->kid[ck], cval[q]))) {
+                rc = -1;
+                break;
+            }
+        }
+    }
+    if (rc == 0) rc = check_lam(in, f, -1, width);
+    int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0};
+    if (rc == 0) {
+        intersect(r, src, nin, sh);
+        res = new_array(in, x->type->elt, r, sh, api_name(x->op));
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    Scalar *args = NULL, *y = NULL;
+    if (rc == 0 && (!(args = salloc(in, (size_t)width)) || !(y = salloc(in, (size_t)rv.w)))) rc = -1;
+    for (int64_t i = 0; rc == 0 && i < res->size; i++, ix_next(r, sh, ix)) {
+        Scalar *a = args;
+        for (int q = 0; q < nin; q++) {
+            const int64_t *ext = src[q]->shape;
+            for (int64_t k = 0; k < nn[q]; k++, a += sv[q].w) {
+                const int64_t *o = offs[q] + k * r;
+                int64_t lin = 0;
+                for (int d = 0; d < r; d++) {
+                    int64_t c = boundary(st->bound[q], ix[d] + o[d], ext[d]);
+                    if (c < 0) {
+                        lin = -1;
+                        break;
+                    }
+                    lin = lin * ext[d] + c;
+                }
+                if (lin >= 0) vload(&sv[q], lin, a);
+                else if (sv[q].w > 0) memcpy(a, cval[q], sizeof *a * (size_t)sv[q].w);
+            }
+        }
+        if ((rc = call(in, f, args, y))) break;
+        vstore(&rv, i, y);
+    }
+    srelease(in, m);
+    for (int q = 0; q < 2; q++) {
+        free(offs[q]);
+        ax_array_release(src[q]);
+    }
+    return finish(rc, res, out);
+}
+
+/* Binds an array function's parameters to consecutive arrays of v. */
+static int bind_alam(Interp *in, const Node *f, ax_array **v, int width)
+{
+    if (!f || f->op != OP_LAM || f->n < 1 || !f->kid[0]) return malformed(in, f, "expected an array function");
+    int off = 0;
+    for (int k = 0; k < f->nparam; k++) {
+        const Node *p = f->param[k];
+        if (!p || (unsigned)p->id >= (unsigned)in->nvars) return malformed(in, f, "bad parameter");
+        in->aenv[p->id] = v + off;
+        off += awidth(p->type);
+    }
+    if (off != width) return malformed(in, f, "parameters do not match the arguments");
+    return 0;
+}
+
+static void unbind_alam(Interp *in, const Node *f)
+{
+    for (int k = 0; f && k < f->nparam; k++)
+        if (f->param[k] && (unsigned)f->param[k]->id < (unsigned)in->nvars) in->aenv[f->param[k]->id] = NULL;
+}
+
+/* AWHILE: x = init; while (cond(x)[]) x = body(x).  Each iteration's
+ * arrays are released as soon as the next one exists. */
+static int op_awhile(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *cond = x->kid[0], *body = x->kid[1];
+    int w = awidth(x->type);
+    ax_array **cur = calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
+    ax_array **nxt = calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
+    int rc = cur && nxt ? eval_acc(in, x->kid[2], cur) : nomem(in);
+    bool have = rc == 0;
+    while (rc == 0) {
+        ax_array *flag = NULL;
+        if ((rc = bind_alam(in, cond, cur, w))) break;
+        if ((rc = eval1(in, cond->kid[0], &flag))) break;
+        if (flag->rank != 0 || flag->ncomp != 1 || flag->elt->kind != TY_SCALAR || flag->elt->s != AX_BOOL) {
+            ax_array_release(flag);
+            rc = malformed(in, x, "the condition is not a rank-0 bool array");
+            break;
+        }
+        bool go = truth(sc_load(flag->buf[0], AX_BOOL, 0));
+        ax_array_release(flag);
+        if (!go) break;
+        if ((rc = bind_alam(in, body, cur, w))) break;
+        if ((rc = eval_acc(in, body->kid[0], nxt))) break;
+        release_all(cur, w);
+        ax_array **t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    unbind_alam(in, cond);
+    unbind_alam(in, body);
+    if (rc == 0) {
+        memcpy(out, cur, sizeof *out * (size_t)w);
+    } else if (have) {
+        release_all(cur, w);
+    }
+    free(cur);
+    free(nxt);
+    return rc;
+}
+
+static int op_alet(Interp *in, const Node *x, ax_array **out)
+{
+    if ((unsigned)x->id >= (unsigned)in->nvars) return malformed(in, x, "variable id out of range");
+    int w = awidth(x->kid[0]->type);
+    ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+    if (!v) return nomem(in);
+    int rc = eval_acc(in, x->kid[0], v);
+    if (rc == 0) {
+        in->aenv[x->id] = v;
+        rc = eval_acc(in, x->kid[1], out);
+        in->aenv[x->id] = NULL;
+        release_all(v, w);
+    }
+    free(v);
+    return rc;
+}
+
+static int op_atuple(Interp *in, const Node *x, ax_array **out)
+{
+    int off = 0;
+    for (int k = 0; k < x->n; k++) {
+        if (eval_acc(in, x->kid[k], out + off)) {
+            release_all(out, off);
+            return -1;
+        }
+        off += awidth(x->kid[k]->type);
+    }
+    return 0;
+}
+
+static int op_aproj(Interp *in, const Node *x, ax_array **out)
+{
+    const Type *tt = x->kid[0]->type;
+    if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return malformed(in, x, "bad projection");
+    int w = awidth(tt), off = aoffset(tt, x->a), cw = awidth(x->type);
+    ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+    if (!v) return nomem(in);
+    int rc = eval_acc(in, x->kid[0], v);
+    if (rc == 0) {
+        for (int k = 0; k < w; k++) {
+            if (k >= off && k < off + cw) out[k - off] = v[k];
+            else ax_array_release(v[k]);
+        }
+    }
+    free(v);
+    return rc;
+}
+
+/* Evaluates an array-stratum term into out (awidth(x->type) new
+ * references). */
+static int eval_acc(Interp *in, const Node *x, ax_array **out)
+{
+    switch (x->op) {
+    case OP_USE:
+        if (!x->arr) return malformed(in, x, "no array");
+        out[0] = ax_array_retain(x->arr);
+        return 0;
+
+    case OP_AVAR: {
+        ax_array **v = (unsigned)x->id < (unsigned)in->nvars ? in->aenv[x->id] : NULL;
+        if (!v) return malformed(in, x, "unbound array variable");
+        int w = awidth(x->type);
+        for (int k = 0; k < w; k++) out[k] = ax_array_retain(v[k]);
+        return 0;
+    }
+
+    case OP_ALET: return op_alet(in, x, out);
+    case OP_UNIT: return op_unit(in, x, out);
+    case OP_GENERATE: return op_generate(in, x, out);
+    case OP_MAP:
+    case OP_ZIPWITH: return op_zipwith(in, x, out);
+    case OP_BACKPERMUTE: return op_backpermute(in, x, out);
+    case OP_PERMUTE: return op_permute(in, x, out);
+    case OP_REPLICATE:
+    case OP_SLICE: return op_slice(in, x, out);
+    case OP_RESHAPE: return op_reshape(in, x, out);
+    case OP_FOLD:
+    case OP_FOLD1: return op_fold(in, x, out);
+    case OP_FOLDSEG:
+    case OP_FOLD1SEG: return op_foldseg(in, x, out);
+    case OP_SCANL:
+    case OP_SCANL1:
+    case OP_SCANR:
+    case OP_SCANR1:
+    case OP_SCANLEX:
+    case OP_SCANREX: return op_scan(in, x, out);
+    case OP_FILTER: return op_filter(in, x, out);
+    case OP_STENCIL:
+    case OP_STENCIL2: return op_stencil(in, x, out);
+
+    case OP_ACOND: {
+        Scalar c;
+        if (ev_top(in, x->kid[0], &c)) return -1;
+        return eval_acc(in, x->kid[truth(c) ? 1 : 2], out);
+    }
+
+    case OP_AWHILE: return op_awhile(in, x, out);
+    case OP_ATUPLE: return op_atuple(in, x, out);
+    case OP_APROJ: return op_aproj(in, x, out);
+
+    default:
+        return malformed(in, x, "not an array computation");
+    }
+}
+
+/* ------------------------------------------------------------ entry */
+
+int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max)
+{
+    Interp in;
+    memset(&in, 0, sizeof in);
+    in.cx = cx;
+    in.safe = !cx->opt.unsafe;
+    if (!p || !p->root || !op_is_array(p->root->op) || p->nvars < 0) {
+        ctx_error(cx, AX_ERR_BACKEND, "interp: no program to run");
+        return -1;
+    }
+    in.nvars = p->nvars;
+    size_t nv = (size_t)(p->nvars > 0 ? p->nvars : 1);
+    int w = awidth(p->root->type);
+    in.senv = calloc(nv, sizeof *in.senv);
+    in.aenv = calloc(nv, sizeof *in.aenv);
+    in.first = in.cur = chunk_new(CHUNK_MIN);
+    ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
+    int n = -1;
+    if (!in.senv || !in.aenv || !in.first || !res) {
+        nomem(&in);
+    } else if (eval_acc(&in, p->root, res) == 0) {
+        n = max < 0 ? 0 : w < max ? w : max;
+        for (int k = 0; k < w; k++) {
+            if (k < n) out[k] = res[k];
+            else ax_array_release(res[k]);
+        }
+    }
+    free(res);
+    for (Chunk *c = in.first; c;) {
+        Chunk *t = c->next;
+        free(c);
+        c = t;
+    }
+    for (int i = 0; i < in.nleaf; i++) free(in.leaf[i].lt);
+    free(in.leaf);
+    free(in.senv);
+    free(in.aenv);
+    return n;
+}
+
+/* ------------------------------------------------------------ backend */
+
+static bool interp_available(ax_ctx *cx) { return true; }
+
+static int interp_prepare(ax_ctx *cx, Program *p, void **state)
+{
+    *state = NULL;   /* nothing to prepare: the program is run as it is */
+    return 0;
+}
+
+static int interp_backend_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
+{
+    return interp_run(cx, p, out, max);
+}
+
+static void interp_release(void *state) {}
+
+const Backend backend_interp = {
+    .name = "interp",
+    .kind = AX_BACKEND_INTERP,
+    .available = interp_available,
+    .prepare = interp_prepare,
+    .run = interp_backend_run,
+    .release = interp_release,
+};
