@@ -328,7 +328,12 @@ typedef struct Program {
     Node *root;               /* array stratum */
     int nvars;                /* ids are 0..nvars-1 */
     const Type **vartype;     /* nvars entries */
+    int capvars;              /* room in vartype (0: exactly nvars) */
 } Program;
+
+/* A new variable id of type t for a pass that introduces bindings; -1 when
+ * memory runs out. */
+int program_fresh_var(Program *p, const Type *t);
 
 /* The backend interface.  Every backend implements the same contract: run
  * a verified core program and return its results as host arrays. */

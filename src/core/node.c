@@ -77,3 +77,18 @@ int64_t ir_count_lets(const Node *x)
     }
     return c;
 }
+
+int program_fresh_var(Program *p, const Type *t)
+{
+    int cap = p->capvars > p->nvars ? p->capvars : p->nvars;
+    if (p->nvars == cap) {
+        int ncap = cap * 2 + 16;
+        const Type **vt = arena_alloc(&p->arena, sizeof *vt * (size_t)ncap);
+        if (!vt) return -1;
+        for (int i = 0; i < p->nvars; i++) vt[i] = p->vartype[i];
+        p->vartype = vt;
+        p->capvars = ncap;
+    }
+    p->vartype[p->nvars] = t;
+    return p->nvars++;
+}
