@@ -361,6 +361,14 @@ extern const Backend backend_interp;
 Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing);
 void program_free(Program *p);
 
+/* The optimiser (src/opt): each pass rewrites p in place (new nodes in
+ * p->arena) and returns 0, or -1 with an error on cx. */
+int simplify_program(ax_ctx *cx, Program *p, bool cse);   /* thesis s.2-3, 5 */
+int fuse_program(ax_ctx *cx, Program *p);                  /* thesis s.4, paper s.4 */
+/* The schedule's figures: kernels the program runs, and intermediate
+ * arrays (written by one kernel, read by another). */
+void schedule_stats(const Program *p, int64_t *kernels, int64_t *intermediates);
+
 /* The verifier: types and scoping of a core program.  Returns 0, or -1 and
  * a message in msg (naming the node and what is wrong). */
 int ir_verify(const Program *p, char *msg, size_t size);

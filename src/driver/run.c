@@ -76,12 +76,28 @@ static void verify_or_fail(ax_ctx *cx, Program *p, const char *after)
         ctx_error(cx, AX_ERR_BUILD, "ax_run: the program is ill-formed after %s: %s", after, msg);
 }
 
-/* Sharing recovery plus the passes that follow it (more come with the
- * optimiser).  Returns NULL with an error on cx. */
-static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st)
+/* How far front_end goes: the stages a dump can show. */
+typedef enum { UPTO_SHARING, UPTO_SIMPLIFY, UPTO_FUSION } Upto;
+
+static double pass_done(ax_ctx *cx, Program *p, const char *name, double t0)
 {
+    if (cx->status == AX_OK && (cx->opt.debug & AX_DEBUG_VERIFY)) verify_or_fail(cx, p, name);
+    if (cx->status == AX_OK && (cx->opt.debug & AX_DEBUG_DUMP)) {
+        fprintf(stderr, "axle: after %s:\n", name);
+        ir_print(stderr, p->root);
+        fputc('\n', stderr);
+    }
+    return now_ms() - t0;
+}
+
+/* Sharing recovery, then the optimiser's passes in the thesis' order (s.5):
+ * simplify (CSE before shrinking), fuse, and simplify again to clean up
+ * what fusion composed.  Returns NULL with an error on cx. */
+static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
+{
+    unsigned dbg = cx->opt.debug;
     double t0 = now_ms();
-    Program *p = sharing_recover(cx, a, !(cx->opt.debug & AX_DEBUG_NO_SHARING));
+    Program *p = sharing_recover(cx, a, !(dbg & AX_DEBUG_NO_SHARING));
     if (!p) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: sharing recovery failed");
         return NULL;
@@ -89,18 +105,30 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st)
     /* The verifier also checks the user's program (for instance a variable
      * smuggled out of its callback), so it always runs here. */
     verify_or_fail(cx, p, "sharing recovery");
+    st->nodes = ir_count_nodes(p->root);
+    st->lets = ir_count_lets(p->root);
+    if (cx->status == AX_OK) st->sharing_ms = pass_done(cx, p, "sharing recovery", t0);
+    t0 = now_ms();
+    if (cx->status == AX_OK && upto >= UPTO_SIMPLIFY && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
+        simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
+        if (cx->status == AX_OK) pass_done(cx, p, "simplify", t0);
+    }
+    if (cx->status == AX_OK && upto >= UPTO_FUSION && !(dbg & AX_DEBUG_NO_FUSION)) {
+        double t1 = now_ms();
+        fuse_program(cx, p);
+        if (cx->status == AX_OK) pass_done(cx, p, "fusion", t1);
+        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
+            t1 = now_ms();
+            simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
+            if (cx->status == AX_OK) pass_done(cx, p, "simplify after fusion", t1);
+        }
+    }
     if (cx->status != AX_OK) {
         program_free(p);
         return NULL;
     }
-    st->sharing_ms = now_ms() - t0;
-    st->nodes = ir_count_nodes(p->root);
-    st->lets = ir_count_lets(p->root);
-    if (cx->opt.debug & AX_DEBUG_DUMP) {
-        fprintf(stderr, "axle: after sharing recovery:\n");
-        ir_print(stderr, p->root);
-        fputc('\n', stderr);
-    }
+    st->optimise_ms = now_ms() - t0;
+    if (upto >= UPTO_FUSION) schedule_stats(p, &st->kernels, &st->intermediates);
     return p;
 }
 
@@ -122,7 +150,7 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
         return NULL;
     }
     pr->cx = cx;
-    if (!(pr->prog = front_end(cx, a, &pr->stats)) || !(pr->be = pick_backend(cx))) goto fail;
+    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) || !(pr->be = pick_backend(cx))) goto fail;
     if (hold_arrays(pr, pr->prog->root) != 0) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         goto fail;
@@ -135,9 +163,9 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     }
     pr->stats.compile_ms = now_ms() - t0;
     if (cx->opt.debug & AX_DEBUG_TIMING)
-        fprintf(stderr, "axle: timing: sharing %.3f ms, compile (%s) %.3f ms, %lld nodes, %lld lets\n",
-                pr->stats.sharing_ms, pr->be->name, pr->stats.compile_ms, (long long)pr->stats.nodes,
-                (long long)pr->stats.lets);
+        fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
+                "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, pr->be->name,
+                pr->stats.compile_ms, (long long)pr->stats.nodes, (long long)pr->stats.lets);
     return pr;
 fail:
     ax_program_free(pr);
@@ -225,15 +253,39 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
     if (!strcmp(stage, "source")) {
         if (json) ir_print_json(f, "", stage, a);
         else ir_print(f, a);
-    } else if (!strcmp(stage, "sharing")) {
+    } else {
+        static const struct { const char *name; Upto upto; } stages[] = {
+            {"sharing", UPTO_SHARING}, {"simplify", UPTO_SIMPLIFY}, {"fusion", UPTO_FUSION},
+            {"kernels", UPTO_FUSION},
+        };
+        int k = -1;
+        for (int i = 0; i < (int)(sizeof stages / sizeof *stages); i++)
+            if (!strcmp(stage, stages[i].name)) k = i;
         ax_stats st;
         memset(&st, 0, sizeof st);
-        if ((p = front_end(cx, a, &st))) {
-            if (json) ir_print_json(f, "", stage, p->root);
-            else ir_print(f, p->root);
+        if (k < 0)
+            ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing, simplify, "
+                      "fusion, kernels)", stage);
+        else if ((p = front_end(cx, a, &st, stages[k].upto))) {
+            if (json) {
+                /* The JSON printer ends with "}\n": splice in the schedule's figures. */
+                char *j = NULL;
+                size_t jl = 0;
+                FILE *g = open_memstream(&j, &jl);
+                if (g) {
+                    ir_print_json(g, "", stage, p->root);
+                    fclose(g);
+                    while (jl && (j[jl - 1] == '\n' || j[jl - 1] == '}')) j[--jl] = 0;
+                    int64_t kern = -1, inter = -1;
+                    if (stages[k].upto == UPTO_FUSION) schedule_stats(p, &kern, &inter);
+                    fprintf(f, "%s,\"kernels\":%lld,\"intermediates\":%lld}\n", j, (long long)kern,
+                            (long long)inter);
+                    free(j);
+                }
+            } else {
+                ir_print(f, p->root);
+            }
         }
-    } else {
-        ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing)", stage);
     }
     fclose(f);
     program_free(p);
