@@ -8,7 +8,12 @@ SANBUILD  ?= build-san
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test test-fast test-san demo clean
+.PHONY: all deps build test test-fast test-san test-valgrind demo clean
+
+# The tests valgrind runs (the quick ones: valgrind is slow).
+# (test_prim is left out: valgrind emulates the i64 -> f32 conversion through
+# double, so its bit-exact rounding check fails under valgrind only.)
+VALGRIND_TESTS ?= test_sharing test_errors test_programs
 
 all: build
 
@@ -27,7 +32,16 @@ test-san: deps
 	cmake --build $(SANBUILD) -j $(JOBS)
 	cd $(SANBUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
-test: test-fast test-san
+test-valgrind: build
+	@if command -v valgrind >/dev/null 2>&1; then \
+	  for t in $(VALGRIND_TESTS); do \
+	    echo "valgrind $$t"; \
+	    valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+	      $(BUILD)/$$t >/dev/null || exit 1; \
+	  done; \
+	else echo "valgrind not installed: skipped"; fi
+
+test: test-fast test-san test-valgrind
 
 demo: build
 	@echo "== axle: the built-in programs =="
