@@ -1,0 +1,1048 @@
+/*
+ * Run-time compilation: generated C -> system C compiler -> shared object
+ * -> dlopen, with two caches (DESIGN.md section 2, "compile + cache").
+ *
+ * Key.  SHA-256 over, each length-prefixed: a format tag, the compiler
+ * command and identity (first line of `cc --version`), the flags, the
+ * libraries, axle's version, the host CPU's feature list when the flags
+ * ask for -march=native (a cache directory in a shared home must not hand
+ * AVX-512 code to an older machine), and finally the source.  Everything
+ * before the source is fixed per Jit, so it is hashed once and the saved
+ * hash state is copied for each load: a memory hit costs one pass over
+ * the source.
+ *
+ * Disk cache (DESIGN.md section 3: "never loads a file that another user
+ * could have written").  The directory must be ours and not writable by
+ * group or others, else the disk cache is not used at all.  An entry is
+ * KEY.so: the shared object followed by a trailer that ELF loaders ignore,
+ *
+ *     key (32) | SHA-256 of the object (32) | object length (8, LE) |
+ *     "axle-jit-cache1\n" (16)
+ *
+ * written under a fresh name with O_EXCL and renamed into place, so a
+ * reader sees a whole entry or none, and an entry's file is never written
+ * again once it has its name.  A reader opens it with O_NOFOLLOW, checks
+ * that it is a regular file of ours that no one else may write, reads it
+ * and checks magic, length, key and content hash.  Time of check versus
+ * time of use: dlopen takes a path, so rather than dlopen KEY.so (which
+ * could be replaced between our check and the loader's open) we copy the
+ * verified bytes to a fresh O_EXCL file and dlopen that; the copy costs a
+ * page-cache write of the object, tens of microseconds.  (dlopen of
+ * /proc/self/fd/N would avoid the copy, but the loader recognises objects
+ * by path name as well as by inode, so a reused descriptor number could
+ * alias an earlier module, and /proc may be absent.)  An entry that fails
+ * any check is deleted and rebuilt.  No fsync: a torn entry after a crash
+ * fails verification and is rebuilt.
+ *
+ * The compiler runs with posix_spawn (no shell: no quoting problems, and
+ * safe in a multithreaded process), its stdout and stderr captured into a
+ * buffer for the error message.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _GNU_SOURCE
+#include "jit.h"
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/random.h>
+#endif
+
+extern char **environ;
+
+/* ------------------------------------------------------------ SHA-256 */
+
+/* FIPS 180-4 section 4.2.2: the first 32 bits of the fractional parts of
+ * the cube roots of the first 64 primes. */
+static const uint32_t sha_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+/* One 64-byte block (section 6.2.2). */
+static void sha_block(uint32_t h[8], const uint8_t *p)
+{
+    uint32_t w[64];
+    for (int t = 0; t < 16; t++)
+        w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 |
+               (uint32_t)p[4 * t + 2] << 8 | p[4 * t + 3];
+    for (int t = 16; t < 64; t++) {
+        uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
+        uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
+        w[t] = s1 + w[t - 7] + s0 + w[t - 16];
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int t = 0; t < 64; t++) {
+        uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+        uint32_t ch = (e & f) ^ (~e & g);
+        uint32_t t1 = hh + S1 + ch + sha_k[t] + w[t];
+        uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+        uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+        uint32_t t2 = S0 + maj;
+        hh = g; g = f; f = e; e = d + t1;
+        d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+    h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+void jit_sha256_init(JitSha256 *s)
+{
+    /* Section 5.3.3: fractional parts of the square roots of the first
+     * eight primes. */
+    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, h0, sizeof h0);
+    s->len = 0;
+    s->nbuf = 0;
+}
+
+void jit_sha256_update(JitSha256 *s, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    s->len += n;
+    if (s->nbuf) {
+        size_t k = 64 - s->nbuf < n ? 64 - s->nbuf : n;
+        memcpy(s->buf + s->nbuf, p, k);
+        s->nbuf += k;
+        p += k;
+        n -= k;
+        if (s->nbuf < 64) return;
+        sha_block(s->h, s->buf);
+        s->nbuf = 0;
+    }
+    for (; n >= 64; p += 64, n -= 64) sha_block(s->h, p);
+    memcpy(s->buf, p, n);
+    s->nbuf = n;
+}
+
+void jit_sha256_final(JitSha256 *s, uint8_t out[32])
+{
+    /* Section 5.1.1: a 1 bit, zeros up to 56 mod 64 bytes, then the
+     * message length in bits, big-endian. */
+    uint64_t bits = s->len * 8;
+    uint8_t pad[72] = {0x80};
+    size_t npad = (s->nbuf < 56 ? 56 : 120) - s->nbuf;
+    for (int i = 0; i < 8; i++) pad[npad + i] = (uint8_t)(bits >> (56 - 8 * i));
+    jit_sha256_update(s, pad, npad + 8);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(s->h[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
+        out[4 * i + 3] = (uint8_t)s->h[i];
+    }
+}
+
+void jit_sha256(const void *data, size_t n, uint8_t out[32])
+{
+    JitSha256 s;
+    jit_sha256_init(&s);
+    jit_sha256_update(&s, data, n);
+    jit_sha256_final(&s, out);
+}
+
+/* ------------------------------------------------------------ state */
+
+enum {
+    KEY_BYTES = 32,
+    TRAILER_BYTES = 32 + 32 + 8 + 16,
+    OUT_CAP = 4096,                   /* compiler output kept for messages */
+};
+#define TRAILER_MAGIC "axle-jit-cache1\n"   /* 16 bytes, no NUL */
+#define MAX_ENTRY ((off_t)1 << 30)          /* no generated object is near this */
+
+struct JitModule {
+    JitModule *next;                  /* hash chain */
+    uint8_t key[KEY_BYTES];
+    char hex[2 * KEY_BYTES + 1];
+    void *handle;
+};
+
+struct Jit {
+    char *cc, *cflags, *libs, *cache_dir_opt, *version;
+    bool no_disk_cache, trace;
+
+    bool id_done;                     /* compiler identity and key prefix */
+    char *compiler_id;                /* NULL: the compiler cannot be run */
+    char *id_err;                     /* why not */
+    JitSha256 prefix;                 /* hash state after the fixed fields */
+
+    bool dir_done;                    /* disk cache directory checked */
+    int dirfd;                        /* -1: no disk cache */
+    char *dir;                        /* its absolute path */
+
+    JitModule **buckets;              /* memory cache */
+    size_t nbuckets, nmodules;
+    uint64_t seed;                    /* temporary names when getrandom fails */
+};
+
+static void trace(Jit *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void trace(Jit *j, const char *fmt, ...)
+{
+    if (!j->trace) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("axle: cache: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void set_err(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t n, const char *fmt, ...)
+{
+    if (!err || !n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static char *dup_or(const char *s, const char *dflt)
+{
+    return strdup(s ? s : dflt);
+}
+
+static void to_hex(const uint8_t *b, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = 0;
+}
+
+/* ------------------------------------------------------------ argv */
+
+typedef struct Argv {
+    char **v;
+    size_t n, cap;
+    bool oom;
+} Argv;
+
+static void argv_push_n(Argv *a, const char *s, size_t len)
+{
+    if (a->oom) return;
+    if (a->n + 2 > a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 16;
+        char **v = realloc(a->v, cap * sizeof *v);
+        if (!v) { a->oom = true; return; }
+        a->v = v;
+        a->cap = cap;
+    }
+    char *w = strndup(s, len);
+    if (!w) { a->oom = true; return; }
+    a->v[a->n++] = w;
+    a->v[a->n] = NULL;
+}
+
+static void argv_push(Argv *a, const char *s) { argv_push_n(a, s, strlen(s)); }
+
+/* Whitespace-separated words; no quoting, as with make's $(CC). */
+static void argv_words(Argv *a, const char *s)
+{
+    while (*s) {
+        while (isspace((unsigned char)*s)) s++;
+        const char *w = s;
+        while (*s && !isspace((unsigned char)*s)) s++;
+        if (s > w) argv_push_n(a, w, (size_t)(s - w));
+    }
+}
+
+static void argv_free(Argv *a)
+{
+    for (size_t i = 0; i < a->n; i++) free(a->v[i]);
+    free(a->v);
+}
+
+/* ------------------------------------------------------------ processes */
+
+/* Moves a pipe end above the standard descriptors: a dup2 onto itself
+ * would keep its close-on-exec flag. */
+static int above_stdio(int fd)
+{
+    if (fd > 2) return fd;
+    int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return nfd;
+}
+
+/* Runs argv with stdin from /dev/null and stdout and stderr into out (the
+ * first cap-1 bytes kept, NUL-terminated; the rest read and dropped so the
+ * child never blocks).  Returns 0 with the wait status in *status, or the
+ * errno of a failed start (ENOENT: no such program). */
+static int run_capture(char *const argv[], char *out, size_t cap, int *status)
+{
+    int fds[2];
+    out[0] = 0;
+    if (pipe2(fds, O_CLOEXEC)) return errno;
+    fds[0] = above_stdio(fds[0]);
+    fds[1] = above_stdio(fds[1]);
+    if (fds[0] < 0 || fds[1] < 0) {
+        int e = errno;
+        if (fds[0] >= 0) close(fds[0]);
+        if (fds[1] >= 0) close(fds[1]);
+        return e;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    /* The compiler gets default signal handling whatever the host
+     * application (or a pool worker's blocked mask) has set. */
+    posix_spawnattr_init(&at);
+    sigset_t none, dflt;
+    sigemptyset(&none);
+    sigemptyset(&dflt);
+    sigaddset(&dflt, SIGPIPE);
+    sigaddset(&dflt, SIGCHLD);
+    sigaddset(&dflt, SIGINT);
+    sigaddset(&dflt, SIGTERM);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &dflt);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int e = strchr(argv[0], '/') ? posix_spawn(&pid, argv[0], &fa, &at, argv, environ)
+                                 : posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (e) {
+        close(fds[0]);
+        return e;
+    }
+    size_t len = 0;
+    char chunk[4096];
+    for (;;) {
+        ssize_t r = read(fds[0], chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        size_t k = (size_t)r < cap - 1 - len ? (size_t)r : cap - 1 - len;
+        memcpy(out + len, chunk, k);
+        len += k;
+    }
+    out[len] = 0;
+    close(fds[0]);
+    int st = 0;
+    pid_t w;
+    while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {}
+    /* ECHILD: the application ignores SIGCHLD and the child was reaped for
+     * us.  The status is lost; the caller's check of the output decides. */
+    *status = w < 0 ? 0 : st;
+    return 0;
+}
+
+static bool not_found(int e) { return e == ENOENT || e == ENOTDIR; }
+
+/* Whether prog names an executable file, directly or through $PATH.
+ * posix_spawn reports a failed exec as ENOENT on current glibc, but other
+ * C libraries (and glibc under valgrind) report it as exit status 127
+ * instead, which a compiler could also return: looking first makes "not
+ * found" reliable. */
+static bool program_exists(const char *prog)
+{
+    struct stat st;
+    if (strchr(prog, '/')) return !stat(prog, &st) && S_ISREG(st.st_mode) && !access(prog, X_OK);
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/bin:/usr/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        char full[PATH_MAX];
+        /* An empty element means the current directory. */
+        int n = end > p ? snprintf(full, sizeof full, "%.*s/%s", (int)(end - p), p, prog)
+                        : snprintf(full, sizeof full, "./%s", prog);
+        if (n > 0 && (size_t)n < sizeof full && !stat(full, &st) && S_ISREG(st.st_mode) &&
+            !access(full, X_OK))
+            return true;
+        if (!*end) return false;
+        p = end;
+    }
+}
+
+static void start_error(Jit *j, int e, char *err, size_t n)
+{
+    if (not_found(e)) set_err(err, n, "the C compiler '%s' was not found (set AXLE_CC)", j->cc);
+    else set_err(err, n, "the C compiler '%s' could not be run: %s", j->cc, strerror(e));
+}
+
+/* The first lines of the compiler's output, for an error message. */
+static void first_lines(char *s, int maxlines)
+{
+    while (*s == '\n' || *s == '\r') memmove(s, s + 1, strlen(s));
+    char *p = s;
+    for (int line = 0; *p && line < maxlines; line++) {
+        char *nl = strchr(p, '\n');
+        if (!nl) { p += strlen(p); break; }
+        p = nl + 1;
+    }
+    *p = 0;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = 0;
+}
+
+/* ------------------------------------------------------------ key */
+
+static void put_field(JitSha256 *s, const void *p, size_t n)
+{
+    uint8_t len[8];
+    for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)n >> (8 * i));
+    jit_sha256_update(s, len, 8);
+    jit_sha256_update(s, p, n);
+}
+
+static void put_str(JitSha256 *s, const char *str) { put_field(s, str, strlen(str)); }
+
+/* The host's instruction-set identity, for -march=native keys: the machine
+ * name and the CPU feature line of /proc/cpuinfo ("flags" on x86,
+ * "Features" on Arm). */
+static void put_host(JitSha256 *s)
+{
+    struct utsname u;
+    put_str(s, uname(&u) == 0 ? u.machine : "");
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char *line = NULL;
+    size_t cap = 0;
+    bool found = false;
+    if (f) {
+        while (getline(&line, &cap, f) > 0)
+            if (!strncmp(line, "flags", 5) || !strncmp(line, "Features", 8) ||
+                !strncmp(line, "isa", 3)) {
+                put_str(s, line);
+                found = true;
+                break;
+            }
+        fclose(f);
+    }
+    free(line);
+    if (!found) put_str(s, "");
+}
+
+/* Runs `cc --version` once and hashes the fixed part of the key.  False
+ * (with a message) when the compiler cannot be started. */
+static bool ensure_identity(Jit *j, char *err, size_t n)
+{
+    if (!j->id_done) {
+        j->id_done = true;
+        Argv a = {0};
+        argv_words(&a, j->cc);
+        argv_push(&a, "--version");
+        char out[OUT_CAP];
+        int st, e;
+        char msg[512];
+        bool missing = a.n < 2 || !program_exists(a.v[0]);
+        if (a.oom) e = ENOMEM;
+        else if (missing) e = ENOENT;
+        else e = run_capture(a.v, out, sizeof out, &st);
+        argv_free(&a);
+        if (e) {
+            /* "Not found" only when the program is missing: a program that
+             * exists but cannot start gets the system's reason. */
+            if (missing) start_error(j, ENOENT, msg, sizeof msg);
+            else set_err(msg, sizeof msg, "the C compiler '%s' could not be run: %s", j->cc,
+                         strerror(e));
+            j->id_err = strdup(msg);
+        } else {
+            /* Whatever the exit status: a compiler without --version still
+             * compiles, and its output (or nothing) still identifies it. */
+            first_lines(out, 1);
+            j->compiler_id = strdup(out);
+            JitSha256 *s = &j->prefix;
+            jit_sha256_init(s);
+            put_str(s, "axle-jit-key-1");
+            put_str(s, j->cc);
+            put_str(s, out);
+            put_str(s, j->cflags);
+            put_str(s, j->libs);
+            put_str(s, j->version);
+            if (strstr(j->cflags, "native")) put_host(s);
+            else put_str(s, "");
+        }
+    }
+    if (j->compiler_id) return true;
+    set_err(err, n, "%s", j->id_err ? j->id_err : "out of memory");
+    return false;
+}
+
+const char *jit_compiler_id(Jit *j)
+{
+    return j && ensure_identity(j, NULL, 0) ? j->compiler_id : NULL;
+}
+
+/* ------------------------------------------------------------ files */
+
+static uint64_t random64(Jit *j)
+{
+    uint64_t r;
+#if defined(__linux__)
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r) return r;
+#endif
+    /* splitmix64 over time, pid and a per-Jit counter: names need only be
+     * unlikely to collide (O_EXCL catches the rest), not unpredictable,
+     * since no one else can write in the directory. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    j->seed += 0x9e3779b97f4a7c15u ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+    r = j->seed;
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9u;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebu;
+    return r ^ (r >> 31);
+}
+
+/* Creates base+suffix in dfd with a fresh base name ("tmp-<16 hex>"),
+ * exclusively, mode 0600.  Returns the descriptor or -1. */
+static int create_unique(Jit *j, int dfd, const char *suffix, char base[32])
+{
+    for (int tries = 0; tries < 100; tries++) {
+        snprintf(base, 32, "tmp-%016llx", (unsigned long long)random64(j));
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", base, suffix);
+        int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        c += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Reads an open regular file of the given size; NULL if it is not exactly
+ * that long (it changed under us) or memory is lacking. */
+static uint8_t *read_exact(int fd, size_t size)
+{
+    uint8_t *b = malloc(size + 1);
+    if (!b) return NULL;
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fd, b + got, size + 1 - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+        if (got > size) break;
+    }
+    if (got != size) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void unlink_name(int dfd, const char *base, const char *suffix)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    unlinkat(dfd, name, 0);
+}
+
+/* dlopen of dir/name; NULL with the loader's message in err. */
+static void *load_path(const char *dir, const char *name, char *err, size_t n)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        set_err(err, n, "the path %s/%s is too long", dir, name);
+        return NULL;
+    }
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        set_err(err, n, "could not load the compiled code: %s", e ? e : "unknown error");
+    }
+    return h;
+}
+
+/* ------------------------------------------------------------ cache dir */
+
+/* mkdir -p, new directories private. */
+static void mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i < n; i++)
+        if (buf[i] == '/') {
+            buf[i] = 0;
+            mkdir(buf, 0700);
+            buf[i] = '/';
+        }
+    mkdir(buf, 0700);
+}
+
+static char *default_cache_dir(void)
+{
+    /* XDG base directories: relative values are invalid and ignored. */
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME"), *tail;
+    if (x && x[0] == '/') tail = "/axle";
+    else if (h && h[0] == '/') { x = h; tail = "/.cache/axle"; }
+    else return NULL;
+    size_t n = strlen(x) + strlen(tail) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s%s", x, tail);
+    return s;
+}
+
+static void ensure_dir(Jit *j)
+{
+    if (j->dir_done) return;
+    j->dir_done = true;
+    if (j->no_disk_cache) return;
+    char *path = j->cache_dir_opt ? strdup(j->cache_dir_opt) : default_cache_dir();
+    if (!path) {
+        trace(j, "no cache directory ($HOME unset); compiling without the disk cache");
+        return;
+    }
+    mkdir_p(path);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    const char *why = NULL;
+    if (fd < 0) why = strerror(errno);
+    else if (fstat(fd, &st)) why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) why = "not a directory";
+    else if (st.st_uid != geteuid()) why = "owned by another user";
+    else if (st.st_mode & (S_IWGRP | S_IWOTH)) why = "writable by group or others";
+    else if ((st.st_mode & S_IRWXU) != S_IRWXU) why = "not readable, writable and searchable by us";
+    char *real = why ? NULL : realpath(path, NULL);
+    if (!why && !real) why = strerror(errno);
+    if (why) {
+        trace(j, "refusing directory %s (%s); compiling without the disk cache", path, why);
+        if (fd >= 0) close(fd);
+        free(path);
+        return;
+    }
+    free(path);
+    j->dirfd = fd;
+    j->dir = real;
+}
+
+const char *jit_cache_dir(Jit *j)
+{
+    if (!j) return NULL;
+    ensure_dir(j);
+    return j->dir;
+}
+
+/* ------------------------------------------------------------ entries */
+
+static void make_trailer(uint8_t t[TRAILER_BYTES], const uint8_t key[KEY_BYTES],
+                         const uint8_t *obj, size_t n)
+{
+    memcpy(t, key, 32);
+    jit_sha256(obj, n, t + 32);
+    for (int i = 0; i < 8; i++) t[64 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+    memcpy(t + 72, TRAILER_MAGIC, 16);
+}
+
+/* NULL if b[0..n) is a good entry for key, else what is wrong. */
+static const char *check_entry(const uint8_t *b, size_t n, const uint8_t key[KEY_BYTES])
+{
+    if (n <= TRAILER_BYTES) return "too short";
+    const uint8_t *t = b + n - TRAILER_BYTES;
+    if (memcmp(t + 72, TRAILER_MAGIC, 16)) return "no trailer";
+    uint64_t len = 0;
+    for (int i = 0; i < 8; i++) len |= (uint64_t)t[64 + i] << (8 * i);
+    if (len != n - TRAILER_BYTES) return "wrong length";
+    if (memcmp(t, key, 32)) return "another key";
+    uint8_t h[32];
+    jit_sha256(b, (size_t)len, h);
+    if (memcmp(h, t + 32, 32)) return "content hash mismatch";
+    return NULL;
+}
+
+/* Loads the verified entry hex.so.  NULL with *why unset: no entry; NULL
+ * with *why set: a bad entry (the caller deletes it). */
+static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], const char **why,
+                        char *msg, size_t msgsize)
+{
+    char name[80];
+    snprintf(name, sizeof name, "%s.so", hex);
+    *why = NULL;
+    /* O_NONBLOCK: a FIFO planted under the name must not hang the open. */
+    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT) *why = errno == ELOOP ? "a symbolic link" : strerror(errno);
+        return NULL;
+    }
+    struct stat st;
+    uint8_t *b = NULL;
+    if (fstat(fd, &st)) *why = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) *why = "not a regular file";
+    else if (st.st_uid != geteuid()) *why = "owned by another user";
+    else if (st.st_mode & (S_IWGRP | S_IWOTH)) *why = "writable by group or others";
+    else if (st.st_size > MAX_ENTRY) *why = "too large";
+    else if (!(b = read_exact(fd, (size_t)st.st_size))) *why = "changed while read";
+    else *why = check_entry(b, (size_t)st.st_size, key);
+    close(fd);
+    if (*why) {
+        free(b);
+        return NULL;
+    }
+    /* Load a private copy of the bytes just verified (see the top). */
+    size_t n = (size_t)st.st_size - TRAILER_BYTES;
+    char base[32];
+    void *h = NULL;
+    int cfd = create_unique(j, j->dirfd, ".load", base);
+    if (cfd < 0) {
+        snprintf(msg, msgsize, "cannot create a file in %s: %s", j->dir, strerror(errno));
+        *why = msg;
+    } else {
+        bool ok = write_all(cfd, b, n);
+        close(cfd);
+        char file[64];
+        snprintf(file, sizeof file, "%s.load", base);
+        if (!ok) {
+            snprintf(msg, msgsize, "cannot write in %s", j->dir);
+            *why = msg;
+        } else if (!(h = load_path(j->dir, file, msg, msgsize))) {
+            *why = msg;
+        }
+        unlinkat(j->dirfd, file, 0);
+    }
+    free(b);
+    return h;
+}
+
+/* Stores the compiler's output base.so as the entry hex.so and loads it.
+ * NULL (with a trace) if that fails: the caller loads base.so instead. */
+static void *store_entry(Jit *j, const char *base, const char *hex, const uint8_t key[KEY_BYTES])
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.so", base);
+    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    uint8_t *b = NULL;
+    if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size < MAX_ENTRY)
+        b = read_exact(fd, (size_t)st.st_size);
+    if (fd >= 0) close(fd);
+    if (!b) {
+        trace(j, "could not read the compiler's output %s; not stored", name);
+        return NULL;
+    }
+    size_t n = (size_t)st.st_size;
+    uint8_t t[TRAILER_BYTES];
+    make_trailer(t, key, b, n);
+    char pbase[32], part[64], entry[80];
+    int pfd = create_unique(j, j->dirfd, ".part", pbase);
+    snprintf(part, sizeof part, "%s.part", pbase);
+    snprintf(entry, sizeof entry, "%s.so", hex);
+    bool ok = pfd >= 0 && write_all(pfd, b, n) && write_all(pfd, t, sizeof t);
+    if (pfd >= 0) close(pfd);
+    free(b);
+    void *h = NULL;
+    char msg[256];
+    if (!ok) {
+        trace(j, "could not write in %s; not stored", j->dir);
+    } else if (!(h = load_path(j->dir, part, msg, sizeof msg))) {
+        trace(j, "%s", msg);   /* the caller's load of base.so reports it */
+    } else if (renameat(j->dirfd, part, j->dirfd, entry)) {
+        /* Loaded but not published: still usable now. */
+        trace(j, "could not rename %s to %s: %s; not stored", part, entry, strerror(errno));
+    } else {
+        return h;
+    }
+    if (pfd >= 0) unlinkat(j->dirfd, part, 0);
+    return h;
+}
+
+/* Compiles the source; stores the result when the disk cache is on. */
+static void *compile(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], const char *src,
+                     size_t len, char *err, size_t errsize, double *ms)
+{
+    char tmpdir[PATH_MAX] = "";
+    int dfd = j->dirfd;
+    const char *dir = j->dir;
+    if (dfd < 0) {
+        /* No disk cache: a private directory of our own for the files. */
+        const char *t = getenv("TMPDIR");
+        if (!t || t[0] != '/') t = "/tmp";
+        snprintf(tmpdir, sizeof tmpdir, "%s/axle-XXXXXX", t);
+        if (!mkdtemp(tmpdir) || (dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+            set_err(err, errsize, "cannot make a temporary directory in %s: %s", t, strerror(errno));
+            if (tmpdir[0] && dfd < 0) rmdir(tmpdir);
+            return NULL;
+        }
+        dir = tmpdir;
+    }
+    void *h = NULL;
+    char base[32], srcpath[PATH_MAX], sopath[PATH_MAX];
+    int fd = create_unique(j, dfd, ".c", base);
+    if (fd < 0) {
+        set_err(err, errsize, "cannot create a file in %s: %s", dir, strerror(errno));
+        goto out_dir;
+    }
+    bool wrote = write_all(fd, src, len);
+    close(fd);
+    if (!wrote) {
+        set_err(err, errsize, "cannot write the generated source in %s", dir);
+        goto out_files;
+    }
+    if ((size_t)snprintf(srcpath, sizeof srcpath, "%s/%s.c", dir, base) >= sizeof srcpath ||
+        (size_t)snprintf(sopath, sizeof sopath, "%s/%s.so", dir, base) >= sizeof sopath) {
+        set_err(err, errsize, "the directory name %s is too long", dir);
+        goto out_files;
+    }
+
+    Argv a = {0};
+    argv_words(&a, j->cc);
+    argv_words(&a, j->cflags);
+    argv_push(&a, "-o");
+    argv_push(&a, sopath);
+    argv_push(&a, srcpath);
+    argv_words(&a, j->libs);
+    if (a.oom) {
+        argv_free(&a);
+        set_err(err, errsize, "out of memory");
+        goto out_files;
+    }
+    char out[OUT_CAP];
+    int st = 0;
+    double t0 = now_ms();
+    int e = run_capture(a.v, out, sizeof out, &st);
+    *ms = now_ms() - t0;
+    argv_free(&a);
+    if (e) {
+        start_error(j, e, err, errsize);
+        goto out_files;
+    }
+    if (WIFSIGNALED(st)) {
+        set_err(err, errsize, "the C compiler '%s' was killed by signal %d", j->cc, WTERMSIG(st));
+        goto out_files;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) {
+        /* How a failed exec shows where posix_spawn cannot report it. */
+        start_error(j, ENOENT, err, errsize);
+        goto out_files;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+        first_lines(out, 12);
+        set_err(err, errsize, "the C compiler '%s' failed: %s", j->cc,
+                out[0] ? out : "(no message)");
+        goto out_files;
+    }
+    if (j->dirfd >= 0) h = store_entry(j, base, hex, key);
+    if (!h) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.so", base);
+        h = load_path(dir, name, err, errsize);
+    }
+out_files:
+    unlink_name(dfd, base, ".c");
+    unlink_name(dfd, base, ".so");
+out_dir:
+    if (tmpdir[0]) {
+        close(dfd);
+        rmdir(tmpdir);
+    }
+    return h;
+}
+
+/* ------------------------------------------------------------ memory cache */
+
+static size_t bucket_of(const uint8_t *key, size_t nb)
+{
+    uint64_t x;
+    memcpy(&x, key, sizeof x);   /* a SHA-256 prefix is uniform already */
+    return (size_t)(x & (nb - 1));
+}
+
+static JitModule *mem_find(Jit *j, const uint8_t key[KEY_BYTES])
+{
+    if (!j->nbuckets) return NULL;
+    for (JitModule *m = j->buckets[bucket_of(key, j->nbuckets)]; m; m = m->next)
+        if (!memcmp(m->key, key, KEY_BYTES)) return m;
+    return NULL;
+}
+
+static bool mem_add(Jit *j, JitModule *m)
+{
+    if (j->nmodules >= j->nbuckets) {
+        size_t nb = j->nbuckets ? 2 * j->nbuckets : 16;
+        JitModule **b = calloc(nb, sizeof *b);
+        if (!b && !j->nbuckets) return false;
+        if (b) {
+            for (size_t i = 0; i < j->nbuckets; i++)
+                for (JitModule *x = j->buckets[i], *nx; x; x = nx) {
+                    nx = x->next;
+                    size_t k = bucket_of(x->key, nb);
+                    x->next = b[k];
+                    b[k] = x;
+                }
+            free(j->buckets);
+            j->buckets = b;
+            j->nbuckets = nb;
+        }
+    }
+    size_t k = bucket_of(m->key, j->nbuckets);
+    m->next = j->buckets[k];
+    j->buckets[k] = m;
+    j->nmodules++;
+    return true;
+}
+
+/* ------------------------------------------------------------ API */
+
+Jit *jit_new(const JitOptions *o)
+{
+    JitOptions none = {0};
+    if (!o) o = &none;
+    Jit *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->cc = dup_or(o->cc && o->cc[0] ? o->cc : NULL, "cc");
+    j->cflags = dup_or(o->cflags, JIT_DEFAULT_CFLAGS);
+    j->libs = dup_or(o->libs, JIT_DEFAULT_LIBS);
+    j->version = dup_or(o->version, "");
+    j->cache_dir_opt = o->cache_dir ? strdup(o->cache_dir) : NULL;
+    j->no_disk_cache = o->no_disk_cache;
+    j->trace = o->trace;
+    j->dirfd = -1;
+    j->seed = (uint64_t)(uintptr_t)j;
+    if (!j->cc || !j->cflags || !j->libs || !j->version || (o->cache_dir && !j->cache_dir_opt)) {
+        jit_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+void jit_free(Jit *j)
+{
+    if (!j) return;
+    for (size_t i = 0; i < j->nbuckets; i++)
+        for (JitModule *m = j->buckets[i], *nx; m; m = nx) {
+            nx = m->next;
+            dlclose(m->handle);
+            free(m);
+        }
+    free(j->buckets);
+    if (j->dirfd >= 0) close(j->dirfd);
+    free(j->dir);
+    free(j->compiler_id);
+    free(j->id_err);
+    free(j->cc);
+    free(j->cflags);
+    free(j->libs);
+    free(j->version);
+    free(j->cache_dir_opt);
+    free(j);
+}
+
+JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t errsize,
+                    bool *from_cache, double *compile_ms)
+{
+    bool hit = false;
+    double ms = 0;
+    if (from_cache) *from_cache = false;
+    if (compile_ms) *compile_ms = 0;
+    set_err(err, errsize, "%s", "");
+    if (!j || (!source && len)) {
+        set_err(err, errsize, "jit_load: no source");
+        return NULL;
+    }
+    if (!ensure_identity(j, err, errsize)) return NULL;
+
+    uint8_t key[KEY_BYTES];
+    char hex[2 * KEY_BYTES + 1];
+    JitSha256 s = j->prefix;
+    uint8_t lenb[8];
+    for (int i = 0; i < 8; i++) lenb[i] = (uint8_t)((uint64_t)len >> (8 * i));
+    jit_sha256_update(&s, lenb, 8);
+    jit_sha256_update(&s, source, len);
+    jit_sha256_final(&s, key);
+    to_hex(key, KEY_BYTES, hex);
+
+    JitModule *m = mem_find(j, key);
+    if (m) {
+        trace(j, "hit memory %s", hex);
+        if (from_cache) *from_cache = true;
+        return m;
+    }
+
+    ensure_dir(j);
+    void *h = NULL;
+    if (j->dirfd >= 0) {
+        const char *why;
+        char msg[512];
+        h = load_entry(j, hex, key, &why, msg, sizeof msg);
+        if (h) {
+            hit = true;
+            trace(j, "hit disk %s", hex);
+        } else if (why) {
+            trace(j, "rejected corrupt file %s/%s.so (%s)", j->dir, hex, why);
+            char name[80];
+            snprintf(name, sizeof name, "%s.so", hex);
+            unlinkat(j->dirfd, name, 0);
+        }
+    }
+    if (!h) {
+        h = compile(j, hex, key, source, len, err, errsize, &ms);
+        if (!h) return NULL;
+        trace(j, "miss %s, compiled in %.1f ms", hex, ms);
+    }
+    m = calloc(1, sizeof *m);
+    if (m) {
+        memcpy(m->key, key, KEY_BYTES);
+        memcpy(m->hex, hex, sizeof hex);
+        m->handle = h;
+    }
+    if (!m || !mem_add(j, m)) {
+        free(m);
+        dlclose(h);
+        set_err(err, errsize, "out of memory");
+        return NULL;
+    }
+    if (from_cache) *from_cache = hit;
+    if (compile_ms) *compile_ms = ms;
+    return m;
+}
+
+void *jit_sym(JitModule *m, const char *name)
+{
+    return m && name ? dlsym(m->handle, name) : NULL;
+}
+
+const char *jit_module_key(const JitModule *m)
+{
+    return m ? m->hex : NULL;
+}

@@ -1,0 +1,81 @@
+/*
+ * Run-time compilation of generated C with a memory and a disk cache
+ * (DESIGN.md section 2, "Kernels, code generation, compilation"; section 3
+ * on the disk cache's safety).  The CPU backend hands jit_load one
+ * translation unit per program and looks its kernels up with jit_sym.
+ *
+ * A Jit belongs to one context and is used by one thread at a time.  Any
+ * number of processes may share one cache directory: entries are written
+ * to a temporary name and renamed into place, and verified before use.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_JIT_H
+#define AX_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct JitOptions {
+    /* The compiler command, split on whitespace ("ccache cc" works).
+     * NULL: "cc". */
+    const char *cc;
+    /* Compiler flags, split on whitespace.  NULL: JIT_DEFAULT_CFLAGS. */
+    const char *cflags;
+    /* Libraries, after the source on the command line.  NULL: "-lm". */
+    const char *libs;
+    /* NULL: $XDG_CACHE_HOME/axle, else $HOME/.cache/axle. */
+    const char *cache_dir;
+    bool no_disk_cache;     /* compile in a private temporary directory */
+    bool trace;             /* "axle: cache: ..." lines on stderr */
+    const char *version;    /* axle's version, part of the key; NULL: "" */
+} JitOptions;
+
+#define JIT_DEFAULT_CFLAGS \
+    "-O3 -march=native -fPIC -shared -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
+#define JIT_DEFAULT_LIBS "-lm"
+
+typedef struct Jit Jit;
+/* A loaded shared object, owned by its Jit (the memory cache): valid until
+ * jit_free. */
+typedef struct JitModule JitModule;
+
+/* The options are copied.  NULL options: all defaults.  NULL only when
+ * memory is lacking; nothing is run or created until the first load. */
+Jit *jit_new(const JitOptions *o);
+/* dlcloses every module it loaded.  NULL is ignored. */
+void jit_free(Jit *j);
+
+/* The module for this source: from the memory cache (no compiler, no file
+ * access), else from the disk cache, else compiled (and stored).  On
+ * failure NULL, with a message in err (which may be NULL).  from_cache
+ * (may be NULL): true on a memory or disk hit.  compile_ms (may be NULL):
+ * milliseconds spent in the compiler, 0 on a hit. */
+JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t errsize,
+                    bool *from_cache, double *compile_ms);
+/* dlsym: the address of a symbol of the module, or NULL. */
+void *jit_sym(JitModule *m, const char *name);
+/* The module's key, 64 hex digits (also its cache file's name). */
+const char *jit_module_key(const JitModule *m);
+
+/* The compiler's identity: the first line of `cc --version`, found once
+ * per Jit, on first need.  NULL if the compiler cannot be run. */
+const char *jit_compiler_id(Jit *j);
+/* The disk cache directory in use (checking it on first call), or NULL
+ * when the disk cache is off or its directory was refused. */
+const char *jit_cache_dir(Jit *j);
+
+/* SHA-256 (FIPS 180-4), the hash behind the keys and the content checks. */
+typedef struct JitSha256 {
+    uint32_t h[8];
+    uint64_t len;          /* bytes hashed so far */
+    uint8_t buf[64];
+    size_t nbuf;
+} JitSha256;
+void jit_sha256_init(JitSha256 *s);
+void jit_sha256_update(JitSha256 *s, const void *data, size_t n);
+void jit_sha256_final(JitSha256 *s, uint8_t out[32]);
+void jit_sha256(const void *data, size_t n, uint8_t out[32]);
+
+#endif

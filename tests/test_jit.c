@@ -1,0 +1,669 @@
+/* Tests of run-time compilation and the kernel cache (src/runtime/jit.c).
+ * Every test works in a temporary directory of its own, never in the
+ * user's real cache.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "runtime/jit.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char SRC_F[] = "int f(int x) { return x + 1; }\n";
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static void make_tmp(char *out, size_t n)
+{
+    snprintf(out, n, "/tmp/axle-test-jit-XXXXXX");
+    if (!mkdtemp(out)) {
+        perror("mkdtemp");
+        out[0] = 0;
+    }
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)ftw;
+    if (flag == FTW_DP) rmdir(path);
+    else unlink(path);
+    return 0;
+}
+
+static void rm_rf(const char *path)
+{
+    if (path[0]) nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Names in dir: how many, and how many start with prefix. */
+static int count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (!prefix || !strncmp(e->d_name, prefix, strlen(prefix))) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static Jit *new_jit(const char *cache_dir, bool no_disk)
+{
+    JitOptions o = {.cache_dir = cache_dir, .no_disk_cache = no_disk, .trace = true,
+                    .version = "test-1"};
+    return jit_new(&o);
+}
+
+/* Loads SRC_F and checks f(41) == 42.  Returns the module or NULL. */
+static JitModule *load_f(Jit *j, bool *from_cache, double *ms)
+{
+    char err[1024];
+    JitModule *m = jit_load(j, SRC_F, strlen(SRC_F), err, sizeof err, from_cache, ms);
+    CHECKF(m, "%s", err);
+    if (!m) return NULL;
+    int (*f)(int) = (int (*)(int))jit_sym(m, "f");
+    CHECK(f);
+    if (f) CHECK_EQ_I(f(41), 42);
+    return m;
+}
+
+static void entry_path(char *out, size_t n, const char *dir, const JitModule *m)
+{
+    snprintf(out, n, "%s/%s.so", dir, jit_module_key(m));
+}
+
+/* ------------------------------------------------------------ SHA-256 */
+
+static void hex(const uint8_t *b, char *out)
+{
+    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+TEST(jit_sha256_vectors)
+{
+    /* FIPS 180-4 examples (NIST CSRC "SHA256.pdf", "SHA2_Additional") */
+    static const struct { const char *msg, *digest; } v[] = {
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+         "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
+    };
+    char h[65];
+    uint8_t d[32];
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        jit_sha256(v[i].msg, strlen(v[i].msg), d);
+        hex(d, h);
+        CHECKF(!strcmp(h, v[i].digest), "sha256(\"%s\") = %s", v[i].msg, h);
+    }
+    /* One million 'a', fed in uneven pieces to exercise the buffering. */
+    static char a[1000];
+    memset(a, 'a', sizeof a);
+    JitSha256 s;
+    jit_sha256_init(&s);
+    size_t left = 1000000, step = 1;
+    while (left) {
+        size_t k = step < left ? step : left;
+        k = k < sizeof a ? k : sizeof a;
+        jit_sha256_update(&s, a, k);
+        left -= k;
+        step = step * 7 % 997 + 1;
+    }
+    jit_sha256_final(&s, d);
+    hex(d, h);
+    CHECKF(!strcmp(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+           "sha256(a x 1e6) = %s", h);
+    /* Every split of a message near the block boundaries hashes alike. */
+    char msg[200];
+    for (size_t i = 0; i < sizeof msg; i++) msg[i] = (char)(i * 31 + 7);
+    for (size_t n = 50; n < 140; n++) {
+        uint8_t whole[32];
+        jit_sha256(msg, n, whole);
+        for (size_t cut = 0; cut <= n; cut += 13) {
+            jit_sha256_init(&s);
+            jit_sha256_update(&s, msg, cut);
+            jit_sha256_update(&s, msg + cut, n - cut);
+            jit_sha256_final(&s, d);
+            CHECK(!memcmp(d, whole, 32));
+        }
+    }
+}
+
+/* ------------------------------------------------------------ caching */
+
+TEST(jit_compile_memory_and_disk)
+{
+    char tmp[PATH_MAX], cache[PATH_MAX + 32];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    snprintf(cache, sizeof cache, "%s/sub/axle", tmp);
+
+    Jit *j = new_jit(cache, false);
+    REQUIRE(j);
+    const char *id = jit_compiler_id(j);
+    CHECK(id && id[0]);
+    fprintf(stderr, "  jit: compiler: %s\n", id ? id : "(none)");
+
+    bool hit = true;
+    double ms = -1;
+    JitModule *m = load_f(j, &hit, &ms);
+    CHECK(!hit);
+    CHECK(ms > 0);
+    fprintf(stderr, "  jit: cold compile of a one-line source: %.1f ms\n", ms);
+
+    /* The directory was made private (mkdir -p, mode 0700). */
+    struct stat st;
+    REQUIRE(stat(cache, &st) == 0);
+    CHECK(S_ISDIR(st.st_mode));
+    CHECKF((st.st_mode & 0777) == 0700, "mode %o", (unsigned)(st.st_mode & 0777));
+    CHECK(jit_cache_dir(j) != NULL);
+
+    /* Same source again: the same module, from memory. */
+    double t0 = now_ms();
+    bool hit2 = false;
+    char err[256];
+    JitModule *m2 = jit_load(j, SRC_F, strlen(SRC_F), err, sizeof err, &hit2, &ms);
+    double dt = now_ms() - t0;
+    CHECK(m2 == m);
+    CHECK(hit2);
+    CHECK(ms == 0);
+    fprintf(stderr, "  jit: memory hit: %.4f ms\n", dt);
+
+    /* One entry and no temporary files left behind. */
+    char path[PATH_MAX * 2];
+    if (m) {
+        entry_path(path, sizeof path, cache, m);
+        CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) == 0);
+    }
+    CHECK_EQ_I(count_files(cache, NULL), 1);
+    CHECK_EQ_I(count_files(cache, "tmp-"), 0);
+
+    /* A new Jit on the same directory loads from disk. */
+    Jit *j2 = new_jit(cache, false);
+    REQUIRE(j2);
+    jit_compiler_id(j2);   /* time the load alone, not `cc --version` */
+    t0 = now_ms();
+    JitModule *m3 = load_f(j2, &hit, &ms);
+    dt = now_ms() - t0;
+    CHECK(hit);
+    CHECK(ms == 0);
+    fprintf(stderr, "  jit: disk hit: %.3f ms\n", dt);
+    if (m && m3) CHECK(!strcmp(jit_module_key(m), jit_module_key(m3)));
+    CHECK_EQ_I(count_files(cache, "tmp-"), 0);
+
+    /* Both loaded objects stay usable while both Jits live. */
+    if (m && m3) {
+        int (*f1)(int) = (int (*)(int))jit_sym(m, "f");
+        int (*f3)(int) = (int (*)(int))jit_sym(m3, "f");
+        CHECK(f1 && f3 && f1(1) == 2 && f3(2) == 3);
+        CHECK(jit_sym(m, "no_such_symbol") == NULL);
+    }
+    jit_free(j);
+    jit_free(j2);
+    rm_rf(tmp);
+}
+
+TEST(jit_key_covers_inputs)
+{
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    char err[1024];
+    JitOptions o = {.cache_dir = tmp, .version = "v1"};
+    Jit *a = jit_new(&o);
+    o.version = "v2";
+    Jit *b = jit_new(&o);
+    o.version = "v1";
+    o.cflags = "-O1 -fPIC -shared -w";
+    Jit *c = jit_new(&o);
+    REQUIRE(a && b && c);
+    static const char other[] = "int f(int x) { return x + 2; }\n";
+    JitModule *ma = jit_load(a, SRC_F, strlen(SRC_F), err, sizeof err, NULL, NULL);
+    CHECKF(ma, "%s", err);
+    JitModule *ma2 = jit_load(a, other, strlen(other), err, sizeof err, NULL, NULL);
+    CHECKF(ma2, "%s", err);
+    JitModule *mb = jit_load(b, SRC_F, strlen(SRC_F), err, sizeof err, NULL, NULL);
+    CHECKF(mb, "%s", err);
+    JitModule *mc = jit_load(c, SRC_F, strlen(SRC_F), err, sizeof err, NULL, NULL);
+    CHECKF(mc, "%s", err);
+    if (ma && ma2 && mb && mc) {
+        const char *k[4] = {jit_module_key(ma), jit_module_key(ma2), jit_module_key(mb),
+                            jit_module_key(mc)};
+        for (int x = 0; x < 4; x++)
+            for (int y = x + 1; y < 4; y++) CHECKF(strcmp(k[x], k[y]), "keys %d and %d", x, y);
+        int (*g)(int) = (int (*)(int))jit_sym(ma2, "f");
+        CHECK(g && g(1) == 3);
+    }
+    CHECK_EQ_I(count_files(tmp, NULL), 4);
+    jit_free(a);
+    jit_free(b);
+    jit_free(c);
+    rm_rf(tmp);
+}
+
+/* Corruptions of an entry; each must be rejected, rebuilt and then hit. */
+enum { TRUNCATE, FLIP_BODY, FLIP_KEY, APPEND, EMPTY, MODE_0666, SYMLINK, FOREIGN, NKINDS };
+static const char *kind_name[] = {"truncate", "flip a body byte", "flip a key byte",
+                                  "append garbage", "empty", "mode 0666", "symlink",
+                                  "owned by another user"};
+
+static bool corrupt(const char *path, const char *tmp, int kind)
+{
+    struct stat st;
+    if (stat(path, &st)) return false;
+    switch (kind) {
+    case TRUNCATE: return truncate(path, st.st_size / 2) == 0;
+    case EMPTY: return truncate(path, 0) == 0;
+    case FLIP_BODY:
+    case FLIP_KEY: {
+        int fd = open(path, O_RDWR);
+        if (fd < 0) return false;
+        /* the key is the first 32 bytes of the 88-byte trailer */
+        off_t at = kind == FLIP_BODY ? st.st_size / 3 : st.st_size - 88 + 5;
+        unsigned char c;
+        bool ok = pread(fd, &c, 1, at) == 1;
+        c ^= 0x40;
+        ok = ok && pwrite(fd, &c, 1, at) == 1;
+        close(fd);
+        return ok;
+    }
+    case APPEND: {
+        FILE *f = fopen(path, "ab");
+        if (!f) return false;
+        fputs("garbage after the trailer", f);
+        return fclose(f) == 0;
+    }
+    case MODE_0666: return chmod(path, 0666) == 0;
+    case SYMLINK: {
+        /* A valid entry, but reached through a link: refused anyway. */
+        char moved[PATH_MAX + 16];
+        snprintf(moved, sizeof moved, "%s/elsewhere.so", tmp);
+        return rename(path, moved) == 0 && symlink(moved, path) == 0;
+    }
+    case FOREIGN: return chown(path, 65534, 65534) == 0;
+    }
+    return false;
+}
+
+TEST(jit_corrupt_entry_rebuilt)
+{
+    for (int kind = 0; kind < NKINDS; kind++) {
+        if (kind == FOREIGN && geteuid() != 0) continue;   /* needs chown */
+        char tmp[PATH_MAX], cache[PATH_MAX + 16], path[PATH_MAX * 2];
+        make_tmp(tmp, sizeof tmp);
+        REQUIRE(tmp[0]);
+        snprintf(cache, sizeof cache, "%s/c", tmp);
+        fprintf(stderr, "  jit: corruption: %s\n", kind_name[kind]);
+
+        Jit *a = new_jit(cache, false);
+        REQUIRE(a);
+        bool hit;
+        JitModule *m = load_f(a, &hit, NULL);
+        REQUIRE(m);
+        entry_path(path, sizeof path, cache, m);
+        jit_free(a);
+        CHECKF(corrupt(path, tmp, kind), "could not corrupt (%s)", kind_name[kind]);
+
+        Jit *b = new_jit(cache, false);
+        REQUIRE(b);
+        hit = true;
+        CHECK(load_f(b, &hit, NULL));
+        CHECKF(!hit, "a corrupt entry was used (%s)", kind_name[kind]);
+        jit_free(b);
+
+        /* The rebuilt entry is good: a hit again. */
+        struct stat st;
+        CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+        Jit *c = new_jit(cache, false);
+        REQUIRE(c);
+        CHECK(load_f(c, &hit, NULL));
+        CHECKF(hit, "the rebuilt entry was not used (%s)", kind_name[kind]);
+        jit_free(c);
+        CHECK_EQ_I(count_files(cache, "tmp-"), 0);
+        rm_rf(tmp);
+    }
+}
+
+/* A cache directory others may write is not used at all. */
+TEST(jit_refuses_unsafe_dir)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        if (variant == 1 && geteuid() != 0) continue;   /* chown needs root */
+        char tmp[PATH_MAX], cache[PATH_MAX + 16];
+        make_tmp(tmp, sizeof tmp);
+        REQUIRE(tmp[0]);
+        snprintf(cache, sizeof cache, "%s/open", tmp);
+        REQUIRE(mkdir(cache, 0700) == 0);
+        if (variant == 0) REQUIRE(chmod(cache, 0777) == 0);
+        else REQUIRE(chown(cache, 65534, 65534) == 0);
+        for (int round = 0; round < 2; round++) {
+            Jit *j = new_jit(cache, false);
+            REQUIRE(j);
+            bool hit = true;
+            CHECK(load_f(j, &hit, NULL));
+            CHECK(!hit);   /* nothing was stored, so never a disk hit */
+            CHECK(jit_cache_dir(j) == NULL);
+            jit_free(j);
+        }
+        CHECK_EQ_I(count_files(cache, NULL), 0);
+        rm_rf(tmp);
+    }
+}
+
+TEST(jit_syntax_error)
+{
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    Jit *j = new_jit(tmp, false);
+    REQUIRE(j);
+    static const char bad[] = "int f(int x) { return x + ; }\n";
+    char err[2048];
+    bool hit = true;
+    JitModule *m = jit_load(j, bad, strlen(bad), err, sizeof err, &hit, NULL);
+    CHECK(m == NULL);
+    CHECK(!hit);
+    fprintf(stderr, "  jit: syntax error message: %s\n", err);
+    CHECK(strstr(err, "the C compiler 'cc' failed:"));
+    CHECK(strstr(err, "error"));
+    CHECK_EQ_I(count_files(tmp, NULL), 0);   /* nothing stored, nothing left */
+    /* The Jit is still usable, and a tiny err buffer is not overrun. */
+    char small[8];
+    CHECK(jit_load(j, bad, strlen(bad), small, sizeof small, NULL, NULL) == NULL);
+    CHECK(strlen(small) == sizeof small - 1);
+    CHECK(load_f(j, NULL, NULL));
+    jit_free(j);
+    rm_rf(tmp);
+}
+
+TEST(jit_missing_compiler)
+{
+    static const char *ccs[] = {"/nonexistent/cc", "axle-no-such-compiler-xyz"};
+    for (int i = 0; i < 2; i++) {
+        JitOptions o = {.cc = ccs[i], .no_disk_cache = true};
+        Jit *j = jit_new(&o);
+        REQUIRE(j);
+        CHECK(jit_compiler_id(j) == NULL);
+        char err[512];
+        JitModule *m = jit_load(j, SRC_F, strlen(SRC_F), err, sizeof err, NULL, NULL);
+        CHECK(m == NULL);
+        fprintf(stderr, "  jit: missing compiler message: %s\n", err);
+        CHECK(strstr(err, "not found"));
+        CHECK(strstr(err, ccs[i]));
+        CHECK(strstr(err, "AXLE_CC"));
+        jit_free(j);
+    }
+    jit_free(NULL);
+}
+
+/* A compiler that runs but fails without a word; a compiler command with
+ * arguments of its own. */
+TEST(jit_compiler_command)
+{
+    JitOptions o = {.cc = "false", .no_disk_cache = true};
+    Jit *j = jit_new(&o);
+    REQUIRE(j);
+    char err[512];
+    CHECK(jit_load(j, SRC_F, strlen(SRC_F), err, sizeof err, NULL, NULL) == NULL);
+    fprintf(stderr, "  jit: failing compiler message: %s\n", err);
+    CHECK(strstr(err, "the C compiler 'false' failed"));
+    jit_free(j);
+
+    static const char src[] = "int f(int x) { return x + BUMP; }\n";
+    o.cc = "  cc   -DBUMP=1 ";
+    j = jit_new(&o);
+    REQUIRE(j);
+    JitModule *m = jit_load(j, src, strlen(src), err, sizeof err, NULL, NULL);
+    CHECKF(m, "%s", err);
+    int (*f)(int) = m ? (int (*)(int))jit_sym(m, "f") : NULL;
+    CHECK(f && f(41) == 42);
+    jit_free(j);
+}
+
+/* Compiles, but cannot be loaded (RTLD_NOW finds an undefined symbol):
+ * an error, and nothing stored. */
+TEST(jit_unloadable_object)
+{
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    Jit *j = new_jit(tmp, false);
+    REQUIRE(j);
+    static const char src[] = "int axle_no_such_function(int);\n"
+                              "int f(int x) { return axle_no_such_function(x); }\n";
+    char err[512];
+    CHECK(jit_load(j, src, strlen(src), err, sizeof err, NULL, NULL) == NULL);
+    fprintf(stderr, "  jit: unloadable object message: %s\n", err);
+    CHECK(strstr(err, "could not load") && strstr(err, "axle_no_such_function"));
+    CHECK_EQ_I(count_files(tmp, NULL), 0);
+    jit_free(j);
+    rm_rf(tmp);
+}
+
+/* Enough modules to make the memory cache grow; each is found again. */
+TEST(jit_many_modules)
+{
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    JitOptions o = {.cache_dir = tmp, .cflags = "-O0 -fPIC -shared -w"};
+    Jit *j = jit_new(&o);
+    REQUIRE(j);
+    enum { N = 20 };
+    JitModule *ms[N];
+    char src[N][64], err[512];
+    for (int i = 0; i < N; i++) {
+        snprintf(src[i], sizeof src[i], "int f(int x) { return x * %d; }\n", i);
+        ms[i] = jit_load(j, src[i], strlen(src[i]), err, sizeof err, NULL, NULL);
+        CHECKF(ms[i], "%s", err);
+    }
+    for (int i = 0; i < N; i++) {
+        bool hit = false;
+        CHECK(jit_load(j, src[i], strlen(src[i]), err, sizeof err, &hit, NULL) == ms[i]);
+        CHECK(hit);
+        int (*f)(int) = ms[i] ? (int (*)(int))jit_sym(ms[i], "f") : NULL;
+        CHECK(f && f(3) == 3 * i);
+    }
+    CHECK_EQ_I(count_files(tmp, NULL), N);
+    jit_free(j);
+    rm_rf(tmp);
+}
+
+TEST(jit_no_disk_cache)
+{
+    char tmp[PATH_MAX], cache[PATH_MAX + 16], tmpdir[PATH_MAX + 16];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    snprintf(cache, sizeof cache, "%s/never", tmp);
+    snprintf(tmpdir, sizeof tmpdir, "%s/t", tmp);
+    REQUIRE(mkdir(tmpdir, 0700) == 0);
+    /* The private build directory goes under TMPDIR: check it is removed. */
+    char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+    setenv("TMPDIR", tmpdir, 1);
+    Jit *j = new_jit(cache, true);
+    REQUIRE(j);
+    CHECK(jit_cache_dir(j) == NULL);
+    bool hit = true;
+    JitModule *m = load_f(j, &hit, NULL);
+    CHECK(!hit);
+    CHECK(load_f(j, &hit, NULL) == m);
+    CHECK(hit);
+    struct stat st;
+    CHECK(stat(cache, &st) != 0);   /* never created */
+    CHECK_EQ_I(count_files(tmpdir, "axle-"), 0);
+    jit_free(j);
+    if (old) setenv("TMPDIR", old, 1);
+    else unsetenv("TMPDIR");
+    free(old);
+    rm_rf(tmp);
+}
+
+TEST(jit_default_dir_is_xdg)
+{
+    char tmp[PATH_MAX], want[PATH_MAX + 16];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    char *old = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL;
+    setenv("XDG_CACHE_HOME", tmp, 1);
+    Jit *j = jit_new(NULL);
+    REQUIRE(j);
+    snprintf(want, sizeof want, "%s/axle", tmp);
+    char *real = realpath(tmp, NULL);
+    char want_real[PATH_MAX + 16];
+    snprintf(want_real, sizeof want_real, "%s/axle", real ? real : tmp);
+    const char *dir = jit_cache_dir(j);
+    CHECKF(dir && !strcmp(dir, want_real), "%s vs %s", dir ? dir : "(null)", want_real);
+    struct stat st;
+    CHECK(stat(want, &st) == 0 && (st.st_mode & 0777) == 0700);
+    jit_free(j);
+
+    /* Without XDG_CACHE_HOME: $HOME/.cache/axle. */
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", tmp, 1);
+    j = jit_new(NULL);
+    REQUIRE(j);
+    snprintf(want_real, sizeof want_real, "%s/.cache/axle", real ? real : tmp);
+    dir = jit_cache_dir(j);
+    CHECKF(dir && !strcmp(dir, want_real), "%s vs %s", dir ? dir : "(null)", want_real);
+    jit_free(j);
+    if (old_home) setenv("HOME", old_home, 1);
+    else unsetenv("HOME");
+    free(old_home);
+
+    free(real);
+    if (old) setenv("XDG_CACHE_HOME", old, 1);
+    else unsetenv("XDG_CACHE_HOME");
+    free(old);
+    rm_rf(tmp);
+}
+
+/* Several processes filling one empty cache at once: each gets a working
+ * module, and exactly one entry remains. */
+TEST(jit_processes_share_cache)
+{
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    enum { N = 4 };
+    pid_t pids[N];
+    for (int i = 0; i < N; i++) {
+        pids[i] = fork();
+        REQUIRE(pids[i] >= 0);
+        if (pids[i] == 0) {
+            JitOptions o = {.cache_dir = tmp, .version = "test-1"};
+            Jit *j = jit_new(&o);
+            char err[512];
+            JitModule *m = j ? jit_load(j, SRC_F, strlen(SRC_F), err, sizeof err, NULL, NULL) : NULL;
+            int (*f)(int) = m ? (int (*)(int))jit_sym(m, "f") : NULL;
+            int ok = f && f(1) == 2;
+            jit_free(j);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        int st = 0;
+        waitpid(pids[i], &st, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    CHECK_EQ_I(count_files(tmp, NULL), 1);
+    rm_rf(tmp);
+}
+
+/* A ~50-line source like the backend's: the cold compile time is printed
+ * as information. */
+TEST(jit_cold_compile_time)
+{
+    static const char src[] =
+        "#include <math.h>\n"
+        "#include <stdint.h>\n"
+        "typedef struct { const float *x, *y; float *out; int64_t n; } Args;\n"
+        "static inline float cnd(float d) {\n"
+        "    const float a1 = 0.31938153f, a2 = -0.356563782f, a3 = 1.781477937f;\n"
+        "    const float a4 = -1.821255978f, a5 = 1.330274429f;\n"
+        "    float k = 1.0f / (1.0f + 0.2316419f * fabsf(d));\n"
+        "    float w = 0.39894228f * expf(-0.5f * d * d)\n"
+        "            * (k * (a1 + k * (a2 + k * (a3 + k * (a4 + k * a5)))));\n"
+        "    return d > 0 ? 1.0f - w : w;\n"
+        "}\n"
+        "void kernel_map(const Args *a, int64_t start, int64_t end) {\n"
+        "    for (int64_t i = start; i < end; i++) {\n"
+        "        float s = a->x[i], k = a->y[i];\n"
+        "        float d1 = (logf(s / k) + 0.06f) / (0.3f * sqrtf(1.0f));\n"
+        "        float d2 = d1 - 0.3f;\n"
+        "        a->out[i] = s * cnd(d1) - k * expf(-0.02f) * cnd(d2);\n"
+        "    }\n"
+        "}\n"
+        "double kernel_dot(const Args *a, int64_t start, int64_t end) {\n"
+        "    double acc = 0;\n"
+        "    for (int64_t i = start; i < end; i++) acc += (double)a->x[i] * a->y[i];\n"
+        "    return acc;\n"
+        "}\n"
+        "void kernel_scan(const Args *a, int64_t start, int64_t end) {\n"
+        "    float acc = 0;\n"
+        "    for (int64_t i = start; i < end; i++) { acc += a->x[i]; a->out[i] = acc; }\n"
+        "}\n"
+        "void kernel_stencil(const Args *a, int64_t start, int64_t end) {\n"
+        "    int64_t n = a->n;\n"
+        "    for (int64_t i = start; i < end; i++) {\n"
+        "        float l = a->x[i > 0 ? i - 1 : 0], c = a->x[i];\n"
+        "        float r = a->x[i + 1 < n ? i + 1 : n - 1];\n"
+        "        a->out[i] = 0.25f * l + 0.5f * c + 0.25f * r;\n"
+        "    }\n"
+        "}\n"
+        "int64_t kernel_filter(const Args *a, int64_t start, int64_t end) {\n"
+        "    int64_t k = start;\n"
+        "    for (int64_t i = start; i < end; i++)\n"
+        "        if (a->x[i] > 0) a->out[k++] = a->x[i];\n"
+        "    return k - start;\n"
+        "}\n"
+        "void kernel_permute(const Args *a, int64_t start, int64_t end) {\n"
+        "    for (int64_t i = start; i < end; i++) {\n"
+        "        int64_t j = (int64_t)a->y[i];\n"
+        "        if (j >= 0 && j < a->n) a->out[j] += a->x[i];\n"
+        "    }\n"
+        "}\n";
+    JitOptions o = {.no_disk_cache = true};
+    Jit *j = jit_new(&o);
+    REQUIRE(j);
+    jit_compiler_id(j);
+    char err[1024];
+    double ms = 0, t0 = now_ms();
+    JitModule *m = jit_load(j, src, strlen(src), err, sizeof err, NULL, &ms);
+    double total = now_ms() - t0;
+    CHECKF(m, "%s", err);
+    fprintf(stderr, "  jit: cold compile of a %d-line source: %.1f ms in the compiler, "
+            "%.1f ms in all\n", 50, ms, total);
+    if (m) {
+        typedef struct { const float *x, *y; float *out; int64_t n; } Args;
+        double (*dot)(const Args *, int64_t, int64_t) =
+            (double (*)(const Args *, int64_t, int64_t))jit_sym(m, "kernel_dot");
+        void (*map)(const Args *, int64_t, int64_t) =
+            (void (*)(const Args *, int64_t, int64_t))jit_sym(m, "kernel_map");
+        REQUIRE(dot && map);
+        float x[4] = {1, 2, 3, 4}, y[4] = {4, 3, 2, 1}, out[4] = {0};
+        Args a = {x, y, out, 4};
+        CHECK_CLOSE(dot(&a, 0, 4), 20.0, 1e-12);
+        map(&a, 0, 4);   /* calls expf/logf: libm is linked */
+        CHECK(isfinite(out[0]) && isfinite(out[3]));
+    }
+    jit_free(j);
+}
