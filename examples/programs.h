@@ -22,6 +22,18 @@ typedef struct ex_program {
      * -1 with a reason in msg. */
     int (*check)(void *state, ax_array *const *res, int nres, char *msg, size_t size);
     void (*teardown)(void *state);
+    /* The hand-written C baseline (issue 5): the same computation on the
+     * same inputs, written as a performance engineer would (OpenMP, simd);
+     * variant 0 is compiled without -ffast-math, 1 with it.  It keeps its
+     * result in the state; returns 0, or -1 (e.g. out of memory).  NULL if
+     * the program has none. */
+    int (*baseline)(void *state, int variant);
+    /* Compares the results of axle with the last baseline result (floats
+     * within the program's stated tolerance): 0 if they agree. */
+    int (*check_baseline)(void *state, ax_array *const *res, int nres, char *msg, size_t size);
+    /* Sizes: what `make demo` / `axle bench` use by default, and a small
+     * size for the tests (0: default_size). */
+    int64_t bench_size, test_size;
 } ex_program;
 
 extern const ex_program *const ex_programs[];
