@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t run_program(const ex_program *p, int64_t n, unsigned debug, int64_t *nodes)
+/* Runs p at size n on the interpreter and checks it: 0 if it agrees with
+ * its reference, 1 if it was refused as too large when unfolded without
+ * sharing (the paper's "out of memory" entries), -1 otherwise. */
+static int run_program(const ex_program *p, int64_t n, unsigned debug, int64_t *nodes)
 {
     ax_options o = {0};
     o.backend = AX_BACKEND_INTERP;
@@ -19,7 +22,10 @@ static int64_t run_program(const ex_program *p, int64_t n, unsigned debug, int64
     int ok = -1;
     ax_program *pr = ax_compile(cx, p->build(cx, st));
     if (!pr) {
-        fprintf(stderr, "%s: %s\n", p->name, ax_error(cx));
+        if ((debug & AX_DEBUG_NO_SHARING) && ax_status_of(cx) == AX_ERR_NOMEM && strstr(ax_error(cx), "unfold"))
+            ok = 1;
+        else
+            fprintf(stderr, "%s: %s\n", p->name, ax_error(cx));
     } else {
         *nodes = ax_program_stats(pr)->nodes;
         ax_array *res[4];
@@ -44,11 +50,13 @@ TEST(programs_check_with_and_without_sharing)
     for (int i = 0; i < ex_nprograms; i++) {
         const ex_program *p = ex_programs[i];
         int64_t n1 = 0, n2 = 0;
-        int64_t sizes[3] = {0, 1, 1003};
+        int64_t sizes[3] = {0, 1, p->test_size ? p->test_size : 1003};
         for (int s = 0; s < 3; s++) {
             CHECKF(run_program(p, sizes[s], 0, &n1) == 0, "%s size %lld", p->name, (long long)sizes[s]);
-            CHECKF(run_program(p, sizes[s], AX_DEBUG_NO_SHARING, &n2) == 0, "%s no-sharing", p->name);
-            CHECKF(n1 <= n2, "%s: %lld nodes with sharing, %lld without", p->name, (long long)n1, (long long)n2);
+            int r = run_program(p, sizes[s], AX_DEBUG_NO_SHARING, &n2);
+            CHECKF(r >= 0, "%s no-sharing", p->name);
+            if (r == 1) fprintf(stderr, "%s: without sharing recovery the program is too large (as expected)\n", p->name);
+            else CHECKF(n1 <= n2, "%s: %lld nodes with sharing, %lld without", p->name, (long long)n1, (long long)n2);
         }
     }
 }

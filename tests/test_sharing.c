@@ -496,6 +496,154 @@ TEST(fallible_terms_are_not_hoisted_out_of_branches)
     ax_ctx_free(cx);
 }
 
+/* A fallible term with functions inside (a while loop) used in two lazy
+ * regions is copied into each, with its own functions and parameters:
+ * the copies share no lambda (that was "one function is used by two
+ * operations") and nothing that depends on a parameter. */
+
+/* state (i32 j, i64 acc): while j < 4: (j + 1, acc + step), step = *env */
+static ax_exp wl_cond(ax_exp s, void *env) { return ax_lt(ax_get(s, 0), ax_i32(4)); }
+static ax_exp wl_body(ax_exp s, void *env)
+{
+    ax_exp acc = ax_get(s, 1);
+    return ax_tuple2(ax_add(ax_get(s, 0), ax_i32(1)), env ? ax_add(acc, *(ax_exp *)env) : acc);
+}
+static ax_exp wl_loop(ax_ctx *cx, ax_exp acc0, ax_exp *step)
+{
+    return ax_get(ax_while(wl_cond, wl_body, step, ax_tuple2(ax_const(cx, ax_i32(0)), acc0)), 1);
+}
+/* the loop's result used in a condition and in one of its branches */
+static ax_exp wl_cond_branch(ax_exp ix, void *env)
+{
+    ax_exp i = ax_index_get(ix, 0);
+    ax_exp w = wl_loop(env, i, NULL);
+    return ax_cond(ax_gt(w, ax_i64(2)), w, ax_i64(0));
+}
+/* in two branches of two conds, with a term (m) used inside the loop's
+ * body and outside it */
+static ax_exp wl_two_conds(ax_exp ix, void *env)
+{
+    ax_exp i = ax_index_get(ix, 0);
+    ax_exp m = ax_mul(i, ax_i64(3));
+    ax_exp w = wl_loop(env, i, &m);
+    return ax_add(ax_add(ax_cond(ax_gt(i, ax_i64(1)), w, ax_i64(0)), ax_cond(ax_lt(i, ax_i64(3)), ax_add(w, m), m)),
+                  m);
+}
+/* a loop in a loop: the inner one depends on the outer one's parameter
+ * and is itself used in two branches inside the outer body; the outer one
+ * is used in two branches */
+static ax_exp wl_outer_cond(ax_exp s, void *env) { return ax_lt(ax_get(s, 0), ax_i32(3)); }
+static ax_exp wl_outer_body(ax_exp s, void *env)
+{
+    ax_exp j = ax_get(s, 0);
+    ax_exp q = wl_loop(env, ax_mul(ax_cvt(j, AX_I64), ax_i64(2)), NULL);   /* = 2j */
+    ax_exp r = ax_cond(ax_gt(j, ax_i32(0)), q, ax_mul(q, ax_i64(2)));        /* = 2j (q = 0 at j = 0) */
+    return ax_tuple2(ax_add(j, ax_i32(1)), ax_add(ax_get(s, 1), r));
+}
+static ax_exp wl_nested(ax_exp ix, void *env)
+{
+    ax_ctx *cx = env;
+    ax_exp i = ax_index_get(ix, 0);
+    ax_exp w = ax_get(ax_while(wl_outer_cond, wl_outer_body, cx, ax_tuple2(ax_const(cx, ax_i32(0)), i)), 1);
+    return ax_cond(ax_gt(i, ax_i64(2)), w, ax_add(w, ax_i64(1)));
+}
+
+static int64_t wl_expect(int which, int64_t i)
+{
+    int64_t w, m = 3 * i;
+    switch (which) {
+    case 0: return i > 2 ? i : 0;
+    case 1:
+        w = i + 4 * m;
+        return (i > 1 ? w : 0) + (i < 3 ? w + m : m) + m;
+    default:
+        w = i;
+        for (int64_t j = 0; j < 3; j++) w += 2 * j;
+        return i > 2 ? w : w + 1;
+    }
+}
+
+TEST(fallible_term_with_functions_is_copied_per_region)
+{
+    ax_fn1 fns[3] = {wl_cond_branch, wl_two_conds, wl_nested};
+    enum { N = 6 };
+    ax_ctx *cx = ax_ctx_new(NULL);
+    for (int k = 0; k < 3; k++) {
+        Program *p = RECOVER(cx, ax_generate(cx, ax_ix1(ax_i64(N)), fns[k], cx), true);
+        REQUIRE(p);
+        CHECK(count_op(p->root, OP_WHILE) >= 2);
+        program_free(p);
+    }
+    /* the repro: one copy of the loop in the condition, one in the branch */
+    Program *p = RECOVER(cx, ax_generate(cx, ax_ix1(ax_i64(N)), wl_cond_branch, cx), true);
+    REQUIRE(p);
+    CHECK_EQ_I(count_op(p->root, OP_WHILE), 2);
+    CHECK_EQ_I(count_op(p->root, OP_LAM), 5);   /* generate's function, two per loop */
+    program_free(p);
+    ax_ctx_free(cx);
+
+    for (int k = 0; k < 3; k++)
+        for (int sharing = 0; sharing < 2; sharing++) {
+            ax_options o = {0};
+            o.backend = AX_BACKEND_INTERP;
+            o.debug = sharing ? 0 : AX_DEBUG_NO_SHARING;
+            ax_ctx *c2 = ax_ctx_new(&o);
+            ax_array *r = RUN(c2, ax_generate(c2, ax_ix1(ax_i64(N)), fns[k], c2));
+            if (r) {
+                const int64_t *v = ax_array_data(r, 0);
+                for (int64_t i = 0; i < N; i++) CHECKF(v[i] == wl_expect(k, i), "program %d sharing %d i %lld: %lld", k, sharing, (long long)i, (long long)v[i]);
+            }
+            ax_array_release(r);
+            ax_ctx_free(c2);
+        }
+}
+
+/* Array reads are fallible in unsafe mode too: "unsafe" promises that the
+ * program's own reads are in bounds, not reads hoisted out of a guard. */
+static ax_exp guarded_read(ax_exp x, void *env)
+{
+    ax_acc e = env;   /* an empty vector: the read is guarded */
+    ax_exp rd = ax_at(e, ax_ix1(ax_i64(0)));
+    ax_exp ne = ax_gt(ax_size(e), ax_i64(0));
+    return ax_add(ax_cond(ne, rd, x), ax_cond(ne, rd, ax_i32(7)));
+}
+
+TEST(guarded_reads_are_not_hoisted_in_unsafe_mode)
+{
+    int32_t v[2] = {1, 2};
+    for (int unsafe = 0; unsafe < 2; unsafe++)
+        for (int sharing = 0; sharing < 2; sharing++) {
+            ax_options o = {0};
+            o.backend = AX_BACKEND_INTERP;
+            o.unsafe = unsafe;
+            o.debug = sharing ? 0 : AX_DEBUG_NO_SHARING;
+            ax_ctx *cx = ax_ctx_new(&o);
+            ax_array *h = ax_array_from(cx, AX_I32, 1, (int64_t[]){2}, v);
+            ax_array *z = ax_array_from(cx, AX_I32, 1, (int64_t[]){0}, v);
+            ax_acc e = ax_use(cx, z), xs = ax_use(cx, h);
+            ax_array_release(h);
+            ax_array_release(z);
+            if (sharing) {
+                /* the read stays in each branch */
+                Program *p = RECOVER(cx, ax_map(guarded_read, e, xs), true);
+                REQUIRE(p);
+                CHECK_EQ_I(count_op(p->root, OP_INDEX) + count_op(p->root, OP_LINDEX), 2);
+                char *src = show(p->root);
+                CHECKF(src && !strstr(src, "= index"), "%s", src ? src : "?");
+                free(src);
+                program_free(p);
+            }
+            ax_array *r = RUN(cx, ax_map(guarded_read, e, xs));
+            if (r) {
+                const int32_t *d = ax_array_data(r, 0);
+                for (int i = 0; i < 2; i++)
+                    CHECKF(d[i] == v[i] + 7, "unsafe %d sharing %d: %d", unsafe, sharing, d[i]);
+            }
+            ax_array_release(r);
+            ax_ctx_free(cx);
+        }
+}
+
 /* ------------------------------------------------------------ misuse */
 
 static ax_exp leak(ax_exp x, void *env)

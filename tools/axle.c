@@ -6,6 +6,7 @@
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]
  *                    [--check] [--json]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]
+ *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -24,7 +25,8 @@ static void usage(FILE *f)
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]\n"
             "                        [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]\n"
-            "stages: source, sharing\n");
+            "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
+            "stages: source, sharing, simplify, fusion, kernels, c (the generated C of the CPU backend)\n");
 }
 
 typedef struct {
@@ -194,8 +196,11 @@ static int cmd_dump(const ex_program *p, Args *a)
     return rc;
 }
 
+int axle_bench(int argc, char **argv);   /* tools/bench.c */
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "bench")) return axle_bench(argc - 1, argv + 1);
     Args a;
     if (parse_args(argc, argv, &a) != 0) { usage(stderr); return 2; }
     if (!strcmp(a.cmd, "help") || !strcmp(a.cmd, "--help")) { usage(stdout); return 0; }

@@ -352,6 +352,7 @@ typedef struct Backend {
 } Backend;
 
 extern const Backend backend_interp;
+extern const Backend backend_cpu;
 
 /* ---------------------------------------------------------------- passes */
 

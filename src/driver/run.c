@@ -5,6 +5,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "opt/opt_dot.h"
+#include "backend/cpu/cg.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,7 +25,9 @@ struct ax_program {
  * stays valid after ax_ctx_reset drops the builder's references. */
 static int hold_arrays(ax_program *pr, const Node *x)
 {
-    for (; x; x = NULL) {
+    /* A let's body is followed in the loop, not by recursion: long rows of
+     * bindings must not exhaust the stack. */
+    while (x) {
         if (x->op == OP_USE && x->arr) {
             if (pr->nheld == pr->capheld) {
                 int cap = pr->capheld ? 2 * pr->capheld : 8;
@@ -34,8 +38,10 @@ static int hold_arrays(ax_program *pr, const Node *x)
             }
             pr->held[pr->nheld++] = ax_array_retain(x->arr);
         }
-        for (int i = 0; i < x->n; i++)
+        bool let = (x->op == OP_LET || x->op == OP_ALET) && x->n == 2;
+        for (int i = 0; i < x->n - (let ? 1 : 0); i++)
             if (hold_arrays(pr, x->kid[i]) != 0) return -1;
+        x = let ? x->kid[1] : NULL;
     }
     return 0;
 }
@@ -48,7 +54,7 @@ static double now_ms(void)
 }
 
 /* The backends in order of preference for AX_BACKEND_DEFAULT. */
-static const Backend *const backends[] = { &backend_interp };
+static const Backend *const backends[] = { &backend_cpu, &backend_interp };
 
 static const Backend *pick_backend(ax_ctx *cx)
 {
@@ -233,6 +239,23 @@ ax_array *ax_run(ax_ctx *cx, ax_acc a)
 
 /* ---------------------------------------------------------------- dumps */
 
+/* The "dot" stage: p as fusion gets it, then fused (as front_end does), drawn
+ * before and after as Graphviz (src/opt/dot.c). */
+static void dump_dot(ax_ctx *cx, Program *p, FILE *f)
+{
+    unsigned dbg = cx->opt.debug;
+    Node *before = p->root;
+    if (!(dbg & AX_DEBUG_NO_FUSION)) {
+        double t = now_ms();
+        if (fuse_program(cx, p) == 0) pass_done(cx, p, "fusion", t);
+        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
+            t = now_ms();
+            if (simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE)) == 0) pass_done(cx, p, "simplify after fusion", t);
+        }
+    }
+    if (cx->status == AX_OK) ir_print_dot(f, before, p->root);
+}
+
 char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
 {
     if (!cx) return NULL;
@@ -256,7 +279,7 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
     } else {
         static const struct { const char *name; Upto upto; } stages[] = {
             {"sharing", UPTO_SHARING}, {"simplify", UPTO_SIMPLIFY}, {"fusion", UPTO_FUSION},
-            {"kernels", UPTO_FUSION},
+            {"kernels", UPTO_FUSION}, {"c", UPTO_FUSION}, {"dot", UPTO_SIMPLIFY},
         };
         int k = -1;
         for (int i = 0; i < (int)(sizeof stages / sizeof *stages); i++)
@@ -265,9 +288,16 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
         memset(&st, 0, sizeof st);
         if (k < 0)
             ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing, simplify, "
-                      "fusion, kernels)", stage);
+                      "fusion, kernels, c, dot)", stage);
         else if ((p = front_end(cx, a, &st, stages[k].upto))) {
-            if (json) {
+            if (!strcmp(stage, "dot")) {
+                dump_dot(cx, p, f);
+            } else if (!strcmp(stage, "c")) {
+                /* The C unit the CPU backend generates for the program. */
+                char *text = cpu_c_text(cx, p);
+                if (text) fputs(text, f);
+                free(text);
+            } else if (json) {
                 /* The JSON printer ends with "}\n": splice in the schedule's figures. */
                 char *j = NULL;
                 size_t jl = 0;

@@ -57,7 +57,12 @@
  *    contains one, would make sharing change a program's meaning.  Such
  *    "fallible" nodes are therefore counted per lazy region (the innermost
  *    branch or loop body they occur in) instead of per context: they are
- *    shared within one region and copied across regions.
+ *    shared within one region and copied across regions.  Array reads
+ *    count as fallible in unsafe mode too (a read hoisted out of its
+ *    guard is not one the program promised to be in bounds).  A copy of a
+ *    term that contains binders (a while loop's functions) gets its own
+ *    binders with fresh variables (copy_term), so that no function or
+ *    parameter-dependent term is shared between two copies.
  *
  * Cost.  PRUNE and BIND are linear in the size of the pruned tree (plus
  * hashing).  FLOAT merges pending sets smaller-into-larger (hash tables
@@ -123,6 +128,9 @@ struct Pend {
 /* Node -> int64 (unfolded sizes). */
 typedef struct NSlot { const Node *k; int64_t v; } NSlot;
 
+/* (node, region) -> the node's copy for that region. */
+typedef struct CSlot { const Node *k; int r; Node *v; } CSlot;
+
 typedef struct St {
     ax_ctx *cx;
     Arena tmp;              /* entries, pending sets, the unfolded tree */
@@ -149,6 +157,17 @@ typedef struct St {
     size_t sz_cap, sz_len;
     Node **pnew;            /* source parameter id -> its copy */
     int npnew, next_id;
+    /* PRUNE: copies of fallible terms that contain binders (see copy) */
+    NSlot *hb;              /* memo: 1 no binder inside, 2 one inside, 3 and pruned once */
+    size_t hb_cap, hb_len;
+    CSlot *cm;              /* (node, region) -> its copy */
+    size_t cm_cap, cm_len;
+    NSlot *cp;              /* one copy: node -> its copy (memo) */
+    size_t cp_cap, cp_len;
+    NSlot *rm;              /* one copy: binder id (key id + 1) -> its new variable */
+    size_t rm_cap, rm_len;
+    Node **fresh;           /* the copies' binder and variable nodes (temporary ids) */
+    int nfresh, capfresh, nfresh_ids;
 } St;
 
 #define FAIL(st, status, ...) ((st)->failed = true, ctx_error((st)->cx, (status), __VA_ARGS__))
@@ -217,6 +236,15 @@ static int64_t *nmap_slot(St *st, NSlot **tab, size_t *cap, size_t *len, const N
     return &(*tab)[i].v;
 }
 
+/* The value for n, or NULL if it has none. */
+static const int64_t *nmap_get(const NSlot *tab, size_t cap, const Node *n)
+{
+    if (!cap) return NULL;
+    size_t mask = cap - 1, i = (size_t)mix((uint64_t)(uintptr_t)n) & mask;
+    while (tab[i].k && tab[i].k != n) i = (i + 1) & mask;
+    return tab[i].k ? &tab[i].v : NULL;
+}
+
 /* ================================================================ PRUNE */
 
 static Ent **occ_slot(St *st, const Node *n, int ctx)
@@ -245,6 +273,7 @@ static bool occ_reserve(St *st)
 
 static bool note_id(St *st, const Node *binder, int id)
 {
+    if (id < 0 && id >= -st->nfresh_ids) return true;   /* a copy's binder, renumbered after PRUNE */
     if (id < 0) {
         FAIL(st, AX_ERR_BUILD, "sharing recovery: %s has a negative variable id", op_name(binder->op));
         return false;
@@ -273,7 +302,11 @@ static int fallible(St *st, const Node *n, int depth)
         f = 1;
         break;
     case OP_INDEX: case OP_LINDEX:
-        f = !st->cx->opt.unsafe;
+        /* Even in unsafe mode: "unsafe" promises that the reads the
+         * program makes are in bounds, not the reads sharing would add by
+         * hoisting one out of its guard (the interpreter still checks
+         * them, and an unchecked backend would read stray memory). */
+        f = 1;
         break;
     case OP_PRIM:
         if (n->a == P_SHAPESIZE) f = 1;
@@ -307,6 +340,170 @@ static bool lazy_operand(const Node *n, int i)
     }
 }
 
+/* Copies of fallible terms.  A fallible term is counted per lazy region,
+ * so a term used in two regions is rebuilt once in each.  If it contains a
+ * binder (a while loop's functions, a source let), the two copies would
+ * share that binder and every term inside it that depends on the bound
+ * variables, whose entries are counted per context: a function would be
+ * reached twice, and a term depending on a parameter would be shared
+ * between the copies and bound outside both, out of its binder's scope.
+ * So the second and later regions get a copy of the term's subgraph in
+ * which every binder is new (fresh variables, references remapped) and so
+ * is every node above one or above a reference to one; the rest (terms
+ * that do not depend on the copied binders) is the same nodes, and stays
+ * shared with the rest of the program as before.  The copy is a DAG
+ * (memoised), so it is no larger than the subgraph.  Its variables get
+ * temporary negative ids, renumbered above the source ids after PRUNE. */
+
+/* Does scalar node n contain a binder (LAM or LET)?  Memoised in hb;
+ * returns the memo slot's value (1 no, 2 yes, 3 yes and already pruned
+ * in some region), or -1 on error. */
+static int has_binder(St *st, const Node *n, int depth)
+{
+    if (trivial(n) || is_arr(n)) return 1;
+    if (depth > MAX_DEPTH) {
+        FAIL(st, AX_ERR_BUILD, "sharing recovery: the program is nested more than %d levels deep", MAX_DEPTH);
+        return -1;
+    }
+    bool found;
+    int64_t *slot = nmap_slot(st, &st->hb, &st->hb_cap, &st->hb_len, n, &found);
+    if (!slot) return -1;
+    if (found) return (int)*slot;
+    int b = n->op == OP_LAM || n->op == OP_LET ? 2 : 1;
+    for (int i = 0; b == 1 && i < n->n; i++) {
+        if (!n->kid[i]) continue;   /* (reported by prune) */
+        if ((b = has_binder(st, n->kid[i], depth + 1)) < 0) return -1;
+        if (b == 3) b = 2;
+    }
+    if (!(slot = nmap_slot(st, &st->hb, &st->hb_cap, &st->hb_len, n, &found))) return -1;
+    *slot = b;
+    return b;
+}
+
+static void mark_pruned(St *st, const Node *n)
+{
+    bool found;
+    int64_t *slot = nmap_slot(st, &st->hb, &st->hb_cap, &st->hb_len, n, &found);
+    if (slot) *slot = 3;
+}
+
+static CSlot *cm_slot(St *st, const Node *n, int region, bool insert)
+{
+    if (insert && 2 * (st->cm_len + 1) > st->cm_cap) {
+        size_t ncap = st->cm_cap ? st->cm_cap * 2 : 256;
+        CSlot *t = calloc(ncap, sizeof *t);
+        if (!t) return nomem(st);
+        for (size_t i = 0; i < st->cm_cap; i++) {
+            CSlot *o = &st->cm[i];
+            if (!o->k) continue;
+            size_t j = (size_t)mix((uint64_t)(uintptr_t)o->k ^ ((uint64_t)(unsigned)o->r << 40)) & (ncap - 1);
+            while (t[j].k) j = (j + 1) & (ncap - 1);
+            t[j] = *o;
+        }
+        free(st->cm);
+        st->cm = t;
+        st->cm_cap = ncap;
+    }
+    if (!st->cm_cap) return NULL;
+    size_t mask = st->cm_cap - 1;
+    size_t i = (size_t)mix((uint64_t)(uintptr_t)n ^ ((uint64_t)(unsigned)region << 40)) & mask;
+    while (st->cm[i].k && !(st->cm[i].k == n && st->cm[i].r == region)) i = (i + 1) & mask;
+    if (st->cm[i].k) return &st->cm[i];
+    if (!insert) return NULL;
+    st->cm[i].k = n;
+    st->cm[i].r = region;
+    st->cm[i].v = NULL;
+    st->cm_len++;
+    return &st->cm[i];
+}
+
+static Node *fresh_var(St *st, Node *v)
+{
+    if (st->nfresh == st->capfresh) {
+        int cap = st->capfresh ? st->capfresh * 2 : 64;
+        Node **t = realloc(st->fresh, sizeof *t * (size_t)cap);
+        if (!t) return nomem(st);
+        st->fresh = t;
+        st->capfresh = cap;
+    }
+    st->fresh[st->nfresh++] = v;
+    return v;
+}
+
+static bool remap(St *st, int id, Node *v)
+{
+    bool found;
+    int64_t *slot = nmap_slot(st, &st->rm, &st->rm_cap, &st->rm_len, (const Node *)(uintptr_t)((int64_t)id + 1),
+                              &found);
+    if (!slot) return false;
+    *slot = (int64_t)(intptr_t)v;
+    return true;
+}
+
+static Node *copy_rec(St *st, Node *n, int depth)
+{
+    if (n->op == OP_CONST || is_arr(n)) return n;   /* array terms are counted over the program */
+    if (n->op == OP_VAR || n->op == OP_AVAR) {
+        const int64_t *v = nmap_get(st->rm, st->rm_cap, (const Node *)(uintptr_t)((int64_t)n->id + 1));
+        return v ? (Node *)(intptr_t)*v : n;
+    }
+    if (depth > MAX_DEPTH) {
+        FAIL(st, AX_ERR_BUILD, "sharing recovery: the program is nested more than %d levels deep", MAX_DEPTH);
+        return NULL;
+    }
+    bool found;
+    int64_t *slot = nmap_slot(st, &st->cp, &st->cp_cap, &st->cp_len, n, &found);
+    if (!slot) return NULL;
+    if (found) return (Node *)(intptr_t)*slot;
+    Node *c = NULL;
+    if (n->op == OP_LAM) {
+        if (!(c = node_clone(&st->tmp, n))) return nomem(st);
+        if (n->nparam > 0) {
+            if (!(c->param = talloc(st, sizeof *c->param * (size_t)n->nparam))) return NULL;
+            for (int i = 0; i < n->nparam; i++) {
+                Node *q = n->param[i], *nq;
+                if (!q || (q->op != OP_VAR && q->op != OP_AVAR))
+                    return FAIL(st, AX_ERR_BUILD, "sharing recovery: parameter %d of a function is not a variable", i);
+                if (!(nq = node_clone(&st->tmp, q))) return nomem(st);
+                nq->id = -++st->nfresh_ids;
+                if (!fresh_var(st, nq) || !remap(st, q->id, nq)) return NULL;
+                c->param[i] = nq;
+            }
+        }
+    } else if (n->op == OP_LET && n->n == 2) {
+        Node *v = node_new(&st->tmp, OP_VAR, 0, n->kid[0]->type);
+        if (!v || !(c = node_clone(&st->tmp, n))) return nomem(st);
+        v->cx = n->cx;
+        v->id = c->id = -++st->nfresh_ids;
+        if (!fresh_var(st, v) || !fresh_var(st, c) || !remap(st, n->id, v)) return NULL;
+    }
+    for (int i = 0; i < n->n; i++) {
+        Node *k = n->kid[i];
+        if (!k) return FAIL(st, AX_ERR_BUILD, "sharing recovery: %s has no operand %d", op_name(n->op), i);
+        Node *kc = copy_rec(st, k, depth + 1);
+        if (!kc) return NULL;
+        if (kc != k && !c && !(c = node_clone(&st->tmp, n))) return nomem(st);
+        if (c) c->kid[i] = kc;
+    }
+    if (!c) c = n;
+    /* (the table may have grown: look the slot up again) */
+    if (!(slot = nmap_slot(st, &st->cp, &st->cp_cap, &st->cp_len, n, &found))) return NULL;
+    *slot = (int64_t)(intptr_t)c;
+    return c;
+}
+
+/* The copy of fallible term n (which contains a binder) for one more
+ * region. */
+static Node *copy_term(St *st, Node *n)
+{
+    Node *c = copy_rec(st, n, 0);
+    free(st->cp);
+    free(st->rm);
+    st->cp = st->rm = NULL;
+    st->cp_cap = st->cp_len = st->rm_cap = st->rm_len = 0;
+    return c;
+}
+
 /* Counts occurrences and builds the pruned tree (paper s.3.2).  `ctx` is
  * the scalar context a scalar node belongs to, `region` the innermost lazy
  * region within it. */
@@ -321,14 +518,33 @@ static Ent *prune(St *st, Node *n, int ctx, int region, Ent *parent, int pidx, i
         return NULL;
     }
     bool arr = is_arr(n);
-    int key = 0;
+    int key = 0, f = 0;
     if (!arr) {
-        int f = fallible(st, n, depth);
-        if (f < 0) return NULL;
+        if ((f = fallible(st, n, depth)) < 0) return NULL;
         key = f ? region : ctx;
     }
     if (!occ_reserve(st)) return NULL;
     Ent **slot = occ_slot(st, n, key);
+    if (!*slot && f) {
+        /* A fallible term new to this region: if it contains a binder and
+         * another region has it already, this region gets its own copy
+         * (see copy_term). */
+        int b = has_binder(st, n, depth);
+        if (b < 0) return NULL;
+        if (b > 1) {
+            CSlot *cs = cm_slot(st, n, region, false);
+            if (cs) {
+                n = cs->v;
+            } else if (b == 3) {
+                Node *c = copy_term(st, n);
+                if (!c || !(cs = cm_slot(st, n, region, true))) return NULL;
+                cs->v = c;
+                n = c;
+            }
+            mark_pruned(st, n);
+            slot = occ_slot(st, n, key);
+        }
+    }
     if (*slot) {
         Ent *e = *slot;
         if (n->op == OP_LAM) {
@@ -873,6 +1089,11 @@ static void st_free(St *st)
     free(st->sz);
     free(st->fb);
     free(st->pnew);
+    free(st->hb);
+    free(st->cm);
+    free(st->cp);
+    free(st->rm);
+    free(st->fresh);
     arena_free(&st->tmp);
 }
 
@@ -895,6 +1116,16 @@ Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing)
     Ent *re = NULL;
     Node *out = NULL;
     if (!st.failed) re = prune(&st, src, 0, 0, NULL, -1, 0);
+    if (!st.failed && st.nfresh_ids > 0) {
+        /* The copies' variables, numbered above the source's. */
+        if (st.max_id > INT_MAX - 1 - st.nfresh_ids) {
+            FAIL(&st, AX_ERR_NOMEM, "sharing recovery: too many variables");
+        } else {
+            int base = st.max_id + 1;
+            for (int i = 0; i < st.nfresh; i++) st.fresh[i]->id = base - 1 - st.fresh[i]->id;
+            st.max_id = base + st.nfresh_ids - 1;
+        }
+    }
     if (!st.failed && re) {
         Pend *rest = float_pos(&st, re);
         if (!st.failed && rest)

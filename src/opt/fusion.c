@@ -1,4 +1,1331 @@
-/* Placeholder: array fusion is being written (issue 4).
- * SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Array fusion (thesis s.4, paper s.4; DESIGN.md s.2 "Fusion").
+ *
+ * Phase 1, producer/producer (thesis 4.2-4.3): a bottom-up contraction of
+ * each array term into a delayed value, a Cunctation:
+ *
+ *   Done v             a manifest array (or tuple of arrays) in variable v;
+ *   Yield sh f         extent sh, element at ix is f ix;
+ *   Step sh p f v      extent sh, element at ix is f (v ! p ix), v manifest.
+ *
+ * A smart constructor per producer (generate, map, zipWith, backpermute,
+ * replicate, slice, reshape, transform) fuses it into the delayed value of
+ * its input; `compute` turns a delayed value back into the most specific
+ * node (variable, map, backpermute, transform, generate).  The thesis' Embed
+ * pairs a delayed value with the bindings that bring its manifest arrays
+ * into scope (Extend); here those bindings go, in evaluation order, onto
+ * one list per "level" (the whole program, a branch of acond, the body of
+ * an awhile function), and the level's result is wrapped in them.  That
+ * list is the thesis' let floating: manifest data bound in the middle of a
+ * producer chain moves out of the chain's way.
+ *
+ * Let elimination (thesis 4.5, aletD; paper 4.4): `alet a = bnd in body`
+ * with bnd fusible is inlined when a's data is used at most once in body.
+ * Uses are counted once for the whole program before the contraction
+ * (variable ids are unique, so one count per id serves every binding):
+ *  - an array operand `a` counts 1;
+ *  - shape-only uses (shape a) are free: they become the delayed value's
+ *    extent;
+ *  - a read from scalar code (a ! ix, linear reads) counts as MANY: scalar
+ *    code runs per element, so inlining there would recompute the producer
+ *    at every read;
+ *  - an operand inside an awhile function counts as MANY (per iteration).
+ * Otherwise bnd is computed and the binding kept, so a producer used by two
+ * consumers stays manifest and no work is duplicated (the paper's p1).
+ *
+ * Phase 2, producer/consumer (thesis 4.4): every consumer (fold, fold1,
+ * the segmented folds, the six scans, permute's source, filter) takes each
+ * array input either manifest (a variable) or as a DELAYED node carrying
+ * the extent, the index form and the linear-index form; the linear form
+ * reads the source linearly when the index map keeps linear order (a Step
+ * with the identity map over the source's own extent, or a reshape), else
+ * it is the index form at fromLinear(extent, i).  Stencil inputs and
+ * permute's defaults are made manifest, as in the seeds.  Boundaries (acond
+ * branches, awhile functions and its initial value, array tuples) compute
+ * their arrays; a consumer's result is manifest and never fuses into what
+ * reads it (the paper's c2 into p6 and p7).
+ *
+ * Terms.  Functions are LAM nodes; composing two means applying one to the
+ * other's body.  Application let-binds each non-trivial argument (the
+ * thesis' `combine` does the same), so an argument is evaluated once; the
+ * simplifier that runs after fusion shrinks the lets that are used once.
+ * The core IR is a tree whose binders are unique program-wide, so every
+ * piece of a delayed value is a template that is copied, with fresh
+ * binders, each time it is placed in the result (cp below).
+ *
+ * Each source array node's `num` ends up holding the number (from 1) of
+ * the kernel it was fused into, 0 for none; the Graphviz view (dot.c)
+ * draws the network before fusion grouped that way, as the paper's Figure
+ * 3 does.
+ *
+ * Deviations from the seeds:
+ *  - zipWith takes two or more arrays (zipWith3); Step is kept when all
+ *    inputs read one array through one index map.
+ *  - A Yield may carry a linear-index form (from a Done or linear Step
+ *    input, or a zipWith of such inputs of rank <= 1 or of equal extents),
+ *    so that the dot product's consumer reads both vectors linearly; in
+ *    rank 0 and 1 the linear form never needs fromLinear.
+ *  - reshape fuses only when its new extent provably has the size of its
+ *    input (the same extent, or a flatten / unflatten); otherwise it is
+ *    computed over a manifest input so that its size check is kept.
+ *  - compute also recovers replicate and slice of a manifest array, so
+ *    that their run-time errors still name the operation.
+ *  - Segment lengths of the segmented folds may be delayed too.
+ *  - Uses are counted once, on the program before fusion, rather than on
+ *    each let's fused body, which the thesis' aletD then fuses a second
+ *    time after an elimination (twice per level of nested lets): as
+ *    conservative or more, in linear time.
+ *  - A fused producer computes only the elements its consumer reads: a
+ *    run-time fault in an element nobody reads (an integer division by
+ *    zero, an index out of bounds) does not happen, as in the seeds.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
 #include "ir.h"
-int fuse_program(ax_ctx *cx, Program *p) { (void)cx; (void)p; return 0; }
+#include <stdlib.h>
+#include <string.h>
+
+enum { MANY = 2 };
+
+typedef enum { C_DONE, C_YIELD, C_STEP } CKind;
+
+/* The source producers fused into a delayed value: a rope (join nodes have
+ * n == NULL), for tagging them with the kernel they end up in. */
+typedef struct Org {
+    Node *n;
+    const struct Org *a, *b;
+} Org;
+
+/* A delayed array (thesis Listing "Cunctation").  The Node fields are
+ * templates: never placed in the result directly, always copied. */
+typedef struct Cunc {
+    CKind k;
+    const Type *type;     /* the array (tuple) type */
+    int v;                /* DONE: the variable; STEP: the source array */
+    Node *sh;             /* YIELD, STEP: the extent; STEP: NULL = the source's */
+    Node *p;              /* STEP: LAM(ix)->source ix; NULL = identity */
+    Node *f;              /* YIELD: LAM(ix)->e; STEP: LAM(a)->b, NULL = identity */
+    Node *lf;             /* YIELD: LAM(i64)->e, the linear form, or NULL */
+    bool lin;             /* STEP: element i (row-major) of the result is element i of v */
+    Node *pure;           /* STEP: the source replicate / slice this is, over a manifest v */
+    const Org *org;
+} Cunc;
+
+/* What a source array variable stands for while its binding's body is
+ * fused: another variable (let floating, Done), or an inlined delayed value
+ * (let elimination). */
+typedef struct Repl {
+    bool inl;
+    int v;
+    Cunc cc;
+} Repl;
+
+typedef struct Save {
+    int id;
+    Node *old;
+} Save;
+
+typedef struct F {
+    ax_ctx *cx;
+    Program *p;
+    Arena *ar;
+    bool failed;
+    int nvars0;           /* ids below this are the source program's */
+    int cap;              /* room in sub, repl, uses */
+    Node **sub;           /* variable id -> replacement (while copying) */
+    Repl **repl;          /* array variable id -> what it stands for */
+    unsigned char *uses;  /* data uses of each array variable (0, 1, MANY) */
+    Save *sv;             /* saved sub entries (binders being copied) */
+    int nsv, capsv;
+    int *bid;             /* the current level's bindings, in order */
+    Node **bnd;
+    int nb, capb;
+    int (*pairs)[2];      /* binders paired while comparing (aeq) */
+    int npairs, cappairs;
+    int ntag;             /* kernels numbered so far */
+} F;
+
+/* ------------------------------------------------------------ plumbing */
+
+static void *oom(F *f)
+{
+    if (!f->failed) ctx_error(f->cx, AX_ERR_NOMEM, "fusion: out of memory");
+    f->failed = true;
+    return NULL;
+}
+
+static void *internal(F *f, const char *what)
+{
+    if (!f->failed) ctx_error(f->cx, AX_ERR_BUILD, "fusion: internal error: %s", what);
+    f->failed = true;
+    return NULL;
+}
+
+static bool grow(F *f, int need)
+{
+    if (need <= f->cap) return true;
+    int cap = f->cap ? f->cap : 64;
+    while (cap < need) cap *= 2;
+    Node **s = realloc(f->sub, sizeof *s * (size_t)cap);
+    if (s) f->sub = s;
+    Repl **r = s ? realloc(f->repl, sizeof *r * (size_t)cap) : NULL;
+    if (r) f->repl = r;
+    unsigned char *u = r ? realloc(f->uses, (size_t)cap) : NULL;
+    if (!u) return oom(f), false;
+    f->uses = u;
+    for (int i = f->cap; i < cap; i++) {
+        f->sub[i] = NULL;
+        f->repl[i] = NULL;
+        f->uses[i] = 0;
+    }
+    f->cap = cap;
+    return true;
+}
+
+static int fresh(F *f, const Type *t)
+{
+    if (f->failed) return -1;
+    int id = program_fresh_var(f->p, t);
+    if (id < 0) return oom(f), -1;
+    return grow(f, id + 1) ? id : -1;
+}
+
+static Node *mk(F *f, Op op, int n, const Type *t)
+{
+    if (f->failed) return NULL;
+    Node *x = node_new(f->ar, op, n, t);
+    if (!x) return oom(f);
+    x->cx = f->cx;
+    return x;
+}
+
+static bool is_arr_type(const Type *t) { return t->kind == TY_ARRAY || t->kind == TY_ARRAYS; }
+
+static Node *var(F *f, int id)
+{
+    if (f->failed || id < 0) return NULL;
+    const Type *t = f->p->vartype[id];
+    Node *x = mk(f, is_arr_type(t) ? OP_AVAR : OP_VAR, 0, t);
+    if (x) x->id = id;
+    return x;
+}
+
+
+static Node *prim(F *f, Prim pr, const Type *t, Node *a, Node *b)
+{
+    if (!a || (prim_info[pr].arity > 1 && !b)) return NULL;
+    Node *x = mk(f, OP_PRIM, prim_info[pr].arity, t);
+    if (!x) return NULL;
+    x->a = pr;
+    x->kid[0] = a;
+    if (x->n > 1) x->kid[1] = b;
+    return x;
+}
+
+static Node *ixget(F *f, Node *e, int d)
+{
+    if (!e) return NULL;
+    Node *x = mk(f, OP_IXGET, 1, ty_i64());
+    if (!x) return NULL;
+    x->a = d;
+    x->kid[0] = e;
+    return x;
+}
+
+static Node *shape_of(F *f, int v)
+{
+    const Type *t = f->p->vartype[v];
+    Node *a = var(f, v), *x = mk(f, OP_SHAPE, 1, ty_index(f->ar, t->rank));
+    if (!a || !x) return NULL;
+    x->kid[0] = a;
+    return x;
+}
+
+/* let id = bound in body.  A bound that is itself a let is flattened,
+ * let id = (let y = e in b) in body  =>  let y = e in let id = b in body
+ * (binders are unique, so nothing is captured; the order of evaluation
+ * is the same). */
+static Node *let(F *f, int id, Node *bound, Node *body)
+{
+    if (!bound || !body || id < 0) return NULL;
+    if (bound->op == OP_LET) {
+        Node *head = bound, *last = bound;
+        while (last->kid[1]->op == OP_LET) last = last->kid[1];
+        Node *inner = let(f, id, last->kid[1], body);
+        if (!inner) return NULL;
+        last->kid[1] = inner;
+        for (Node *l = head;; l = l->kid[1]) {
+            l->type = body->type;
+            if (l == last) break;
+        }
+        return head;
+    }
+    Node *x = mk(f, OP_LET, 2, body->type);
+    if (!x) return NULL;
+    x->id = id;
+    x->kid[0] = bound;
+    x->kid[1] = body;
+    return x;
+}
+
+/* A function of one fresh parameter of type pt (its id in *pid); the
+ * caller gives the body with lam_body. */
+static Node *lam1(F *f, const Type *pt, int *pid)
+{
+    int id = fresh(f, pt);
+    Node *l = mk(f, OP_LAM, 1, NULL), *q = var(f, id);
+    Node **ps = l ? arena_alloc(f->ar, sizeof *ps) : NULL;
+    if (!l || !q) return NULL;
+    if (!ps) return oom(f);
+    ps[0] = q;
+    l->param = ps;
+    l->nparam = 1;
+    *pid = id;
+    return l;
+}
+
+static Node *lam_body(Node *l, Node *body)
+{
+    if (!l || !body) return NULL;
+    l->kid[0] = body;
+    l->type = body->type;
+    return l;
+}
+
+/* ---------------------------------------------------------- provenance */
+
+static const Org *org_leaf(F *f, Node *n)
+{
+    Org *o = arena_alloc(f->ar, sizeof *o);
+    if (!o) return oom(f);
+    o->n = n;
+    return o;
+}
+
+static const Org *org_join(F *f, const Org *a, const Org *b)
+{
+    if (!a) return b;
+    if (!b) return a;
+    Org *o = arena_alloc(f->ar, sizeof *o);
+    if (!o) return oom(f);
+    o->a = a;
+    o->b = b;
+    return o;
+}
+
+static void org_tag(const Org *o, int tag)
+{
+    for (; o; o = o->b) {
+        if (o->n) o->n->num = tag;
+        org_tag(o->a, tag);
+    }
+}
+
+/* ---------------------------------------------------------- copying */
+
+static bool save(F *f, int id, Node *rep)
+{
+    if (f->nsv == f->capsv) {
+        int cap = f->capsv ? 2 * f->capsv : 64;
+        Save *s = realloc(f->sv, sizeof *s * (size_t)cap);
+        if (!s) return oom(f), false;
+        f->sv = s;
+        f->capsv = cap;
+    }
+    f->sv[f->nsv].id = id;
+    f->sv[f->nsv].old = f->sub[id];
+    f->nsv++;
+    f->sub[id] = rep;
+    return true;
+}
+
+static void restore(F *f, int base)
+{
+    while (f->nsv > base) {
+        f->nsv--;
+        f->sub[f->sv[f->nsv].id] = f->sv[f->nsv].old;
+    }
+}
+
+static Node *cp(F *f, const Node *x);
+static Node *cc_shape(F *f, const Cunc *c);
+static Node *cc_index(F *f, const Cunc *c, Node *ix);
+static Node *cc_linear(F *f, const Cunc *c, Node *i);
+
+/* A copy of a function with fresh parameters. */
+static Node *cp_lam(F *f, const Node *x)
+{
+    Node *l = node_clone(f->ar, x);
+    if (!l) return oom(f);
+    l->cx = f->cx;
+    int base = f->nsv;
+    if (x->nparam > 0) {
+        if (!(l->param = arena_alloc(f->ar, sizeof *l->param * (size_t)x->nparam))) return oom(f);
+        for (int i = 0; i < x->nparam; i++) {
+            int id = fresh(f, x->param[i]->type);
+            Node *q = var(f, id), *r = var(f, id);
+            if (!q || !r || !save(f, x->param[i]->id, r)) return NULL;
+            l->param[i] = q;
+        }
+    }
+    l->kid[0] = cp(f, x->kid[0]);
+    restore(f, base);
+    return l->kid[0] ? l : NULL;
+}
+
+/* A copy of a chain of scalar lets, iterated (long chains must not use the
+ * stack), with fresh binders.  A bound expression that is itself a let is
+ * flattened into the chain:
+ *   let x = (let y = e in b) in body  =>  let y = e in let x = b in body
+ * (binders are unique, so nothing is captured, and the order of
+ * evaluation is the same); composed functions nest that way (compose). */
+static Node *cp_lets(F *f, const Node *x)
+{
+    int base = f->nsv;
+    Node *head = NULL, **link = &head;
+    for (; x->op == OP_LET; x = x->kid[1]) {
+        int id = fresh(f, x->kid[0]->type);
+        Node *l = mk(f, OP_LET, 2, x->type), *r = var(f, id), *b = l && r ? cp(f, x->kid[0]) : NULL;
+        if (!b || !save(f, x->id, r)) {
+            restore(f, base);
+            return NULL;
+        }
+        for (; b->op == OP_LET; b = b->kid[1]) {
+            *link = b;
+            link = &b->kid[1];
+        }
+        l->id = id;
+        l->kid[0] = b;
+        *link = l;
+        link = &l->kid[1];
+    }
+    *link = cp(f, x);
+    restore(f, base);
+    if (!*link) return NULL;
+    const Node *end = head;
+    while (end->op == OP_LET) end = end->kid[1];
+    for (Node *l = head; l->op == OP_LET; l = l->kid[1]) l->type = end->type;
+    return head;
+}
+
+/* A deep copy of a scalar expression (or function) with the substitution
+ * in force: variables being renamed or replaced (f->sub), array variables
+ * floated or inlined (f->repl).  Binders get fresh ids. */
+static Node *cp(F *f, const Node *x)
+{
+    if (f->failed) return NULL;
+    if (!x) return internal(f, "a missing operand");
+    switch (x->op) {
+    case OP_VAR:
+        if (f->sub[x->id]) return cp(f, f->sub[x->id]);
+        break;
+    case OP_AVAR:
+        if (f->sub[x->id]) return cp(f, f->sub[x->id]);
+        if (f->repl[x->id]) {
+            if (f->repl[x->id]->inl) return internal(f, "an inlined array where a variable is needed");
+            return var(f, f->repl[x->id]->v);
+        }
+        break;
+    case OP_LET:
+        return cp_lets(f, x);
+    case OP_LAM:
+        return cp_lam(f, x);
+    case OP_SHAPE: case OP_INDEX: case OP_LINDEX: {
+        /* Let elimination: reads of an inlined array become its delayed
+         * value's extent / element (thesis 4.5, replaceA). */
+        const Node *a = x->kid[0];
+        const Repl *r = a->op == OP_AVAR ? f->repl[a->id] : NULL;
+        if (r && r->inl) {
+            if (x->op == OP_SHAPE) return cc_shape(f, &r->cc);
+            Node *e = cp(f, x->kid[1]);
+            return x->op == OP_INDEX ? cc_index(f, &r->cc, e) : cc_linear(f, &r->cc, e);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    Node *y = node_clone(f->ar, x);
+    if (!y) return oom(f);
+    y->cx = f->cx;
+    y->num = 0;
+    for (int i = 0; i < x->n; i++)
+        if (!(y->kid[i] = cp(f, x->kid[i]))) return NULL;
+    return y;
+}
+
+/* An expression for function `lam` applied to args (result nodes, each
+ * placed once).  A variable or constant argument is substituted; any other
+ * is let-bound, so it is evaluated once (thesis 4.3, combine). */
+static Node *apply(F *f, const Node *lam, int n, Node **args)
+{
+    if (f->failed) return NULL;
+    if (!lam || lam->op != OP_LAM || lam->nparam != n) return internal(f, "a function applied to the wrong arguments");
+    int *lid = arena_alloc(f->ar, sizeof *lid * (size_t)(n > 0 ? n : 1));
+    if (!lid) return oom(f);
+    int base = f->nsv;
+    for (int i = 0; i < n; i++) {
+        Node *a = args[i];
+        lid[i] = -1;
+        if (!a) return restore(f, base), NULL;
+        if (a->op == OP_VAR || a->op == OP_CONST) {
+            if (!save(f, lam->param[i]->id, a)) return restore(f, base), NULL;
+        } else {
+            lid[i] = fresh(f, a->type);
+            if (!save(f, lam->param[i]->id, var(f, lid[i]))) return restore(f, base), NULL;
+        }
+    }
+    Node *body = cp(f, lam->kid[0]);
+    restore(f, base);
+    for (int i = n - 1; i >= 0 && body; i--)
+        if (lid[i] >= 0) body = let(f, lid[i], args[i], body);
+    return body;
+}
+
+static Node *apply1(F *f, const Node *lam, Node *arg) { return apply(f, lam, 1, &arg); }
+
+/* A let whose parts are templates (never flattened in place: templates
+ * are shared). */
+static Node *tlet(F *f, int id, Node *bound, Node *body)
+{
+    if (!bound || !body || id < 0) return NULL;
+    Node *x = mk(f, OP_LET, 2, body->type);
+    if (!x) return NULL;
+    x->id = id;
+    x->kid[0] = bound;
+    x->kid[1] = body;
+    return x;
+}
+
+/* g . h as a template; NULL is the identity.  Nothing is copied:
+ *   \x -> let y = (h's body) in (g's body)
+ * with x h's parameter and y g's.  A chain of n maps so composes in time
+ * linear in n; the copy made when the result is placed renames every
+ * binder, and scoping is lexical, so a template shared twice in one term
+ * (g == h) is still right. */
+static Node *compose(F *f, Node *g, Node *h)
+{
+    if (!g) return h;
+    if (!h) return g;
+    Node *l = mk(f, OP_LAM, 1, g->type);
+    if (!l) return NULL;
+    l->nparam = 1;
+    l->param = h->param;
+    return lam_body(l, tlet(f, g->param[0]->id, h->kid[0], g->kid[0]));
+}
+
+/* ------------------------------------------------------- comparisons */
+
+static bool pair_push(F *f, int a, int b)
+{
+    if (f->npairs == f->cappairs) {
+        int cap = f->cappairs ? 2 * f->cappairs : 32;
+        int (*t)[2] = realloc(f->pairs, sizeof *t * (size_t)cap);
+        if (!t) return oom(f), false;
+        f->pairs = t;
+        f->cappairs = cap;
+    }
+    f->pairs[f->npairs][0] = a;
+    f->pairs[f->npairs][1] = b;
+    f->npairs++;
+    return true;
+}
+
+static bool same_var(F *f, int a, int b)
+{
+    for (int i = f->npairs - 1; i >= 0; i--)
+        if (f->pairs[i][0] == a || f->pairs[i][1] == b) return f->pairs[i][0] == a && f->pairs[i][1] == b;
+    return a == b;
+}
+
+/* Alpha-equivalence of two scalar terms (the thesis' match, s.3). */
+static bool aeq(F *f, const Node *a, const Node *b)
+{
+    if (a == b) return true;
+    if (!a || !b || a->op != b->op || a->n != b->n || a->a != b->a || !ty_eq(a->type, b->type)) return false;
+    int base = f->npairs;
+    bool ok = true;
+    switch (a->op) {
+    case OP_CONST:
+        return a->type->kind == TY_SCALAR && sc_eq_bits(a->type->s, a->c, b->c);
+    case OP_VAR: case OP_AVAR:
+        return same_var(f, a->id, b->id);
+    case OP_USE:
+        return a->arr == b->arr;
+    case OP_LET:
+        ok = aeq(f, a->kid[0], b->kid[0]) && pair_push(f, a->id, b->id) && aeq(f, a->kid[1], b->kid[1]);
+        f->npairs = base;
+        return ok;
+    case OP_LAM:
+        if (a->nparam != b->nparam) return false;
+        for (int i = 0; i < a->nparam && ok; i++)
+            ok = ty_eq(a->param[i]->type, b->param[i]->type) && pair_push(f, a->param[i]->id, b->param[i]->id);
+        ok = ok && aeq(f, a->kid[0], b->kid[0]);
+        f->npairs = base;
+        return ok;
+    default:
+        if (op_is_array(a->op)) return false;   /* scalar code only */
+        for (int i = 0; i < a->n; i++)
+            if (!aeq(f, a->kid[i], b->kid[i])) return false;
+        return true;
+    }
+}
+
+/* Is the function \x -> x (on an index: its components in order; on a
+ * tuple: its projections in order)? */
+static bool is_id(const Node *l)
+{
+    if (!l || l->op != OP_LAM || l->nparam != 1) return false;
+    const Node *b = l->kid[0], *q = l->param[0];
+    if (b->op == OP_VAR) return b->id == q->id;
+    bool ix = b->op == OP_IXCONS && q->type->kind == TY_INDEX;
+    bool tu = b->op == OP_TUPLE && q->type->kind == TY_TUPLE;
+    if (!(ix || tu) || b->n != q->type->n) return false;
+    for (int d = 0; d < b->n; d++) {
+        const Node *k = b->kid[d];
+        if (k->op != (ix ? OP_IXGET : OP_PROJ) || k->a != d || k->kid[0]->op != OP_VAR || k->kid[0]->id != q->id)
+            return false;
+    }
+    return true;
+}
+
+/* -------------------------------------------------- delayed values */
+
+static Cunc done(const Type *t, int v)
+{
+    Cunc c;
+    memset(&c, 0, sizeof c);
+    c.k = C_DONE;
+    c.type = t;
+    c.v = v;
+    return c;
+}
+
+/* The extent as a template: a Step or Done over v's own extent has none. */
+static Node *shape_t(F *f, const Cunc *c)
+{
+    return c->k != C_DONE && c->sh ? c->sh : shape_of(f, c->v);
+}
+
+static Node *cc_shape(F *f, const Cunc *c)
+{
+    return c->k != C_DONE && c->sh ? cp(f, c->sh) : shape_of(f, c->v);
+}
+
+/* The element at index ix (a result node) of a delayed value. */
+static Node *cc_index(F *f, const Cunc *c, Node *ix)
+{
+    if (c->k == C_YIELD) return apply1(f, c->f, ix);
+    Node *e = mk(f, OP_INDEX, 2, c->k == C_DONE ? c->type->elt : f->p->vartype[c->v]->elt), *a = var(f, c->v);
+    Node *six = c->k == C_STEP && c->p ? apply1(f, c->p, ix) : ix;
+    if (!e || !a || !six) return NULL;
+    e->kid[0] = a;
+    e->kid[1] = six;
+    return c->k == C_STEP && c->f ? apply1(f, c->f, e) : e;
+}
+
+/* The element at row-major position i (a result node). */
+static Node *cc_linear(F *f, const Cunc *c, Node *i)
+{
+    if (c->k == C_YIELD && c->lf) return apply1(f, c->lf, i);
+    if (c->k == C_DONE || (c->k == C_STEP && c->lin)) {
+        Node *e = mk(f, OP_LINDEX, 2, f->p->vartype[c->v]->elt), *a = var(f, c->v);
+        if (!e || !a || !i) return NULL;
+        e->kid[0] = a;
+        e->kid[1] = i;
+        return c->k == C_STEP && c->f ? apply1(f, c->f, e) : e;
+    }
+    const Type *ixt = ty_index(f->ar, c->type->rank);
+    if (c->type->rank <= 1) {
+        /* in rank 0 and 1 the row-major position is the index */
+        Node *ix = mk(f, OP_IXCONS, c->type->rank, ixt);
+        if (!ix || !i) return NULL;
+        if (c->type->rank == 1) ix->kid[0] = i;
+        return cc_index(f, c, ix);
+    }
+    return cc_index(f, c, prim(f, P_FROMLIN, ixt, cc_shape(f, c), i));
+}
+
+static Node *index_lam(F *f, const Cunc *c)
+{
+    int x;
+    Node *l = lam1(f, ty_index(f->ar, c->type->rank), &x);
+    return lam_body(l, cc_index(f, c, var(f, x)));
+}
+
+static Node *linear_lam(F *f, const Cunc *c)
+{
+    int i;
+    Node *l = lam1(f, ty_i64(), &i);
+    return lam_body(l, cc_linear(f, c, var(f, i)));
+}
+
+static bool has_linear(const Cunc *c)
+{
+    return c->k == C_DONE || (c->k == C_STEP && c->lin) || (c->k == C_YIELD && c->lf);
+}
+
+/* The thesis' `yield`: any single array as extent + index function. */
+static Cunc yield(F *f, const Cunc *c)
+{
+    if (c->k == C_YIELD) return *c;
+    Cunc y;
+    memset(&y, 0, sizeof y);
+    y.k = C_YIELD;
+    y.type = c->type;
+    y.sh = shape_t(f, c);
+    y.f = index_lam(f, c);
+    y.lf = has_linear(c) ? linear_lam(f, c) : NULL;
+    y.org = c->org;
+    return y;
+}
+
+/* The thesis' `step`: Done and Step as a Step; false for a Yield. */
+static bool step(const Cunc *c, Cunc *s)
+{
+    if (c->k == C_YIELD || c->type->kind != TY_ARRAY) return false;
+    *s = *c;
+    if (c->k == C_DONE) {
+        s->k = C_STEP;
+        s->sh = s->p = s->f = NULL;
+        s->lin = true;
+    }
+    return true;
+}
+
+/* A Step that changes nothing is its source. */
+static Cunc norm(Cunc c)
+{
+    if (c.k == C_STEP && !c.sh && !c.p && !c.f) {
+        const Org *o = c.org;
+        c = done(c.type, c.v);
+        c.org = o;
+    }
+    return c;
+}
+
+/* ------------------------------------------------- smart constructors */
+
+/* mapD (thesis Listing mapD). */
+static Cunc map_d(F *f, const Type *t, Node *fn, const Cunc *in)
+{
+    Cunc c, s;
+    if (is_id(fn)) {
+        c = *in;
+        return c;
+    }
+    if (step(in, &s)) {
+        c = s;
+        c.f = compose(f, fn, s.f);
+    } else {
+        c = *in;
+        c.f = compose(f, fn, in->f);
+        c.lf = in->lf ? compose(f, fn, in->lf) : NULL;
+    }
+    c.type = t;
+    c.pure = NULL;
+    return norm(c);
+}
+
+/* backpermuteD (paper s.4.2): sh' and q (NULL: identity) are templates. */
+static Cunc backpermute_d(F *f, const Type *t, Node *sh, Node *q, const Cunc *in)
+{
+    Cunc c, s;
+    if (!q && aeq(f, sh, shape_t(f, in))) {
+        c = *in;
+        c.type = t;
+        return c;
+    }
+    if (step(in, &s)) {
+        c = s;
+        c.sh = sh;
+        c.p = compose(f, s.p, q);
+        c.lin = false;
+        if (!c.p && aeq(f, sh, shape_of(f, s.v))) c.sh = NULL, c.lin = true;
+    } else {
+        c = *in;
+        c.sh = sh;
+        c.f = compose(f, in->f, q);
+        c.lf = NULL;
+    }
+    c.type = t;
+    c.pure = NULL;
+    return norm(c);
+}
+
+/* The intersection of k extents (templates) as a template (zipWith's
+ * result extent). */
+static Node *intersect(F *f, int k, Node **sh, int rank)
+{
+    bool same = true;
+    for (int i = 1; i < k && same; i++) same = aeq(f, sh[0], sh[i]);
+    if (same) return sh[0];
+    const Type *ixt = ty_index(f->ar, rank);
+    int *s = arena_alloc(f->ar, sizeof *s * (size_t)k);
+    Node *r = mk(f, OP_IXCONS, rank, ixt);
+    if (!s) return oom(f);
+    if (!r) return NULL;
+    for (int i = 0; i < k; i++) s[i] = fresh(f, ixt);
+    for (int d = 0; d < rank; d++) {
+        Node *m = ixget(f, var(f, s[0]), d);
+        for (int i = 1; i < k; i++) m = prim(f, P_MIN, ty_i64(), m, ixget(f, var(f, s[i]), d));
+        if (!(r->kid[d] = m)) return NULL;
+    }
+    for (int i = k - 1; i >= 0; i--) r = tlet(f, s[i], sh[i], r);
+    return r;
+}
+
+/* \x -> fn (g_1 x) ... (g_k x) for x of type pt; g_i NULL: identity.  A
+ * template, made without copying (as compose):
+ *   \x -> let a_1 = x in let y_1 = (g_1's body) in ... in (fn's body)
+ * with a_i g_i's parameter and y_i fn's i-th. */
+static Node *combine(F *f, Node *fn, int k, Node *const *g, const Type *pt)
+{
+    int x;
+    Node *l = lam1(f, pt, &x), *body = fn->kid[0];
+    for (int i = k - 1; i >= 0 && body; i--) {
+        body = tlet(f, fn->param[i]->id, g[i] ? g[i]->kid[0] : var(f, x), body);
+        if (g[i]) body = tlet(f, g[i]->param[0]->id, var(f, x), body);
+    }
+    return lam_body(l, body);
+}
+
+/* zipWithD (thesis Listing zipWithD), for k >= 2 inputs. */
+static Cunc zipwith_d(F *f, const Type *t, Node *fn, int k, const Cunc *in)
+{
+    Cunc c, *s = arena_alloc(f->ar, sizeof *s * (size_t)k);
+    Node **g = arena_alloc(f->ar, sizeof *g * (size_t)k), **sh = arena_alloc(f->ar, sizeof *sh * (size_t)k);
+    memset(&c, 0, sizeof c);
+    c.type = t;
+    if (!s || !g || !sh) return oom(f), c;
+    const Org *org = NULL;
+    for (int i = 0; i < k; i++) org = org_join(f, org, in[i].org);
+    /* Both (all) inputs read one manifest array through one index map:
+     * still a Step. */
+    bool same = true;
+    for (int i = 0; i < k && same; i++)
+        same = step(&in[i], &s[i]) && s[i].v == s[0].v &&
+               (s[i].p == s[0].p || (s[i].p && s[0].p && aeq(f, s[i].p, s[0].p)));
+    if (same) {
+        bool nosh = true, lin = true;
+        for (int i = 0; i < k; i++) {
+            nosh = nosh && !s[i].sh;
+            lin = lin && s[i].lin;
+            sh[i] = shape_t(f, &s[i]);
+            g[i] = s[i].f;
+        }
+        c = s[0];
+        c.type = t;
+        c.sh = nosh ? NULL : intersect(f, k, sh, t->rank);
+        c.lin = lin && (nosh || (c.sh && aeq(f, c.sh, sh[0])));
+        c.f = combine(f, fn, k, g, f->p->vartype[s[0].v]->elt);
+        c.org = org;
+        c.pure = NULL;
+        return norm(c);
+    }
+    bool lin = true;
+    Node **lg = arena_alloc(f->ar, sizeof *lg * (size_t)k);
+    if (!lg) return oom(f), c;
+    for (int i = 0; i < k; i++) {
+        s[i] = yield(f, &in[i]);
+        sh[i] = s[i].sh;
+        g[i] = s[i].f;
+        lg[i] = s[i].lf;
+        lin = lin && lg[i];
+    }
+    c.k = C_YIELD;
+    c.sh = intersect(f, k, sh, t->rank);
+    c.f = combine(f, fn, k, g, ty_index(f->ar, t->rank));
+    /* Row-major positions agree when the extents do, and always in rank
+     * 0 and 1 (the intersection is a prefix of each input). */
+    if (lin && t->rank > 1)
+        for (int i = 1; i < k && lin; i++) lin = aeq(f, sh[0], sh[i]);
+    c.lf = lin ? combine(f, fn, k, lg, ty_i64()) : NULL;
+    c.org = org;
+    return c;
+}
+
+/* ---------------------------------------------------------- the pass */
+
+static bool embed(F *f, Node *x, Cunc *out);
+
+static bool push_bind(F *f, int id, Node *b)
+{
+    if (!b || id < 0) return false;
+    if (f->nb == f->capb) {
+        int cap = f->capb ? 2 * f->capb : 32;
+        int *i = realloc(f->bid, sizeof *i * (size_t)cap);
+        if (i) f->bid = i;
+        Node **n = i ? realloc(f->bnd, sizeof *n * (size_t)cap) : NULL;
+        if (!n) return oom(f), false;
+        f->bnd = n;
+        f->capb = cap;
+    }
+    f->bid[f->nb] = id;
+    f->bnd[f->nb] = b;
+    f->nb++;
+    return true;
+}
+
+/* Binds a manifest computation on the current level: Done of a fresh
+ * variable (the thesis' `done` and `embed`). */
+static bool bind_done(F *f, Node *y, Cunc *out)
+{
+    if (!y) return false;
+    int id = fresh(f, y->type);
+    if (!push_bind(f, id, y)) return false;
+    *out = done(y->type, id);
+    return true;
+}
+
+/* The thesis' compute': the most specific manifest node for a delayed
+ * value; a new kernel unless it is Done. */
+static Node *compute(F *f, const Cunc *c)
+{
+    if (f->failed) return NULL;
+    if (c->k == C_DONE) return var(f, c->v);
+    Node *y;
+    if (c->k == C_STEP && c->pure) {
+        const Node *x = c->pure;
+        if ((y = mk(f, x->op, x->n, c->type))) {
+            y->slice = x->slice;
+            y->kid[0] = var(f, c->v);
+            for (int i = 1; i < x->n; i++) y->kid[i] = cp(f, x->kid[i]);
+        }
+    } else if (c->k == C_YIELD) {
+        if ((y = mk(f, OP_GENERATE, 2, c->type))) {
+            y->kid[0] = cp(f, c->sh);
+            y->kid[1] = cp(f, c->f);
+        }
+    } else if (!c->sh && !c->p && !c->f) {
+        return var(f, c->v);
+    } else if (!c->sh && !c->p) {
+        if ((y = mk(f, OP_MAP, 2, c->type))) {
+            y->kid[0] = cp(f, c->f);
+            y->kid[1] = var(f, c->v);
+        }
+    } else {
+        Node *p = c->p ? cp(f, c->p) : NULL;
+        if (!c->p) {
+            int x;
+            Node *l = lam1(f, ty_index(f->ar, c->type->rank), &x);
+            p = lam_body(l, var(f, x));
+        }
+        if ((y = mk(f, c->f ? OP_TRANSFORM : OP_BACKPERMUTE, c->f ? 4 : 3, c->type))) {
+            y->kid[0] = cc_shape(f, c);
+            y->kid[1] = p;
+            if (c->f) y->kid[2] = cp(f, c->f);
+            y->kid[y->n - 1] = var(f, c->v);
+        }
+    }
+    if (!y || f->failed) return NULL;
+    for (int i = 0; i < y->n; i++)
+        if (!y->kid[i]) return NULL;
+    y->num = ++f->ntag;
+    org_tag(c->org, y->num);
+    return y;
+}
+
+/* A manifest variable holding c (computing it on the current level). */
+static int manifest_var(F *f, const Cunc *c)
+{
+    if (c->k == C_DONE) return c->v;
+    Cunc d;
+    return bind_done(f, compute(f, c), &d) ? d.v : -1;
+}
+
+/* Phase 2 (thesis 4.4, `delayed`): a consumer's input, manifest or delayed
+ * with its extent, index and linear-index forms. */
+static Node *delayed(F *f, const Cunc *c, const Org **org)
+{
+    if (c->k == C_DONE) return var(f, c->v);
+    *org = org_join(f, *org, c->org);
+    Node *y = mk(f, OP_DELAYED, 3, c->type);
+    if (!y) return NULL;
+    y->kid[0] = cc_shape(f, c);
+    y->kid[1] = index_lam(f, c);
+    y->kid[2] = linear_lam(f, c);
+    return y->kid[0] && y->kid[1] && y->kid[2] ? y : NULL;
+}
+
+/* A level: x fused with the bindings it makes wrapped around it (the
+ * whole program, a branch of acond, the body of an awhile function). */
+static Node *level(F *f, Node *x)
+{
+    int nb0 = f->nb;
+    Cunc c;
+    Node *r = embed(f, x, &c) ? compute(f, &c) : NULL;
+    for (int j = f->nb - 1; j >= nb0 && r; j--) {
+        if (j == f->nb - 1 && r->op == OP_AVAR && r->id == f->bid[j]) {
+            r = f->bnd[j];    /* alet v = X in v  is  X */
+            continue;
+        }
+        Node *l = mk(f, OP_ALET, 2, r->type);
+        if (!l) return NULL;
+        l->id = f->bid[j];
+        l->kid[0] = f->bnd[j];
+        l->kid[1] = r;
+        r = l;
+    }
+    f->nb = nb0;
+    return r;
+}
+
+/* How a consumer takes operand k: 0 not an array, 1 delayed or manifest,
+ * 2 manifest only (stencil inputs, permute's defaults). */
+static int role(const Node *x, int k)
+{
+    switch (x->op) {
+    case OP_FOLD: case OP_SCANL: case OP_SCANR: case OP_SCANLEX: case OP_SCANREX: return k == 2;
+    case OP_FOLD1: case OP_SCANL1: case OP_SCANR1: case OP_FILTER: return k == 1;
+    case OP_FOLDSEG: return k == 2 || k == 3;
+    case OP_FOLD1SEG: return k == 1 || k == 2;
+    case OP_PERMUTE: return k == 1 ? 2 : k == 3;
+    case OP_STENCIL: return k == 1 ? 2 : 0;
+    case OP_STENCIL2: return k == 1 || k == 2 ? 2 : 0;
+    default: return 0;
+    }
+}
+
+/* A consumer: its inputs embedded (phase 2), its result a new manifest
+ * array on the current level. */
+static bool consumer(F *f, Node *x, Cunc *out)
+{
+    Node *y = node_clone(f->ar, x);
+    if (!y) return oom(f), false;
+    y->cx = f->cx;
+    const Org *org = NULL;
+    for (int k = 0; k < x->n; k++) {
+        int r = role(x, k);
+        if (r == 0) {
+            y->kid[k] = cp(f, x->kid[k]);
+        } else {
+            Cunc c;
+            if (!embed(f, x->kid[k], &c)) return false;
+            y->kid[k] = r == 2 ? var(f, manifest_var(f, &c)) : delayed(f, &c, &org);
+        }
+        if (!y->kid[k]) return false;
+    }
+    y->num = x->num = ++f->ntag;
+    org_tag(org, y->num);
+    return bind_done(f, y, out);
+}
+
+/* Can reshape sh' of an array of extent `from` be fused?  Only when the
+ * sizes provably agree, so that ax_reshape's size check cannot be lost:
+ * the same extent, a flatten [size from], or its inverse. */
+static bool same_size(F *f, const Node *sh, const Node *from)
+{
+    if (aeq(f, sh, from)) return true;
+    const Node *a = sh, *b = from;
+    for (int turn = 0; turn < 2; turn++) {
+        if (a->op == OP_IXCONS && a->n == 1 && a->kid[0]->op == OP_PRIM && a->kid[0]->a == P_SHAPESIZE &&
+            aeq(f, a->kid[0]->kid[0], b))
+            return true;
+        a = from;
+        b = sh;
+    }
+    return false;
+}
+
+static bool reshape(F *f, Node *x, Cunc *out)
+{
+    Cunc in, s;
+    if (!embed(f, x->kid[1], &in)) return false;
+    Node *sh = cp(f, x->kid[0]), *from = shape_t(f, &in);
+    if (!sh || !from) return false;
+    if (!same_size(f, sh, from)) {
+        /* Not provably size-preserving: computed over a manifest input. */
+        Node *y = mk(f, OP_RESHAPE, 2, x->type);
+        if (!y) return false;
+        y->kid[0] = sh;
+        if (!(y->kid[1] = var(f, manifest_var(f, &in)))) return false;
+        y->num = x->num = ++f->ntag;
+        return bind_done(f, y, out);
+    }
+    if (ty_eq(x->type, in.type) && aeq(f, sh, from)) {
+        *out = in;
+        return true;
+    }
+    /* ix -> fromLinear(from, toLinear(sh', ix)): keeps the row-major order,
+     * so linear reads stay linear. */
+    int i;
+    const Type *ixt = ty_index(f->ar, x->type->rank), *sixt = ty_index(f->ar, in.type->rank);
+    Node *l = lam1(f, ixt, &i);
+    Node *q = lam_body(l, prim(f, P_FROMLIN, sixt, cp(f, from), prim(f, P_TOLIN, ty_i64(), cp(f, sh), var(f, i))));
+    if (!q) return false;
+    Cunc c;
+    if (step(&in, &s)) {
+        c = s;
+        c.p = compose(f, s.p, q);
+    } else {
+        c = in;
+        c.f = compose(f, in.f, q);
+    }
+    c.sh = sh;
+    c.type = x->type;
+    c.pure = NULL;
+    c.org = org_join(f, in.org, org_leaf(f, x));
+    *out = c;
+    return !f->failed;
+}
+
+/* replicate and slice as backpermutes (thesis Listing "operations"). */
+static bool slice(F *f, Node *x, Cunc *out)
+{
+    Cunc in;
+    if (!embed(f, x->kid[0], &in)) return false;
+    const Slice *sp = x->slice;
+    bool rep = x->op == OP_REPLICATE;
+    int rr = x->type->rank, sr = in.type->rank, s, i;
+    const Type *sixt = ty_index(f->ar, sr), *rixt = ty_index(f->ar, rr);
+    /* extent: let s = source extent in (...) */
+    Node *sh = mk(f, OP_IXCONS, rr, rixt), *q = lam1(f, rixt, &i), *qb = mk(f, OP_IXCONS, sr, sixt);
+    if (!sh || !q || !qb || (s = fresh(f, sixt)) < 0) return false;
+    for (int d = 0, k = 0, a = 0, b = 0; d < sp->n; d++) {
+        bool fx = sp->fixed[d];
+        if (rep) {            /* result dimension d */
+            sh->kid[d] = fx ? cp(f, x->kid[1 + k++]) : ixget(f, var(f, s), a++);
+            if (!fx) qb->kid[b++] = ixget(f, var(f, i), d);
+        } else {              /* source dimension d */
+            if (fx) {
+                qb->kid[d] = cp(f, x->kid[1 + k++]);
+            } else {
+                sh->kid[a] = ixget(f, var(f, s), d);
+                qb->kid[d] = ixget(f, var(f, i), a++);
+            }
+        }
+    }
+    for (int d = 0; d < rr; d++)
+        if (!sh->kid[d]) return false;
+    for (int d = 0; d < sr; d++)
+        if (!qb->kid[d]) return false;
+    Node *ext = let(f, s, cc_shape(f, &in), sh);
+    if (!ext || !lam_body(q, qb)) return false;
+    *out = backpermute_d(f, x->type, ext, is_id(q) ? NULL : q, &in);
+    /* Computed on its own, it stays a replicate / slice: the most specific
+     * node, whose run-time errors name the operation the user wrote. */
+    if (in.k == C_DONE && out->k == C_STEP) out->pure = x;
+    out->org = org_join(f, out->org, org_leaf(f, x));
+    return !f->failed;
+}
+
+/* An awhile function: the same parameters, its body a level of its own. */
+static Node *alam(F *f, const Node *l)
+{
+    if (!l || l->op != OP_LAM) return internal(f, "awhile without a function");
+    Node *y = node_clone(f->ar, l);
+    if (!y) return oom(f);
+    y->cx = f->cx;
+    if (l->nparam > 0) {
+        if (!(y->param = arena_alloc(f->ar, sizeof *y->param * (size_t)l->nparam))) return oom(f);
+        for (int i = 0; i < l->nparam; i++) {
+            if (!(y->param[i] = node_clone(f->ar, l->param[i]))) return oom(f);
+            y->param[i]->cx = f->cx;
+        }
+    }
+    return (y->kid[0] = level(f, l->kid[0])) ? y : NULL;
+}
+
+/* aletD (thesis 4.5): a chain of array lets, iterated. */
+static bool alet(F *f, Node *x, Cunc *out)
+{
+    for (; x->op == OP_ALET; x = x->kid[1]) {
+        int a = x->id, nb0 = f->nb;
+        Cunc c;
+        if (!embed(f, x->kid[0], &c)) return false;
+        if (c.k == C_DONE) {
+            /* let floating: manifest data needs no binding of its own.  A
+             * manifest computation made just now takes a's name. */
+            if (f->nb > nb0 && f->bid[f->nb - 1] == c.v && c.v >= f->nvars0) {
+                f->bid[f->nb - 1] = a;
+                continue;
+            }
+            Repl *r = arena_alloc(f->ar, sizeof *r);
+            if (!r) return oom(f), false;
+            r->v = c.v;
+            f->repl[a] = r;
+        } else if (f->uses[a] <= 1) {
+            /* let elimination: used at most once, shape uses free */
+            Repl *r = arena_alloc(f->ar, sizeof *r);
+            if (!r) return oom(f), false;
+            r->inl = true;
+            r->cc = c;
+            f->repl[a] = r;
+        } else {
+            /* shared: computed once, kept */
+            if (!push_bind(f, a, compute(f, &c))) return false;
+        }
+    }
+    return embed(f, x, out);
+}
+
+/* Phase 1: the delayed value of array term x (thesis embedPreAcc); the
+ * manifest arrays it needs are bound on the current level. */
+static bool embed(F *f, Node *x, Cunc *out)
+{
+    if (f->failed) return false;
+    if (!x || !op_is_array(x->op)) return internal(f, "not an array term"), false;
+    Cunc in, *ins;
+    Node *y;
+    switch (x->op) {
+    case OP_AVAR: {
+        const Repl *r = f->repl[x->id];
+        *out = !r ? done(x->type, x->id) : r->inl ? r->cc : done(x->type, r->v);
+        return true;
+    }
+    case OP_ALET:
+        return alet(f, x, out);
+    case OP_USE:
+        if (!(y = node_clone(f->ar, x))) return oom(f), false;
+        y->cx = f->cx;
+        return bind_done(f, y, out);
+
+    /* producers */
+    case OP_GENERATE:
+        memset(out, 0, sizeof *out);
+        out->k = C_YIELD;
+        out->type = x->type;
+        out->sh = cp(f, x->kid[0]);
+        out->f = cp(f, x->kid[1]);
+        out->org = org_leaf(f, x);
+        return !f->failed;
+    case OP_MAP:
+        if (!embed(f, x->kid[1], &in)) return false;
+        *out = map_d(f, x->type, cp(f, x->kid[0]), &in);
+        out->org = org_join(f, out->org, org_leaf(f, x));
+        return !f->failed;
+    case OP_ZIPWITH: {
+        int k = x->n - 1;
+        if (!(ins = arena_alloc(f->ar, sizeof *ins * (size_t)k))) return oom(f), false;
+        for (int i = 0; i < k; i++)
+            if (!embed(f, x->kid[1 + i], &ins[i])) return false;
+        *out = zipwith_d(f, x->type, cp(f, x->kid[0]), k, ins);
+        out->org = org_join(f, out->org, org_leaf(f, x));
+        return !f->failed;
+    }
+    case OP_BACKPERMUTE: case OP_TRANSFORM: {
+        bool tr = x->op == OP_TRANSFORM;
+        if (!embed(f, x->kid[tr ? 3 : 2], &in)) return false;
+        Node *q = cp(f, x->kid[1]);
+        const Type *mid = tr ? ty_array(f->ar, in.type->elt, x->type->rank) : x->type;
+        *out = backpermute_d(f, mid, cp(f, x->kid[0]), is_id(q) ? NULL : q, &in);
+        if (tr && !f->failed) *out = map_d(f, x->type, cp(f, x->kid[2]), out);
+        out->org = org_join(f, out->org, org_leaf(f, x));
+        return !f->failed;
+    }
+    case OP_REPLICATE: case OP_SLICE:
+        return slice(f, x, out);
+    case OP_RESHAPE:
+        return reshape(f, x, out);
+    case OP_DELAYED:
+        /* a fused program fused again: its delayed inputs are Yields */
+        memset(out, 0, sizeof *out);
+        out->k = C_YIELD;
+        out->type = x->type;
+        out->sh = cp(f, x->kid[0]);
+        out->f = cp(f, x->kid[1]);
+        out->lf = cp(f, x->kid[2]);
+        return !f->failed;
+
+    /* consumers */
+    case OP_FOLD: case OP_FOLD1: case OP_FOLDSEG: case OP_FOLD1SEG:
+    case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1: case OP_SCANLEX: case OP_SCANREX:
+    case OP_PERMUTE: case OP_FILTER: case OP_STENCIL: case OP_STENCIL2:
+        return consumer(f, x, out);
+    case OP_UNIT:
+        if (!(y = mk(f, OP_UNIT, 1, x->type)) || !(y->kid[0] = cp(f, x->kid[0]))) return false;
+        y->num = x->num = ++f->ntag;
+        return bind_done(f, y, out);
+
+    /* boundaries: their arrays are computed where they are */
+    case OP_ACOND:
+        if (!(y = mk(f, OP_ACOND, 3, x->type))) return false;
+        if (!(y->kid[0] = cp(f, x->kid[0])) || !(y->kid[1] = level(f, x->kid[1])) ||
+            !(y->kid[2] = level(f, x->kid[2])))
+            return false;
+        return bind_done(f, y, out);
+    case OP_AWHILE:
+        if (!(y = mk(f, OP_AWHILE, 3, x->type))) return false;
+        if (!embed(f, x->kid[2], &in) || !(y->kid[2] = compute(f, &in))) return false;
+        if (!(y->kid[0] = alam(f, x->kid[0])) || !(y->kid[1] = alam(f, x->kid[1]))) return false;
+        return bind_done(f, y, out);
+    case OP_ATUPLE:
+        if (!(y = mk(f, OP_ATUPLE, x->n, x->type))) return false;
+        for (int i = 0; i < x->n; i++)
+            if (!embed(f, x->kid[i], &in) || !(y->kid[i] = compute(f, &in))) return false;
+        return bind_done(f, y, out);
+    case OP_APROJ:
+        if (!(y = mk(f, OP_APROJ, 1, x->type))) return false;
+        y->a = x->a;
+        if (!embed(f, x->kid[0], &in) || !(y->kid[0] = compute(f, &in))) return false;
+        return bind_done(f, y, out);
+    default:
+        return internal(f, op_name(x->op)), false;
+    }
+}
+
+/* ------------------------------------------------------------ counting */
+
+static void add_use(F *f, int id, int k)
+{
+    if (id >= 0 && id < f->cap) f->uses[id] = (unsigned char)(f->uses[id] + k >= MANY ? MANY : f->uses[id] + k);
+}
+
+/* Data uses of every array variable (see the top of the file); also
+ * clears the kernel numbers of the source's array nodes. */
+static void count(F *f, Node *x, bool loop)
+{
+    while (x) {
+        if (op_is_array(x->op)) x->num = 0;
+        switch (x->op) {
+        case OP_AVAR:
+            add_use(f, x->id, loop ? MANY : 1);
+            return;
+        case OP_SHAPE:
+            return;
+        case OP_INDEX: case OP_LINDEX:
+            if (x->kid[0]->op == OP_AVAR) add_use(f, x->kid[0]->id, MANY);
+            x = x->kid[1];
+            continue;
+        case OP_LAM:
+            /* awhile's functions run once per iteration */
+            x = x->kid[0];
+            loop = loop || op_is_array(x->op);
+            continue;
+        default:
+            break;
+        }
+        if (x->n == 0) return;
+        for (int i = 0; i < x->n - 1; i++) count(f, x->kid[i], loop);
+        x = x->kid[x->n - 1];   /* let bodies and the last operand: iterated */
+    }
+}
+
+int fuse_program(ax_ctx *cx, Program *p)
+{
+    if (!p || !p->root) return 0;
+    F f;
+    memset(&f, 0, sizeof f);
+    f.cx = cx;
+    f.p = p;
+    f.ar = &p->arena;
+    f.nvars0 = p->nvars;
+    if (grow(&f, p->nvars + 1)) {
+        count(&f, p->root, false);
+        Node *r = level(&f, p->root);
+        if (r && !f.failed) p->root = r;
+    }
+    free(f.sub);
+    free(f.repl);
+    free(f.uses);
+    free(f.sv);
+    free(f.bid);
+    free(f.bnd);
+    free(f.pairs);
+    if (f.failed) {
+        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BUILD, "fusion failed");
+        return -1;
+    }
+    return 0;
+}

@@ -580,15 +580,30 @@ static int ev(Interp *in, const Node *e, Scalar *out)
     }
 
     case OP_LET: {
-        if ((unsigned)e->id >= (unsigned)in->nvars) return malformed(in, e, "variable id out of range");
+        /* A row of lets is walked in a loop (bind, then go on with the
+         * body), not by recursion: the C stack then follows the nesting of
+         * the other operations, not the number of bindings in a row. */
         Mark m = smark(in);
-        Scalar *b = salloc(in, (size_t)e->kid[0]->type->width);
-        int rc = b ? ev(in, e->kid[0], b) : -1;
-        if (rc == 0) {
-            in->senv[e->id] = b;
-            rc = ev(in, e->kid[1], out);
-            in->senv[e->id] = NULL;   /* its scratch is about to go */
+        const Node *x = e;
+        int rc = 0;
+        while (x->op == OP_LET) {
+            if ((unsigned)x->id >= (unsigned)in->nvars) {
+                rc = malformed(in, x, "variable id out of range");
+                break;
+            }
+            Scalar *b = salloc(in, (size_t)x->kid[0]->type->width);
+            if (!b || ev(in, x->kid[0], b)) {
+                rc = -1;
+                break;
+            }
+            in->senv[x->id] = b;
+            x = x->kid[1];
         }
+        if (rc == 0) rc = ev(in, x, out);
+        /* Unbind what was bound (the lets from e down to x): their
+         * scratch is about to go. */
+        for (const Node *y = e; y != x && y->op == OP_LET; y = y->kid[1])
+            if ((unsigned)y->id < (unsigned)in->nvars) in->senv[y->id] = NULL;
         srelease(in, m);
         return rc;
     }
@@ -847,6 +862,87 @@ static int op_backpermute(Interp *in, const Node *x, ax_array **out)
         srelease(in, m);
     }
     ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+/* TRANSFORM (made by fusion, thesis s.4.2's compute): a backpermute then a
+ * map, result[ix] = f(a[p(ix)]).  Reads are bounds-checked as
+ * ax_backpermute's are. */
+static int op_transform(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *p = x->kid[1], *f = x->kid[2];
+    int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0}, six[AX_MAX_RANK + 1];
+    int r = 0;
+    ax_array *src = NULL, *res = NULL;
+    View sv = VIEW_NONE, rv = VIEW_NONE;
+    int rc = x->n == 4 ? ev_shape(in, x->kid[0], sh, &r) : malformed(in, x, "wrong number of operands");
+    if (rc == 0) rc = check_lam(in, p, 1, r);
+    if (rc == 0) rc = eval1(in, x->kid[3], &src);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0) rc = check_lam(in, f, 1, sv.w);
+    if (rc == 0 && p->type->width != src->rank) rc = malformed(in, x, "index function rank");
+    if (rc == 0) {
+        res = new_array(in, x->type->elt, r, sh, "ax_backpermute");
+        rc = res && !view(in, res, &rv) ? 0 : -1;
+    }
+    if (rc == 0) {
+        int sr = src->rank;
+        Mark m = smark(in);
+        Scalar *ixs = salloc(in, (size_t)r), *t = salloc(in, (size_t)sr), *e = salloc(in, (size_t)sv.w),
+               *y = salloc(in, (size_t)rv.w);
+        if (!ixs || !t || !e || !y) rc = -1;
+        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+            int64_t lin = 0;
+            for (int d = 0; d < r; d++) ixs[d].i = ix[d];
+            if ((rc = call(in, p, ixs, t))) break;
+            for (int d = 0; d < sr; d++) six[d] = t[d].i;
+            if ((rc = linear_checked(in, "ax_backpermute", sr, src->shape, six, &lin))) break;
+            vload(&sv, lin, e);
+            if ((rc = call(in, f, e, y))) break;
+            vstore(&rv, i, y);
+            ix_next(r, sh, ix);
+        }
+        srelease(in, m);
+    }
+    ax_array_release(src);
+    return finish(rc, res, out);
+}
+
+/* DELAYED (made by fusion, thesis s.4.4): a consumer's fused input, given
+ * by its extent, an index form and a linear-index form.  The oracle
+ * materialises it (so memory use and its limit behave as without fusion)
+ * through the index form, and checks element by element that the linear
+ * form gives the same bits: both denote one array, and a backend may read
+ * through either. */
+static int op_delayed(Interp *in, const Node *x, ax_array **out)
+{
+    const Node *f = x->n == 3 ? x->kid[1] : NULL, *g = x->n == 3 ? x->kid[2] : NULL;
+    int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0};
+    int r = 0;
+    ax_array *res = NULL;
+    View rv = VIEW_NONE;
+    if (!f || ev_shape(in, x->kid[0], sh, &r) || check_lam(in, f, 1, r) || check_lam(in, g, 1, 1)) return -1;
+    res = new_array(in, x->type->elt, r, sh, "a fused producer");
+    if (!res || view(in, res, &rv)) return finish(-1, res, out);
+    Mark m = smark(in);
+    Scalar *ixs = salloc(in, (size_t)(r > 0 ? r : 1)), *y = salloc(in, (size_t)rv.w),
+           *z = salloc(in, (size_t)rv.w);
+    int rc = ixs && y && z ? 0 : -1;
+    for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+        Scalar li;
+        li.i = i;
+        for (int d = 0; d < r; d++) ixs[d].i = ix[d];
+        if ((rc = call(in, f, ixs, y)) || (rc = call(in, g, &li, z))) break;
+        for (int c = 0; c < rv.w; c++)
+            if (!sc_eq_bits(rv.lt[c], y[c], z[c])) {
+                rc = malformed(in, x, "the index and linear-index forms disagree");
+                break;
+            }
+        if (rc) break;
+        vstore(&rv, i, y);
+        ix_next(r, sh, ix);
+    }
+    srelease(in, m);
     return finish(rc, res, out);
 }
 
@@ -1463,20 +1559,45 @@ static int op_awhile(Interp *in, const Node *x, ax_array **out)
     return rc;
 }
 
+/* ALET.  A row of lets is walked in a loop (bind, then go on with the
+ * body) rather than by recursion, so that the C stack follows the nesting
+ * of the other operations, not the number of bindings in a row (sharing
+ * recovery binds every array a function reads at one place).  The arrays
+ * of all the lets in the row live until the innermost body is done, as
+ * they would with the recursion. */
 static int op_alet(Interp *in, const Node *x, ax_array **out)
 {
-    if ((unsigned)x->id >= (unsigned)in->nvars) return malformed(in, x, "variable id out of range");
-    int w = awidth(x->kid[0]->type);
-    ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
-    if (!v) return nomem(in);
-    int rc = eval_acc(in, x->kid[0], v);
-    if (rc == 0) {
-        in->aenv[x->id] = v;
-        rc = eval_acc(in, x->kid[1], out);
-        in->aenv[x->id] = NULL;
-        release_all(v, w);
+    const Node *y = x;
+    int rc = 0;
+    while (y->op == OP_ALET) {
+        if ((unsigned)y->id >= (unsigned)in->nvars) {
+            rc = malformed(in, y, "variable id out of range");
+            break;
+        }
+        int w = awidth(y->kid[0]->type);
+        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        if (!v) {
+            rc = nomem(in);
+            break;
+        }
+        if (eval_acc(in, y->kid[0], v)) {
+            free(v);
+            rc = -1;
+            break;
+        }
+        in->aenv[y->id] = v;
+        y = y->kid[1];
     }
-    free(v);
+    if (rc == 0) rc = eval_acc(in, y, out);
+    /* Release what was bound (the lets from x down to y), innermost
+     * last: the order does not matter, each binding owns its arrays. */
+    for (const Node *z = x; z != y && z->op == OP_ALET; z = z->kid[1]) {
+        if ((unsigned)z->id >= (unsigned)in->nvars) break;
+        ax_array **v = in->aenv[z->id];
+        in->aenv[z->id] = NULL;
+        if (v) release_all(v, awidth(z->kid[0]->type));
+        free(v);
+    }
     return rc;
 }
 
@@ -1535,6 +1656,8 @@ static int eval_acc(Interp *in, const Node *x, ax_array **out)
     case OP_MAP:
     case OP_ZIPWITH: return op_zipwith(in, x, out);
     case OP_BACKPERMUTE: return op_backpermute(in, x, out);
+    case OP_TRANSFORM: return op_transform(in, x, out);
+    case OP_DELAYED: return op_delayed(in, x, out);
     case OP_PERMUTE: return op_permute(in, x, out);
     case OP_REPLICATE:
     case OP_SLICE: return op_slice(in, x, out);

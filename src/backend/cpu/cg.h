@@ -1,0 +1,255 @@
+/*
+ * The CPU backend's code generator and executor, shared declarations.
+ *
+ * A core program becomes one C translation unit (DESIGN.md s.2, "Kernels,
+ * code generation, compilation"; the Delite seed: emit a target source
+ * language and let its compiler do the low-level work).  For each array
+ * operation of the program (named by its preorder number, Node.num) the
+ * unit holds
+ *   - thunks  axt_<num>_<t>(c, out): the operation's scalar parameters
+ *     (shapes, fold's z, boundary constants, slice indices, acond's
+ *     condition), evaluated once on the host before the kernels run;
+ *   - kernels axk_<num>_<role>(c, start, end): the skeleton's phases
+ *     (paper s.4.3), each a function over an index range that the runtime
+ *     splits across the thread pool.
+ * The host executor (cpu.c) walks the array stratum like the interpreter,
+ * allocates every array, calls the thunks and runs the kernels.
+ *
+ * Both sides see one argument block, AxCall: an argument table (for each
+ * array of the operation: component buffers, rank, shape, size), the
+ * scalar parameters, scratch buffers for partial results, the problem size
+ * and an error slot.  Its C declaration is written once (AXC_SHARED below),
+ * compiled into the host and pasted as text into every generated unit, so
+ * the two cannot drift apart.
+ *
+ * Argument slots of an operation, in this order: its outputs, its array
+ * operands (kids that are array computations; a DELAYED operand has a slot
+ * with a shape and no buffers), then the free array variables its scalar
+ * code reads (ax_at, ax_shape, ...), deduplicated, in first-occurrence
+ * order of a preorder walk, so the layout is deterministic.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_CPU_CG_H
+#define AX_CPU_CG_H
+
+#include "ir.h"
+
+/* ------------------------------------------------- the shared ABI */
+
+/* AxScalar has Scalar's layout (ir.h): integers sign- or zero-extended to
+ * 64 bits, f32 in the low bytes.  The literal 8 is AX_MAX_RANK (checked
+ * below).  AxErr.code/lock are updated with atomics by the kernels. */
+#define AXC_SHARED                                                                              \
+    typedef union AxScalar { __INT64_TYPE__ i; __UINT64_TYPE__ u; double f64; float f32;       \
+                             __UINT8_TYPE__ b; } AxScalar;                                      \
+    typedef struct AxArg { void *const *buf; __INT64_TYPE__ size; __INT64_TYPE__ shape[8];      \
+                           __INT32_TYPE__ rank; } AxArg;                                        \
+    typedef struct AxErr { __INT32_TYPE__ lock, code, site, aux, rank; __INT64_TYPE__ pos;      \
+                           __INT64_TYPE__ ix[8], shape[8]; } AxErr;                             \
+    typedef struct AxCall { const AxArg *a; const AxScalar *p; void *s1; void *s2;              \
+                            __INT64_TYPE__ n, m, chunk, nchunk; AxErr *err; } AxCall;          \
+    typedef void (*AxKernel)(const AxCall *c, __INT64_TYPE__ start, __INT64_TYPE__ end);       \
+    typedef void (*AxThunk)(const AxCall *c, AxScalar *out);
+
+AXC_SHARED
+
+#define AXC_STR_(...) #__VA_ARGS__
+#define AXC_STR(x) AXC_STR_(x)
+
+_Static_assert(AX_MAX_RANK == 8, "AXC_SHARED spells AX_MAX_RANK as 8");
+_Static_assert(sizeof(AxScalar) == sizeof(Scalar), "AxScalar mirrors Scalar");
+
+/* Where a run-time fault happened (AxErr.site); the host words the
+ * message as the interpreter does. */
+enum {
+    SITE_NONE = 0,
+    SITE_AT,           /* ax_at: ix, shape */
+    SITE_ATLIN,        /* ax_at_linear: ix[0] the position, shape */
+    SITE_BACKPERMUTE,  /* ax_backpermute (and transform): ix, shape */
+    SITE_PERMUTE,      /* ax_permute's target: ix, shape */
+    SITE_PRIM,         /* a primitive (aux: Prim): division by zero, shape size */
+    SITE_EMPTY         /* fold1 of an empty row/segment (aux: segment or -1) */
+};
+
+/* ------------------------------------------------- program description */
+
+/* Kernel roles: the phases a skeleton may need. */
+typedef enum CgRole {
+    R_MAIN,     /* producers: over output positions, general index loop */
+    R_LIN,      /* producers: over output positions, all inputs linear */
+    R_PART,     /* fold/scan: (row, chunk) partial reductions (fold: with
+                   one chunk per row, the rows' results) */
+    R_COMB,     /* fold: per row, z and the partials in chunk order */
+    R_CARRY,    /* scan: per row, the carry into each chunk (sequential) */
+    R_SCAN,     /* scan: (row, chunk) scans with their carry-in (one chunk
+                   per row: each row's whole scan) */
+    R_SEG,      /* segmented fold: over (row, segment) */
+    R_COUNT,    /* filter: per chunk, the number kept */
+    R_SCATTER,  /* filter: per chunk, write the kept elements */
+    R_DFLT,     /* permute: copy the defaults */
+    R_PERM,     /* permute: combine the source into the result */
+    R_MAT,      /* materialise a DELAYED operand (segment lengths) */
+    R_NROLE
+} CgRole;
+
+extern const char *const cg_role_name[R_NROLE];
+
+/* A free array variable read by scalar code: an AVAR (id, and the array's
+ * position `off` among the arrays of a tuple-typed variable) or a USE. */
+typedef struct CgFree {
+    int id, off;
+    const Node *use;          /* USE node, or NULL */
+    const Type *t;            /* the array's type (TY_ARRAY) */
+} CgFree;
+
+/* What the executor needs to know about one array operation. */
+typedef struct CgNode {
+    const Node *x;            /* NULL: the number is not an operation with code */
+    int nout, nopd, nfree, nslot;
+    int *opd_kid;             /* operand i is x->kid[opd_kid[i]] */
+    CgFree *free;
+    int nthunk;               /* thunks axt_<num>_<t> */
+    const Node **thunk;       /* their expressions */
+    int *poff;                /* leaf offset of thunk t in the parameters */
+    int nparam;               /* parameter leaves in all */
+    int *kid_thunk;           /* per kid: its thunk, or -1 */
+    int *opd_thunk;           /* per operand: thunk of a DELAYED one's shape, or -1 */
+    bool role[R_NROLE];       /* which kernels exist */
+    bool comm;                /* the operator is recognised commutative */
+    int scratch_leaves;       /* leaves per partial (fold/scan) */
+} CgNode;
+
+/* Options that change the generated text. */
+typedef struct CgConfig {
+    bool safe;                /* bounds checks on user-computed indices */
+    unsigned simd_mask;       /* CG_SIMD_* functions that have vector versions */
+} CgConfig;
+
+/* The maths functions axle calls, as a bit per name (cg_math_names). */
+enum { CG_NMATH = 16 };
+extern const char *const cg_math_names[CG_NMATH];
+
+typedef struct CgProg {
+    Arena arena;
+    char *text;               /* the translation unit (malloc'd) */
+    size_t len;
+    int nnodes;               /* numbers 0..nnodes-1 */
+    CgNode *nodes;            /* by Node.num */
+    int nvars;
+} CgProg;
+
+/* Generates the unit for a verified core program; numbers its array nodes
+ * (Node.num).  NULL with a message in err on failure (out of memory, or a
+ * program the generator does not understand). */
+CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errsize);
+void cg_free(CgProg *g);
+
+/* Partial-result layout shared by host and kernels: leaf l of slot k of a
+ * scratch area of m slots starts at byte cg_scratch_off(...). */
+int64_t cg_scratch_bytes(const Type *elt, int64_t m);
+
+/* ------------------------------------------------- backend extras */
+
+/* Counters of the context's CPU backend (for tests and traces): programs
+ * prepared, compiled by the C compiler, found in a cache. */
+typedef struct CpuCounters {
+    int64_t prepared, compiled, cached;
+    double last_compile_ms;
+} CpuCounters;
+bool cpu_counters(ax_ctx *cx, CpuCounters *out);
+
+/* The generated C of a program (for ax_dump's "c" stage): a malloc'd
+ * string, or NULL with an error on cx. */
+char *cpu_c_text(ax_ctx *cx, Program *p);
+
+/* ------------------------------------------------- codegen internals */
+
+/* A growing text buffer. */
+typedef struct Buf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} Buf;
+void buf_put(Buf *b, const char *s);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A scalar value in generated code: one C expression per leaf (tuples
+ * flattened, an index of rank r as r i64 leaves).  Every leaf is an atom:
+ * a local's name or a literal, so it may be used any number of times. */
+typedef struct Val {
+    int n;
+    const char **v;
+} Val;
+
+/* The generator's state while emitting one function. */
+typedef struct G {
+    Arena *ar;
+    Buf *b;                   /* the function body */
+    int ind;                  /* indentation level */
+    int *tmp;                 /* fresh-name counter, shared by the unit */
+    Val *env;                 /* scalar variables by id */
+    int nvars;
+    const CgNode *cn;         /* the operation whose code this is */
+    const char *pos;          /* the position reported with a fault */
+    bool safe;
+    char *err;                /* first generator error (malformed IR, OOM) */
+    size_t errsize;
+    bool failed;
+    const char *sink[8];      /* where leaves go once out of memory */
+    /* Range facts (cg_skel.c read_lin/read_ix): parameter `id` of a
+     * DELAYED operand's element function only ever holds a position (lin)
+     * or an index (!lin) inside the extent of operand slot `slot`.  A read
+     * of another array at exactly that position/index is then in bounds
+     * whenever that extent fits the array: the kernel computes all such
+     * conditions once into `pre_`, and the read tests pre_ before its own
+     * check, so the C compiler unswitches the loop and the checked-free
+     * copy vectorises (fused code reads through ax_at-like nodes). */
+    int nfact;
+    struct { int id, slot; bool lin; } fact[64];
+    int npre;
+    const char *pre[64];      /* the conditions, each an expression of hoisted locals */
+    Buf *kmain;               /* the unit, while a kernel body goes to b */
+} G;
+
+/* Emission helpers. */
+void cg_line(G *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *cg_fmt(G *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *cg_fresh(G *g, const char *prefix);
+void cg_fail(G *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+Val cg_val(G *g, int n);
+Val cg_slice(Val v, int off, int n);
+
+/* C names of types. */
+const char *cg_ctype(ax_scalar s);
+const char *cg_utype(ax_scalar s);          /* unsigned of the same width */
+/* A constant as a C expression of its type. */
+const char *cg_const(G *g, ax_scalar s, Scalar v);
+
+/* Scalar code (cg_exp.c). */
+Val cg_exp(G *g, const Node *e);
+Val cg_apply(G *g, const Node *lam, const Val *args, int nargs);
+/* Binds fresh locals to the leaves of v (types from t). */
+Val cg_bind(G *g, const Type *t, Val v, const char *prefix);
+/* Declares uninitialised locals for a value of type t. */
+Val cg_decl(G *g, const Type *t, const char *prefix);
+/* Assigns v to the locals of dst. */
+void cg_assign(G *g, Val dst, Val v);
+/* Is e free of faults (division, bounds-checked reads, loops, shape
+ * sizes) and small: safe and cheap to evaluate speculatively. */
+bool cg_speculable(const Node *e);
+/* The argument slot of the array that scalar code reaches through a (an
+ * AVAR, APROJ of one, or USE), or -1. */
+int cg_free_slot(const CgNode *cn, const Node *a);
+/* The array type of slot s. */
+const Type *cg_slot_type(const CgNode *cn, int s);
+/* The identity of a free array reference (see CgFree). */
+bool cg_free_ident(const Node *a, int *id, int *off, const Node **use);
+/* A fresh local of scalar type s holding expr. */
+const char *cg_local(G *g, ax_scalar s, const char *expr);
+/* Leaf k of slot's element at linear position lin, as an expression. */
+const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin);
+/* Emits a fault report: ix (its leaves) against slot's shape. */
+void cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank);
+
+#endif /* AX_CPU_CG_H */

@@ -1,0 +1,871 @@
+/*
+ * Scalar expressions -> C statements (the CPU backend's code generator,
+ * scalar half; cg_skel.c writes the skeletons around this code).
+ *
+ * A value is a list of leaves (tuples flattened, an index of rank r as r
+ * i64 leaves), each a C atom: every computed leaf is assigned to a fresh
+ * local, so a leaf can be used any number of times and let-bound
+ * variables simply name their locals.  Statements go into the function
+ * being written (G.b); expressions come back as leaves.  Straight-line
+ * code of locals is what lets the C compiler vectorise a kernel's loop.
+ *
+ * Semantics are prim.c's exactly (its header lists the decisions): integer
+ * arithmetic wraps (done in unsigned types, so no -fwrapv is needed and
+ * 8/16-bit products cannot overflow int), divisions check for zero (an
+ * error through the kernel's error slot, and the result 0) and wrap
+ * INT_MIN / -1, shifts and rotations apply prim.c's range rules, float
+ * min/max let NaN lose and order -0 before +0, float -> integer
+ * conversions saturate with NaN -> 0.  The helpers live in the unit's
+ * prelude (codegen.c).  The one allowance is floating-point functions
+ * (exp, log, ...), which come from a vector maths library and may differ
+ * from the C library in the last bits.
+ *
+ * Conditionals: when both branches are small and cannot fault (no integer
+ * division, array read, shape size or loop), both are computed and a ?:
+ * picks the leaves, which keeps the loop free of branches (vectorisable);
+ * otherwise an if/else evaluates only the branch taken, as the language
+ * requires.  ax_and/ax_or likewise: & or | when the right side cannot
+ * fault, a short-circuit otherwise.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "cg.h"
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ buffers */
+
+static void buf_grow(Buf *b, size_t need)
+{
+    if (b->oom || b->len + need + 1 <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + need + 1) cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        b->oom = true;
+        return;
+    }
+    b->s = s;
+    b->cap = cap;
+}
+
+void buf_put(Buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    buf_grow(b, n);
+    if (b->oom) return;
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
+static void buf_vprintf(Buf *b, const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    if (n < 0) return;
+    buf_grow(b, (size_t)n);
+    if (b->oom) return;
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void buf_printf(Buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------ emission */
+
+void cg_fail(G *g, const char *fmt, ...)
+{
+    if (g->failed) return;
+    g->failed = true;
+    if (g->err && g->errsize) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g->err, g->errsize, fmt, ap);
+        va_end(ap);
+    }
+}
+
+const char *cg_fmt(G *g, const char *fmt, ...)
+{
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *s = n >= 0 ? arena_alloc(g->ar, (size_t)n + 1) : NULL;
+    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    if (!s) {
+        cg_fail(g, "cpu codegen: out of memory");
+        return "0";
+    }
+    return s;
+}
+
+void cg_line(G *g, const char *fmt, ...)
+{
+    for (int i = 0; i < g->ind; i++) buf_put(g->b, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(g->b, fmt, ap);
+    va_end(ap);
+    buf_put(g->b, "\n");
+}
+
+/* Fresh names end in '_': fixed names (a0_1, s0_2, p1_0, x0, ...) and
+ * type names (i64) never do, so they cannot clash. */
+const char *cg_fresh(G *g, const char *prefix) { return cg_fmt(g, "%s%d_", prefix, (*g->tmp)++); }
+
+Val cg_val(G *g, int n)
+{
+    Val v;
+    v.n = n;
+    v.v = arena_alloc(g->ar, sizeof *v.v * (size_t)(n > 0 ? n : 1));
+    if (!v.v) {
+        /* Out of memory: code generation has failed; hand out the sink so
+         * callers' fixed writes (leaf 0) land somewhere harmless. */
+        cg_fail(g, "cpu codegen: out of memory");
+        v.v = g->sink;
+        v.n = 0;
+    }
+    return v;
+}
+
+Val cg_slice(Val v, int off, int n)
+{
+    Val r;
+    r.n = n;
+    r.v = v.v + off;
+    return r;
+}
+
+/* ------------------------------------------------------------ types */
+
+static const char *const ctypes[AX_NSCALAR] = {"u8", "i8", "i16", "i32", "i64", "u8",
+                                               "u16", "u32", "u64", "f32", "f64"};
+static const char *const utypes[AX_NSCALAR] = {"u8", "u8", "u16", "u32", "u64", "u8",
+                                               "u16", "u32", "u64", "u32", "u64"};
+
+const char *cg_ctype(ax_scalar s) { return (unsigned)s < AX_NSCALAR ? ctypes[s] : "i64"; }
+const char *cg_utype(ax_scalar s) { return (unsigned)s < AX_NSCALAR ? utypes[s] : "u64"; }
+
+/* The unsigned type integer arithmetic of s is done in: at least 32 bits,
+ * so that 8- and 16-bit operands are not promoted to (signed) int. */
+static const char *ptype(ax_scalar s) { return sc_bits(s) > 32 ? "u64" : "u32"; }
+
+static bool is_signed(ax_scalar s) { return s >= AX_I8 && s <= AX_I64; }
+static bool is_float(ax_scalar s) { return s == AX_F32 || s == AX_F64; }
+
+static ax_scalar scalar_of(const Type *t) { return t->kind == TY_SCALAR ? t->s : AX_I64; }
+
+const char *cg_const(G *g, ax_scalar s, Scalar v)
+{
+    v = sc_norm(v, s);
+    if (s == AX_BOOL) {
+        unsigned char c;
+        memcpy(&c, &v.b, 1);
+        return c ? "((u8)1)" : "((u8)0)";
+    }
+    if (s == AX_F32 || s == AX_F64) {
+        double d = s == AX_F32 ? (double)v.f32 : v.f64;
+        if (isnan(d)) {
+            /* By bit pattern: the payload and sign are kept exactly. */
+            if (s == AX_F32) {
+                uint32_t b;
+                memcpy(&b, &v.f32, 4);
+                return cg_fmt(g, "ax_f32_of(%" PRIu32 "u)", b);
+            }
+            return cg_fmt(g, "ax_f64_of(%" PRIu64 "ULL)", v.u);
+        }
+        if (isinf(d)) return d > 0 ? (s == AX_F32 ? "__builtin_inff()" : "__builtin_inf()")
+                                   : (s == AX_F32 ? "(-__builtin_inff())" : "(-__builtin_inf())");
+        /* Hexadecimal: exact, and independent of the locale. */
+        return cg_fmt(g, "(%a%s)", d, s == AX_F32 ? "f" : "");
+    }
+    if (is_signed(s)) {
+        if (v.i == INT64_MIN) return cg_fmt(g, "((%s)(-9223372036854775807LL-1))", ctypes[s]);
+        return cg_fmt(g, "((%s)%" PRId64 "LL)", ctypes[s], v.i);
+    }
+    return cg_fmt(g, "((%s)%" PRIu64 "ULL)", ctypes[s], v.u);
+}
+
+/* ------------------------------------------------------------ locals */
+
+/* A fresh local of scalar type s holding expr. */
+const char *cg_local(G *g, ax_scalar s, const char *expr)
+{
+    const char *n = cg_fresh(g, "t");
+    cg_line(g, "%s %s = %s;", ctypes[s], n, expr);
+    return n;
+}
+
+Val cg_bind(G *g, const Type *t, Val v, const char *prefix)
+{
+    Val r = cg_val(g, v.n);
+    for (int k = 0; k < v.n && !g->failed; k++) {
+        r.v[k] = cg_fresh(g, prefix);
+        cg_line(g, "%s %s = %s;", ctypes[ty_leaf(t, k)], r.v[k], v.v[k]);
+    }
+    return r;
+}
+
+Val cg_decl(G *g, const Type *t, const char *prefix)
+{
+    Val r = cg_val(g, t->width);
+    for (int k = 0; k < r.n && !g->failed; k++) {
+        r.v[k] = cg_fresh(g, prefix);
+        cg_line(g, "%s %s = 0;", ctypes[ty_leaf(t, k)], r.v[k]);
+    }
+    return r;
+}
+
+void cg_assign(G *g, Val dst, Val v)
+{
+    for (int k = 0; k < dst.n && k < v.n; k++)
+        if (strcmp(dst.v[k], v.v[k])) cg_line(g, "%s = %s;", dst.v[k], v.v[k]);
+}
+
+/* ------------------------------------------------------------ analysis */
+
+static bool int_division(const Node *e)
+{
+    if (e->op != OP_PRIM) return false;
+    switch ((Prim)e->a) {
+    case P_DIV: return e->n > 0 && !is_float(scalar_of(e->kid[0]->type));
+    case P_QUOT: case P_REM: case P_IDIV: case P_MOD: return true;
+    default: return false;
+    }
+}
+
+/* Remaining budget after e, or -1 when e can fault or loop. */
+static int spec_walk(const Node *e, int budget)
+{
+    if (!e || budget < 0) return -1;
+    switch (e->op) {
+    case OP_WHILE: case OP_INDEX: case OP_LINDEX: case OP_LAM:
+        return -1;
+    case OP_PRIM:
+        if (int_division(e) || e->a == P_SHAPESIZE) return -1;
+        break;
+    default:
+        break;
+    }
+    budget -= 1;
+    for (int k = 0; k < e->n && budget >= 0; k++) budget = spec_walk(e->kid[k], budget);
+    return budget;
+}
+
+bool cg_speculable(const Node *e) { return spec_walk(e, 40) >= 0; }
+
+/* ------------------------------------------------------------ arrays */
+
+/* The free-array identity of a (see CgFree): AVAR id and array offset, or
+ * the USE node. */
+static int aoff(const Type *t, int i)
+{
+    int off = 0;
+    for (int k = 0; k < i && k < t->n; k++) off += t->elts[k]->kind == TY_ARRAYS ? t->elts[k]->width : 1;
+    return off;
+}
+
+static bool free_ident(const Node *a, int *id, int *off, const Node **use)
+{
+    *id = -1;
+    *off = 0;
+    *use = NULL;
+    int o = 0;
+    while (a && a->op == OP_APROJ) {
+        o += aoff(a->kid[0]->type, a->a);
+        a = a->kid[0];
+    }
+    if (!a) return false;
+    if (a->op == OP_USE) {
+        *use = a;
+        return true;
+    }
+    if (a->op != OP_AVAR) return false;
+    *id = a->id;
+    *off = o;
+    return true;
+}
+
+int cg_free_slot(const CgNode *cn, const Node *a)
+{
+    int id, off;
+    const Node *use;
+    if (!cn || !free_ident(a, &id, &off, &use)) return -1;
+    for (int k = 0; k < cn->nfree; k++) {
+        const CgFree *f = &cn->free[k];
+        if (use ? f->use == use : (!f->use && f->id == id && f->off == off)) return cn->nout + cn->nopd + k;
+    }
+    return -1;
+}
+
+bool cg_free_ident(const Node *a, int *id, int *off, const Node **use) { return free_ident(a, id, off, use); }
+
+const Type *cg_slot_type(const CgNode *cn, int s)
+{
+    const Node *x = cn->x;
+    if (s < cn->nout) {
+        if (x->type->kind == TY_ARRAYS) return x->type->elts[s];
+        return x->type;
+    }
+    s -= cn->nout;
+    if (s < cn->nopd) return x->kid[cn->opd_kid[s]]->type;
+    s -= cn->nopd;
+    return cn->free[s].t;
+}
+
+/* A load of leaf k of slot s at linear position lin (bools normalised:
+ * any nonzero byte reads as true). */
+const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin)
+{
+    if (s == AX_BOOL) return cg_fmt(g, "(u8)(a%d_%d[%s] != 0)", slot, k, lin);
+    return cg_fmt(g, "a%d_%d[%s]", slot, k, lin);
+}
+
+/* Reports a fault: ix (rank leaves) and the slot's shape. */
+void cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
+{
+    const char *ixs = "0", *shs = "0";
+    if (ix.n > 0) {
+        Buf t = {0};
+        buf_put(&t, "(const i64[]){");
+        for (int d = 0; d < ix.n; d++) buf_printf(&t, "%s%s", d ? ", " : "", ix.v[d]);
+        buf_put(&t, "}");
+        ixs = t.oom ? "0" : cg_fmt(g, "%s", t.s);
+        free(t.s);
+    }
+    if (rank > 0) {
+        Buf t = {0};
+        buf_put(&t, "(const i64[]){");
+        for (int d = 0; d < rank; d++) buf_printf(&t, "%ss%d_%d", d ? ", " : "", slot, d);
+        buf_put(&t, "}");
+        shs = t.oom ? "0" : cg_fmt(g, "%s", t.s);
+        free(t.s);
+    }
+    cg_line(g, "ax_fail(c, %d, %d, 0, %s, %d, %s, %d, %s);", code, site, g->pos, ix.n, ixs, rank, shs);
+}
+
+/* The condition under which read e (of array slot `slot`, type at) is in
+ * bounds for every value its index can take (see G.fact), added to the
+ * kernel's pre_; NULL if unknown. */
+static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at)
+{
+    const Node *i = e->kid[1];
+    if (i->op != OP_VAR) return NULL;
+    int f = -1;
+    for (int k = 0; k < g->nfact; k++)
+        if (g->fact[k].id == i->id) f = k;
+    if (f < 0 || g->fact[f].lin != (e->op == OP_LINDEX)) return NULL;
+    int s = g->fact[f].slot;
+    const Type *st = cg_slot_type(g->cn, s);
+    const char *c;
+    if (e->op == OP_LINDEX) {
+        c = cg_fmt(g, "n%d <= n%d", s, slot);
+    } else {
+        if (st->rank != at->rank || i->type->width != at->rank) return NULL;
+        c = "1";
+        for (int d = 0; d < at->rank; d++) c = cg_fmt(g, "%s & (s%d_%d <= s%d_%d)", c, s, d, slot, d);
+    }
+    for (int k = 0; k < g->npre; k++)
+        if (!strcmp(g->pre[k], c)) return c;
+    if (g->npre >= (int)(sizeof g->pre / sizeof *g->pre)) return NULL;
+    g->pre[g->npre++] = c;
+    return c;
+}
+
+static Val gen_index(G *g, const Node *e)
+{
+    int slot = cg_free_slot(g->cn, e->kid[0]);
+    const Type *at = slot >= 0 ? cg_slot_type(g->cn, slot) : NULL;
+    if (!at || at->kind != TY_ARRAY) {
+        cg_fail(g, "cpu codegen: %s reads an array that is not a variable", op_name(e->op));
+        return cg_val(g, 0);
+    }
+    int r = at->rank, w = at->elt->width;
+    const char *lin;
+    Val ix;
+    if (e->op == OP_INDEX) {
+        ix = cg_exp(g, e->kid[1]);
+        if (ix.n != r) {
+            cg_fail(g, "cpu codegen: index rank %d for an array of rank %d", ix.n, r);
+            return cg_val(g, 0);
+        }
+        if (r == 0) {
+            lin = "0";
+        } else {
+            const char *acc = ix.v[0];
+            for (int d = 1; d < r; d++) acc = cg_fmt(g, "(%s) * s%d_%d + %s", acc, slot, d, ix.v[d]);
+            lin = cg_local(g, AX_I64, acc);
+        }
+    } else {
+        Val i = cg_exp(g, e->kid[1]);
+        const char *iv = i.n == 1 ? i.v[0] : "0";
+        ax_scalar is = scalar_of(e->kid[1]->type);
+        lin = is == AX_I64 ? iv : cg_local(g, AX_I64, cg_fmt(g, "(i64)%s", iv));
+        ix = cg_val(g, 1);
+        ix.v[0] = lin;
+    }
+    Val out = cg_val(g, w);
+    const char *pre = g->safe ? known_in_bounds(g, e, slot, at) : NULL;
+    if (pre) {
+        /* in bounds when pre_ holds: an unchecked copy of the read */
+        for (int k = 0; k < out.n; k++) {
+            out.v[k] = cg_fresh(g, "t");
+            cg_line(g, "%s %s = 0;", ctypes[ty_leaf(at->elt, k)], out.v[k]);
+        }
+        cg_line(g, "if (pre_) {");
+        g->ind++;
+        for (int k = 0; k < out.n; k++) cg_line(g, "%s = %s;", out.v[k], cg_load(g, ty_leaf(at->elt, k), slot, k, lin));
+        g->ind--;
+        cg_line(g, "} else {");
+        g->ind++;
+    }
+    if (!g->safe) {
+        for (int k = 0; k < out.n; k++) out.v[k] = cg_local(g, ty_leaf(at->elt, k), cg_load(g, ty_leaf(at->elt, k), slot, k, lin));
+        return out;
+    }
+    /* Safe mode: report the first bad index and read a zero instead, so
+     * nothing outside the array is touched. */
+    const char *ok;
+    if (e->op == OP_INDEX) {
+        if (r == 0) {
+            ok = "((u8)1)";
+        } else {
+            Buf t = {0};
+            for (int d = 0; d < r; d++)
+                buf_printf(&t, "%s((u64)%s < (u64)s%d_%d)", d ? " & " : "", ix.v[d], slot, d);
+            ok = cg_local(g, AX_BOOL, t.oom ? "0" : t.s);
+            free(t.s);
+        }
+    } else {
+        ok = cg_local(g, AX_BOOL, cg_fmt(g, "(u64)%s < (u64)n%d", lin, slot));
+    }
+    cg_line(g, "if (__builtin_expect(!%s, 0)) {", ok);
+    g->ind++;
+    if (e->op == OP_INDEX) cg_fail_ix(g, AX_ERR_INDEX, SITE_AT, slot, ix, r);
+    else cg_fail_ix(g, AX_ERR_INDEX, SITE_ATLIN, slot, ix, r);
+    g->ind--;
+    cg_line(g, "}");
+    for (int k = 0; k < out.n; k++) {
+        ax_scalar s = ty_leaf(at->elt, k);
+        const char *v = cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin));
+        if (pre) cg_line(g, "%s = %s;", out.v[k], v);
+        else out.v[k] = cg_local(g, s, v);
+    }
+    if (pre) {
+        g->ind--;
+        cg_line(g, "}");
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------ primitives */
+
+static const char *const fn_f32[P_NPRIM] = {
+    [P_EXP] = "expf", [P_LOG] = "logf", [P_SQRT] = "__builtin_sqrtf", [P_SIN] = "sinf", [P_COS] = "cosf",
+    [P_TAN] = "tanf", [P_ASIN] = "asinf", [P_ACOS] = "acosf", [P_ATAN] = "atanf", [P_SINH] = "sinhf",
+    [P_COSH] = "coshf", [P_TANH] = "tanhf", [P_ASINH] = "asinhf", [P_ACOSH] = "acoshf", [P_ATANH] = "atanhf",
+    [P_POW] = "powf", [P_ATAN2] = "atan2f", [P_LOGBASE] = "logf",
+};
+static const char *const fn_f64[P_NPRIM] = {
+    [P_EXP] = "exp", [P_LOG] = "log", [P_SQRT] = "__builtin_sqrt", [P_SIN] = "sin", [P_COS] = "cos",
+    [P_TAN] = "tan", [P_ASIN] = "asin", [P_ACOS] = "acos", [P_ATAN] = "atan", [P_SINH] = "sinh",
+    [P_COSH] = "cosh", [P_TANH] = "tanh", [P_ASINH] = "asinh", [P_ACOSH] = "acosh", [P_ATANH] = "atanh",
+    [P_POW] = "pow", [P_ATAN2] = "atan2", [P_LOGBASE] = "log",
+};
+
+/* x converted from `from` to `to` with ax_cvt's rules (x an atom). */
+static const char *cvt_expr(G *g, ax_scalar from, ax_scalar to, const char *x)
+{
+    if (from == to) return x;
+    if (to == AX_BOOL) return cg_fmt(g, "(u8)(%s != 0)", x);   /* NaN != 0 holds: NaN is true */
+    if (is_float(from) && !is_float(to)) return cg_fmt(g, "ax_cvt_%s_%s(%s)", ctypes[from], ctypes[to], x);
+    /* int/bool -> anything, float -> float: C's conversion (integers wrap:
+     * GCC and Clang define the narrowing conversion as modulo). */
+    return cg_fmt(g, "(%s)%s", ctypes[to], x);
+}
+
+static const char *bitcast_expr(G *g, ax_scalar from, ax_scalar to, const char *x)
+{
+    if (from == to) return x;
+    if (from == AX_F32) return cg_fmt(g, "(%s)ax_bits_f32(%s)", ctypes[to], x);
+    if (from == AX_F64) return cg_fmt(g, "(%s)ax_bits_f64(%s)", ctypes[to], x);
+    if (to == AX_F32) return cg_fmt(g, "ax_f32_of((u32)%s)", x);
+    if (to == AX_F64) return cg_fmt(g, "ax_f64_of((u64)%s)", x);
+    return cg_fmt(g, "(%s)%s", ctypes[to], x);
+}
+
+static bool nonzero_const(const Node *e)
+{
+    if (e->op != OP_CONST || e->type->kind != TY_SCALAR) return false;
+    Scalar v = sc_norm(e->c, e->type->s);
+    return v.u != 0;
+}
+
+/* Integer division family: helper call, plus the zero check. */
+static const char *gen_div(G *g, const Node *e, Prim p, ax_scalar s, const char *a, const char *b)
+{
+    static const char *const name[P_NPRIM] = {[P_DIV] = "quot", [P_QUOT] = "quot", [P_REM] = "rem",
+                                               [P_IDIV] = "idiv", [P_MOD] = "mod"};
+    const char *r = cg_local(g, s, cg_fmt(g, "ax_%s_%s(%s, %s)", name[p], ctypes[s], a, b));
+    if (!nonzero_const(e->kid[1]))
+        cg_line(g, "if (__builtin_expect(%s == 0, 0)) ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", b, AX_ERR_DIVZERO,
+                SITE_PRIM, (int)p, g->pos);
+    return r;
+}
+
+static const char *shift_amount(G *g, const Node *n, const char *x, bool rot, int w)
+{
+    ax_scalar ns = scalar_of(n->type);
+    if (rot) return is_signed(ns) ? cg_fmt(g, "ax_rotamt_s((i64)%s, %d)", x, w) : cg_fmt(g, "ax_rotamt_u((u64)%s, %d)", x, w);
+    return is_signed(ns) ? cg_fmt(g, "ax_shamt_s((i64)%s)", x) : cg_fmt(g, "ax_shamt_u((u64)%s)", x);
+}
+
+static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
+{
+    const Type *t0 = e->kid[0]->type;
+    int r = t0->n;
+    if (p == P_SHAPESIZE) {
+        Val out = cg_val(g, 1);
+        if (r == 0) {
+            out.v[0] = "((i64)1LL)";
+            return out;
+        }
+        Buf t = {0};
+        for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", args[0].v[d]);
+        const char *n = cg_fresh(g, "t");
+        cg_line(g, "i64 %s;", n);
+        cg_line(g, "if (__builtin_expect(ax_shape_size(%d, (const i64[]){%s}, &%s), 0)) { ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0); %s = 0; }",
+                r, t.oom ? "0" : t.s, n, AX_ERR_SHAPE, SITE_PRIM, (int)p, g->pos, n);
+        free(t.s);
+        out.v[0] = n;
+        return out;
+    }
+    if (p == P_TOLIN) {
+        Val out = cg_val(g, 1);
+        if (r == 0) {
+            out.v[0] = "((i64)0LL)";
+            return out;
+        }
+        const char *acc = cg_fmt(g, "(u64)%s", args[1].v[0]);
+        for (int d = 1; d < r; d++) acc = cg_fmt(g, "(%s) * (u64)%s + (u64)%s", acc, args[0].v[d], args[1].v[d]);
+        out.v[0] = cg_local(g, AX_I64, cg_fmt(g, "(i64)(%s)", acc));
+        return out;
+    }
+    /* FROMLIN: Accelerate's rule, as prim.c (outermost = remaining quotient;
+     * a divisor extent <= 0 gives the zero index). */
+    Val out = cg_val(g, r);
+    const char *i = args[1].v[0];
+    for (int d = 0; d < r; d++) {
+        out.v[d] = cg_fresh(g, "t");
+        cg_line(g, "i64 %s = 0;", out.v[d]);
+    }
+    if (r == 1) {
+        cg_line(g, "%s = %s;", out.v[0], i);
+    } else if (r > 1) {
+        Buf t = {0};
+        for (int d = 1; d < r; d++) buf_printf(&t, "%s%s > 0", d > 1 ? " && " : "", args[0].v[d]);
+        cg_line(g, "if (%s) {", t.oom ? "0" : t.s);
+        free(t.s);
+        g->ind++;
+        const char *rem = cg_fresh(g, "t");
+        cg_line(g, "i64 %s = %s;", rem, i);
+        for (int d = r - 1; d >= 1; d--) {
+            cg_line(g, "%s = %s %% %s;", out.v[d], rem, args[0].v[d]);
+            cg_line(g, "%s /= %s;", rem, args[0].v[d]);
+        }
+        cg_line(g, "%s = %s;", out.v[0], rem);
+        g->ind--;
+        cg_line(g, "}");
+    }
+    return out;
+}
+
+static Val gen_prim(G *g, const Node *e)
+{
+    Prim p = (Prim)e->a;
+    Val out = cg_val(g, 1);
+    if (p == P_AND || p == P_OR) {
+        /* Short-circuit unless the right operand is safe to evaluate
+         * anyway (then & and | keep the code branch-free). */
+        Val a = cg_exp(g, e->kid[0]);
+        if (a.n != 1) return cg_fail(g, "cpu codegen: and/or operand"), cg_val(g, 0);
+        if (cg_speculable(e->kid[1])) {
+            Val b = cg_exp(g, e->kid[1]);
+            if (b.n != 1) return cg_val(g, 0);
+            out.v[0] = cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s %s %s)", a.v[0], p == P_AND ? "&" : "|", b.v[0]));
+            return out;
+        }
+        const char *r = cg_fresh(g, "t");
+        cg_line(g, "u8 %s = %s;", r, a.v[0]);
+        cg_line(g, "if (%s%s) {", p == P_AND ? "" : "!", r);
+        g->ind++;
+        Val b = cg_exp(g, e->kid[1]);
+        if (b.n == 1) cg_line(g, "%s = %s;", r, b.v[0]);
+        g->ind--;
+        cg_line(g, "}");
+        out.v[0] = r;
+        return out;
+    }
+    if (e->n < 1 || e->n > 2 || e->n != prim_info[p].arity) {
+        cg_fail(g, "cpu codegen: primitive %s with %d operands", prim_info[p].name, e->n);
+        return cg_val(g, 0);
+    }
+    Val args[2];
+    for (int k = 0; k < e->n; k++) {
+        args[k] = cg_exp(g, e->kid[k]);
+        if (args[k].n != e->kid[k]->type->width) return cg_val(g, 0);
+    }
+    if (p == P_SHAPESIZE || p == P_TOLIN || p == P_FROMLIN) return gen_shape_prim(g, e, p, args);
+
+    ax_scalar s = scalar_of(e->kid[0]->type), rs = scalar_of(e->type);
+    const char *a = args[0].v[0], *b = e->n > 1 ? args[1].v[0] : NULL;
+    const char *T = ctypes[s], *P = ptype(s), *x = NULL;
+    bool fl = is_float(s);
+    int w = sc_bits(s);
+    switch (p) {
+    case P_ADD: case P_SUB: case P_MUL: {
+        const char *op = p == P_ADD ? "+" : p == P_SUB ? "-" : "*";
+        x = fl ? cg_fmt(g, "%s %s %s", a, op, b) : cg_fmt(g, "(%s)((%s)%s %s (%s)%s)", T, P, a, op, P, b);
+        break;
+    }
+    case P_DIV:
+        if (fl) x = cg_fmt(g, "%s / %s", a, b);
+        else out.v[0] = gen_div(g, e, p, s, a, b);
+        break;
+    case P_QUOT: case P_REM: case P_IDIV: case P_MOD:
+        out.v[0] = gen_div(g, e, p, s, a, b);
+        break;
+    case P_MIN: case P_MAX:
+        if (fl) x = cg_fmt(g, "ax_%s_%s(%s, %s)", p == P_MIN ? "min" : "max", T, a, b);
+        else x = cg_fmt(g, "%s %s %s ? %s : %s", a, p == P_MIN ? "<=" : ">=", b, a, b);
+        break;
+    case P_NEG:
+        x = fl ? cg_fmt(g, "-%s", a) : cg_fmt(g, "(%s)(0 - (%s)%s)", T, P, a);
+        break;
+    case P_ABS:
+        if (fl) x = cg_fmt(g, "__builtin_fabs%s(%s)", s == AX_F32 ? "f" : "", a);
+        else if (is_signed(s)) x = cg_fmt(g, "%s < 0 ? (%s)(0 - (%s)%s) : %s", a, T, P, a, a);
+        else x = a;
+        break;
+    case P_SIGNUM:
+        if (fl) x = cg_fmt(g, "ax_sgn_%s(%s)", T, a);
+        else if (is_signed(s)) x = cg_fmt(g, "(%s)((%s > 0) - (%s < 0))", T, a, a);
+        else x = cg_fmt(g, "(%s)(%s != 0)", T, a);
+        break;
+    case P_BAND: x = cg_fmt(g, "(%s)(%s & %s)", T, a, b); break;
+    case P_BOR:  x = cg_fmt(g, "(%s)(%s | %s)", T, a, b); break;
+    case P_BXOR: x = cg_fmt(g, "(%s)(%s ^ %s)", T, a, b); break;
+    case P_BNOT: x = cg_fmt(g, "(%s)~%s", T, a); break;
+    case P_SHL: case P_SHR:
+        x = cg_fmt(g, "ax_%s_%s(%s, %s)", p == P_SHL ? "shl" : "shr", T, a, shift_amount(g, e->kid[1], b, false, w));
+        break;
+    case P_ROTL: case P_ROTR:
+        x = cg_fmt(g, "ax_%s_%s(%s, %s)", p == P_ROTL ? "rotl" : "rotr", T, a, shift_amount(g, e->kid[1], b, true, w));
+        break;
+    case P_POPCOUNT: x = cg_fmt(g, "ax_popc_%s(%s)", T, a); break;
+    case P_CLZ: x = cg_fmt(g, "ax_clz_%s(%s)", T, a); break;
+    case P_CTZ: x = cg_fmt(g, "ax_ctz_%s(%s)", T, a); break;
+    case P_EQ: case P_NE: case P_LT: case P_LE: case P_GT: case P_GE: {
+        static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+        x = cg_fmt(g, "(u8)(%s %s %s)", a, ops[p - P_EQ], b);
+        break;
+    }
+    case P_NOT: x = cg_fmt(g, "(u8)!%s", a); break;
+    case P_EXP: case P_LOG: case P_SQRT: case P_SIN: case P_COS: case P_TAN: case P_ASIN: case P_ACOS:
+    case P_ATAN: case P_SINH: case P_COSH: case P_TANH: case P_ASINH: case P_ACOSH: case P_ATANH:
+        x = cg_fmt(g, "%s(%s)", (s == AX_F32 ? fn_f32 : fn_f64)[p], a);
+        break;
+    case P_POW: case P_ATAN2:
+        x = cg_fmt(g, "%s(%s, %s)", (s == AX_F32 ? fn_f32 : fn_f64)[p], a, b);
+        break;
+    case P_LOGBASE: {   /* logbase b x = log x / log b */
+        const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
+        x = cg_fmt(g, "%s(%s) / %s(%s)", f, b, f, a);
+        break;
+    }
+    case P_ISNAN: x = cg_fmt(g, "(u8)(%s != %s)", a, a); break;
+    case P_ISINF:
+        x = cg_fmt(g, "(u8)(__builtin_fabs%s(%s) == __builtin_inf%s())", s == AX_F32 ? "f" : "", a,
+                   s == AX_F32 ? "f" : "");
+        break;
+    case P_FLOOR: case P_CEIL: case P_ROUND: case P_TRUNC: {
+        static const char *const rn[] = {"floor", "ceil", "rint", "trunc"};
+        const char *rr = cg_local(g, s, cg_fmt(g, "__builtin_%s%s(%s)", rn[p - P_FLOOR], s == AX_F32 ? "f" : "", a));
+        x = cvt_expr(g, s, rs, rr);
+        break;
+    }
+    case P_CVT: x = cvt_expr(g, s, rs, a); break;
+    case P_BITCAST: x = bitcast_expr(g, s, rs, a); break;
+    default:
+        cg_fail(g, "cpu codegen: primitive %s is not supported", prim_info[p].name);
+        return cg_val(g, 0);
+    }
+    if (x) out.v[0] = cg_local(g, rs, x);
+    return out;
+}
+
+/* ------------------------------------------------------------ control */
+
+static Val gen_cond(G *g, const Node *e)
+{
+    Val c = cg_exp(g, e->kid[0]);
+    if (c.n != 1) return cg_val(g, 0);
+    if (cg_speculable(e->kid[1]) && cg_speculable(e->kid[2])) {
+        Val t = cg_exp(g, e->kid[1]);
+        Val f = cg_exp(g, e->kid[2]);
+        Val r = cg_val(g, e->type->width);
+        for (int k = 0; k < r.n && k < t.n && k < f.n; k++)
+            r.v[k] = strcmp(t.v[k], f.v[k]) ? cg_local(g, ty_leaf(e->type, k), cg_fmt(g, "%s ? %s : %s", c.v[0], t.v[k], f.v[k]))
+                                             : t.v[k];
+        return r;
+    }
+    Val r = cg_decl(g, e->type, "r");
+    cg_line(g, "if (%s) {", c.v[0]);
+    g->ind++;
+    cg_assign(g, r, cg_exp(g, e->kid[1]));
+    g->ind--;
+    cg_line(g, "} else {");
+    g->ind++;
+    cg_assign(g, r, cg_exp(g, e->kid[2]));
+    g->ind--;
+    cg_line(g, "}");
+    return r;
+}
+
+/* while: the loop's value lives in locals; each iteration computes the
+ * next value into temporaries first (the body may swap components).  The
+ * loop also stops once a fault is recorded: after a fault the program's
+ * values are zeros, not the user's, and a loop on them need not end. */
+static Val gen_while(G *g, const Node *e)
+{
+    const Node *cond = e->kid[0], *body = e->kid[1];
+    if (!cond || cond->op != OP_LAM || cond->nparam != 1 || !body || body->op != OP_LAM || body->nparam != 1) {
+        cg_fail(g, "cpu codegen: malformed while loop");
+        return cg_val(g, 0);
+    }
+    Val init = cg_exp(g, e->kid[2]);
+    Val cur = cg_bind(g, e->type, init, "w");
+    cg_line(g, "for (;;) {");
+    g->ind++;
+    cg_line(g, "if (__atomic_load_n(&c->err->code, __ATOMIC_RELAXED)) break;");
+    Val cv = cg_apply(g, cond, &cur, 1);
+    if (cv.n == 1) cg_line(g, "if (!%s) break;", cv.v[0]);
+    Val nv = cg_apply(g, body, &cur, 1);
+    Val tmp = cg_bind(g, e->type, nv, "n");
+    cg_assign(g, cur, tmp);
+    g->ind--;
+    cg_line(g, "}");
+    return cur;
+}
+
+/* ------------------------------------------------------------ the walk */
+
+Val cg_apply(G *g, const Node *lam, const Val *args, int nargs)
+{
+    if (!lam || lam->op != OP_LAM || lam->nparam != nargs || lam->n < 1) {
+        cg_fail(g, "cpu codegen: a function applied to %d arguments does not fit", nargs);
+        return cg_val(g, 0);
+    }
+    for (int k = 0; k < nargs; k++) {
+        const Node *p = lam->param[k];
+        if (!p || (unsigned)p->id >= (unsigned)g->nvars || args[k].n != p->type->width) {
+            cg_fail(g, "cpu codegen: bad function parameter");
+            return cg_val(g, 0);
+        }
+        g->env[p->id] = args[k];
+    }
+    return cg_exp(g, lam->kid[0]);
+}
+
+Val cg_exp(G *g, const Node *e)
+{
+    if (g->failed) return cg_val(g, 0);
+    if (!e) {
+        cg_fail(g, "cpu codegen: a missing expression");
+        return cg_val(g, 0);
+    }
+    switch (e->op) {
+    case OP_CONST: {
+        Val v = cg_val(g, 1);
+        v.v[0] = cg_const(g, scalar_of(e->type), e->c);
+        return v;
+    }
+    case OP_VAR: {
+        if ((unsigned)e->id >= (unsigned)g->nvars || g->env[e->id].n != e->type->width || !g->env[e->id].v) {
+            cg_fail(g, "cpu codegen: unbound variable x%d", e->id);
+            return cg_val(g, 0);
+        }
+        return g->env[e->id];
+    }
+    case OP_LET: {
+        if ((unsigned)e->id >= (unsigned)g->nvars) {
+            cg_fail(g, "cpu codegen: variable id out of range");
+            return cg_val(g, 0);
+        }
+        /* A chain of lets in a loop (long chains must not use the stack). */
+        while (e->op == OP_LET && !g->failed) {
+            g->env[e->id] = cg_exp(g, e->kid[0]);
+            e = e->kid[1];
+        }
+        return cg_exp(g, e);
+    }
+    case OP_TUPLE:
+    case OP_IXCONS: {
+        Val r = cg_val(g, e->type->width);
+        int off = 0;
+        for (int k = 0; k < e->n && !g->failed; k++) {
+            Val v = cg_exp(g, e->kid[k]);
+            if (e->op == OP_IXCONS && v.n == 1 && scalar_of(e->kid[k]->type) != AX_I64)
+                v.v[0] = cg_local(g, AX_I64, cvt_expr(g, scalar_of(e->kid[k]->type), AX_I64, v.v[0]));
+            for (int j = 0; j < v.n && off + j < r.n; j++) r.v[off + j] = v.v[j];
+            off += v.n;
+        }
+        if (off != r.n) cg_fail(g, "cpu codegen: a tuple's leaves do not match its type");
+        return r;
+    }
+    case OP_PROJ:
+    case OP_IXGET: {
+        Val t = cg_exp(g, e->kid[0]);
+        const Type *tt = e->kid[0]->type;
+        int off = e->op == OP_PROJ ? ty_leaf_offset(tt, e->a) : e->a;
+        if (off + e->type->width > t.n) {
+            if (!g->failed) cg_fail(g, "cpu codegen: projection out of range");
+            return cg_val(g, 0);
+        }
+        return cg_slice(t, off, e->type->width);
+    }
+    case OP_PRIM: return gen_prim(g, e);
+    case OP_COND: return gen_cond(g, e);
+    case OP_WHILE: return gen_while(g, e);
+    case OP_INDEX:
+    case OP_LINDEX: return gen_index(g, e);
+    case OP_SHAPE: {
+        int slot = cg_free_slot(g->cn, e->kid[0]);
+        const Type *at = slot >= 0 ? cg_slot_type(g->cn, slot) : NULL;
+        if (!at || at->kind != TY_ARRAY) {
+            cg_fail(g, "cpu codegen: shape of an array that is not a variable");
+            return cg_val(g, 0);
+        }
+        Val r = cg_val(g, at->rank);
+        for (int d = 0; d < at->rank; d++) r.v[d] = cg_fmt(g, "s%d_%d", slot, d);
+        return r;
+    }
+    default:
+        cg_fail(g, "cpu codegen: %s is not a scalar expression", op_name(e->op));
+        return cg_val(g, 0);
+    }
+}

@@ -1,0 +1,1251 @@
+/*
+ * Skeletons: the kernels of each array operation (paper s.4.3, "each
+ * collective operation is a skeleton with holes for the scalar code";
+ * shared/seeds/002_946734f7812f4e06.txt).  Every kernel is a C function
+ * over an index range [start, end) that the host splits across the thread
+ * pool (DESIGN.md s.2 "Runtime"); what the range counts depends on the
+ * role (cg.h CgRole): output positions, rows, (row, chunk) pairs, ...
+ *
+ * Every consumer reads its array operands through read_lin / read_ix, which
+ * load from a manifest buffer or inline a DELAYED operand's element
+ * function (its linear form or its index form; thesis s.4.4), so fusion
+ * can hand any consumer a delayed input.
+ *
+ * Reductions (thesis s.4, Accelerate's "fold" skeleton): an operator that
+ * is syntactically commutative and associative (add, mul, min, max, the
+ * bit and boolean and/or/xor, componentwise on tuples) is folded into
+ * LANES independent accumulators, combined in lane order at the end; GCC
+ * vectorises that loop without -ffast-math.  Any other operator is folded
+ * strictly left to right.  Few long rows are split into chunks whose
+ * partial results are combined in chunk order (so a non-commutative
+ * operator stays correct); scans use three phases (chunk totals, a
+ * sequential scan of the totals, chunk scans with their carry-in).
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "cg.h"
+#include <stdlib.h>
+#include <string.h>
+
+void cg_emit_node(G *g, CgNode *cn);
+
+/* Accumulators of the lane-parallel reduction loop. */
+enum { LANES = 16 };
+
+/* ------------------------------------------------------------ helpers */
+
+static const Node *opd_node(const CgNode *cn, int i) { return cn->x->kid[cn->opd_kid[i]]; }
+static int opd_slot(const CgNode *cn, int i) { return cn->nout + i; }
+static const Type *opd_elt(const CgNode *cn, int i) { return opd_node(cn, i)->type->elt; }
+
+static bool is_atom(const char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+static const char *atom(G *g, const char *e) { return is_atom(e) ? e : cg_local(g, AX_I64, e); }
+
+/* Every consumer applies a DELAYED operand's element functions only at
+ * positions / indices inside the operand's extent (loops run over it,
+ * backpermute checks first): a fact about the function's parameter. */
+static void add_fact(G *g, const Node *lam, int slot, bool lin)
+{
+    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0]) return;
+    for (int k = 0; k < g->nfact; k++)
+        if (g->fact[k].id == lam->param[0]->id) return;
+    if (g->nfact >= (int)(sizeof g->fact / sizeof *g->fact)) return;
+    g->fact[g->nfact].id = lam->param[0]->id;
+    g->fact[g->nfact].slot = slot;
+    g->fact[g->nfact].lin = lin;
+    g->nfact++;
+}
+
+/* The element of operand i at linear position pos. */
+static Val read_lin(G *g, int i, const char *pos)
+{
+    const CgNode *cn = g->cn;
+    const Node *y = opd_node(cn, i);
+    pos = atom(g, pos);
+    if (y->op == OP_DELAYED) {
+        Val p = cg_val(g, 1);
+        if (p.n) p.v[0] = pos;
+        add_fact(g, y->kid[2], opd_slot(cn, i), true);
+        return cg_apply(g, y->kid[2], &p, 1);
+    }
+    const Type *elt = y->type->elt;
+    int slot = opd_slot(cn, i);
+    Val r = cg_val(g, elt->width);
+    for (int k = 0; k < r.n; k++) r.v[k] = cg_local(g, ty_leaf(elt, k), cg_load(g, ty_leaf(elt, k), slot, k, pos));
+    return r;
+}
+
+/* Row-major position of ix within slot's shape. */
+static const char *linear(G *g, int slot, Val ix)
+{
+    if (ix.n == 0) return "0";
+    const char *acc = ix.v[0];
+    for (int d = 1; d < ix.n; d++) acc = cg_fmt(g, "(%s) * s%d_%d + %s", acc, slot, d, ix.v[d]);
+    return atom(g, acc);
+}
+
+/* The element of operand i at index ix (in bounds: callers check). */
+static Val read_ix(G *g, int i, Val ix)
+{
+    const CgNode *cn = g->cn;
+    const Node *y = opd_node(cn, i);
+    if (y->op == OP_DELAYED) {
+        add_fact(g, y->kid[1], opd_slot(cn, i), false);
+        return cg_apply(g, y->kid[1], &ix, 1);
+    }
+    return read_lin(g, i, linear(g, opd_slot(cn, i), ix));
+}
+
+static void store(G *g, int slot, const Type *elt, const char *pos, Val v)
+{
+    for (int k = 0; k < elt->width && k < v.n; k++) cg_line(g, "a%d_%d[%s] = %s;", slot, k, pos, v.v[k]);
+}
+
+/* dst = v, through temporaries when v reads a leaf of dst that an earlier
+ * assignment would overwrite (an operator that swaps components). */
+static void update(G *g, const Type *t, Val dst, Val v)
+{
+    bool clash = false;
+    for (int k = 0; k < v.n && !clash; k++)
+        for (int m = 0; m < dst.n; m++)
+            if (m != k && !strcmp(v.v[k], dst.v[m])) clash = true;
+    if (clash) v = cg_bind(g, t, v, "u");
+    cg_assign(g, dst, v);
+}
+
+/* The value of thunk t: its parameter leaves. */
+static Val param(G *g, int t, const Type *type)
+{
+    Val v = cg_val(g, type->width);
+    for (int l = 0; l < v.n; l++) v.v[l] = cg_fmt(g, "p%d_%d", t, l);
+    return v;
+}
+
+static Val apply2(G *g, const Node *f, Val a, Val b)
+{
+    Val args[2] = {a, b};
+    return cg_apply(g, f, args, 2);
+}
+
+/* Declares the argument table's buffers and extents (slots from `first`)
+ * and the parameters as typed locals: loads through restrict pointers and
+ * loop bounds in locals are what the vectoriser needs. */
+static void hoist(G *g, int first, bool outputs, bool params)
+{
+    const CgNode *cn = g->cn;
+    for (int s = first; s < cn->nslot; s++) {
+        bool out = s < cn->nout;
+        if (out && !outputs) continue;
+        const Type *at = cg_slot_type(cn, s);
+        bool delayed = !out && s < cn->nout + cn->nopd && opd_node(cn, s - cn->nout)->op == OP_DELAYED;
+        if (!delayed)
+            for (int k = 0; k < at->elt->width; k++) {
+                const char *T = cg_ctype(ty_leaf(at->elt, k));
+                cg_line(g, "%s%s *restrict a%d_%d = (%s%s *)c->a[%d].buf[%d];", out ? "" : "const ", T, s, k,
+                        out ? "" : "const ", T, s, k);
+            }
+        for (int d = 0; d < at->rank; d++) cg_line(g, "const i64 s%d_%d = c->a[%d].shape[%d];", s, d, s, d);
+        cg_line(g, "const i64 n%d = c->a[%d].size;", s, s);
+    }
+    if (!params) return;
+    for (int t = 0; t < cn->nthunk; t++) {
+        const Type *tt = cn->thunk[t]->type;
+        for (int l = 0; l < tt->width; l++) {
+            ax_scalar s = ty_leaf(tt, l);
+            int i = cn->poff[t] + l;
+            const char *rd = s == AX_F32 ? cg_fmt(g, "c->p[%d].f32", i)
+                           : s == AX_F64 ? cg_fmt(g, "c->p[%d].f64", i)
+                           : s == AX_BOOL ? cg_fmt(g, "(u8)(c->p[%d].b != 0)", i)
+                           : (s >= AX_I8 && s <= AX_I64) ? cg_fmt(g, "(%s)c->p[%d].i", cg_ctype(s), i)
+                                                         : cg_fmt(g, "(%s)c->p[%d].u", cg_ctype(s), i);
+            cg_line(g, "const %s p%d_%d = %s;", cg_ctype(s), t, l, rd);
+        }
+    }
+}
+
+/* A kernel: its header and argument locals go straight into the unit;
+ * its body into a buffer of its own, so that kernel_end can put the body's
+ * pre_ condition (G.fact) in front of it. */
+static void kernel_begin(G *g, CgRole r, int first, bool outputs)
+{
+    cg_line(g, "void axk_%d_%s(const AxCall *c, i64 start, i64 end)", g->cn->x->num, cg_role_name[r]);
+    cg_line(g, "{");
+    g->ind++;
+    ((CgNode *)g->cn)->role[r] = true;
+    hoist(g, first, outputs, true);
+    g->nfact = g->npre = 0;
+    g->kmain = g->b;
+    Buf *body = arena_alloc(g->ar, sizeof *body);
+    if (!body) {
+        cg_fail(g, "cpu codegen: out of memory");
+        return;
+    }
+    g->b = body;
+}
+
+static void kernel_end(G *g)
+{
+    Buf *body = g->b, *main = g->kmain;
+    g->b = main;
+    if (body != main) {
+        if (g->npre > 0) {
+            Buf c = {0};
+            for (int k = 0; k < g->npre; k++) buf_printf(&c, "%s(%s)", k ? " & " : "", g->pre[k]);
+            cg_line(g, "const u8 pre_ = %s;", c.oom ? "0" : c.s);
+            free(c.s);
+        }
+        if (body->oom) cg_fail(g, "cpu codegen: out of memory");
+        else if (body->s) buf_put(main, body->s);
+        free(body->s);
+    }
+    g->nfact = g->npre = 0;
+    g->ind--;
+    cg_line(g, "}");
+}
+
+static void block_end(G *g)
+{
+    g->ind--;
+    cg_line(g, "}");
+}
+
+/* Pointers to the leaves of m partial results of type elt in scratch area
+ * `area` (c->s1 or c->s2): struct of arrays, each leaf 64-byte aligned
+ * (cg_scratch_bytes). */
+static Val scratch(G *g, const Type *elt, const char *area)
+{
+    Val v = cg_val(g, elt->width);
+    const char *off = cg_fresh(g, "so");
+    cg_line(g, "i64 %s = 0;", off);
+    for (int l = 0; l < v.n; l++) {
+        const char *T = cg_ctype(ty_leaf(elt, l));
+        v.v[l] = cg_fresh(g, "q");
+        cg_line(g, "%s *restrict %s = (%s *)((char *)%s + %s);", T, v.v[l], T, area, off);
+        cg_line(g, "%s += ax_r64(c->m * (i64)sizeof(%s));", off, T);
+    }
+    return v;
+}
+
+static Val at(G *g, Val ptrs, const char *i)
+{
+    Val v = cg_val(g, ptrs.n);
+    for (int l = 0; l < v.n; l++) v.v[l] = cg_fmt(g, "%s[%s]", ptrs.v[l], i);
+    return v;
+}
+
+static void put(G *g, Val ptrs, const char *i, Val v)
+{
+    for (int l = 0; l < ptrs.n && l < v.n; l++) cg_line(g, "%s[%s] = %s;", ptrs.v[l], i, v.v[l]);
+}
+
+/* ------------------------------------------------------------ index loops */
+
+typedef void (*ElemFn)(G *g, void *env, Val ix, const char *pos);
+
+/* Positions [start, end) of the shape of `slot` (rank r), row-major: the
+ * innermost dimension is a plain counted loop (vectorisable), the outer
+ * indices advance with a carry once per row. */
+static void loop_ix(G *g, int slot, int r, ElemFn f, void *env)
+{
+    if (r == 0) {
+        /* one element; a loop all the same, so the body may `continue` */
+        const char *i = cg_fresh(g, "i");
+        cg_line(g, "for (i64 %s = start; %s < end; %s++) {", i, i, i);
+        g->ind++;
+        g->pos = i;
+        f(g, env, cg_val(g, 0), i);
+        block_end(g);
+        return;
+    }
+    Val ix = cg_val(g, r);
+    for (int d = 0; d < ix.n; d++) {
+        ix.v[d] = cg_fresh(g, "x");
+        cg_line(g, "i64 %s = 0;", ix.v[d]);
+    }
+    const char *q = cg_fresh(g, "t");
+    cg_line(g, "i64 %s = start;", q);
+    for (int d = r - 1; d >= 1; d--) {
+        cg_line(g, "%s = %s %% s%d_%d;", ix.v[d], q, slot, d);
+        cg_line(g, "%s /= s%d_%d;", q, slot, d);
+    }
+    cg_line(g, "%s = %s;", ix.v[0], q);
+    const char *i = cg_fresh(g, "i"), *m = cg_fresh(g, "m"), *j = cg_fresh(g, "j"), *p = cg_fresh(g, "p");
+    cg_line(g, "for (i64 %s = start; %s < end;) {", i, i);
+    g->ind++;
+    cg_line(g, "const i64 %s = ax_min64(s%d_%d - %s, end - %s);", m, slot, r - 1, ix.v[r - 1], i);
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", j, j, m, j);
+    g->ind++;
+    Val inner = cg_val(g, r);
+    for (int d = 0; d < r - 1 && d < inner.n; d++) inner.v[d] = ix.v[d];
+    const char *jj = cg_fresh(g, "x");
+    cg_line(g, "const i64 %s = %s + %s, %s = %s + %s;", jj, ix.v[r - 1], j, p, i, j);
+    if (inner.n == r) inner.v[r - 1] = jj;
+    g->pos = p;
+    f(g, env, inner, p);
+    block_end(g);
+    cg_line(g, "%s += %s;", i, m);
+    cg_line(g, "%s += %s;", ix.v[r - 1], m);
+    /* Carry into the outer dimensions once a row is complete. */
+    if (r >= 2) {
+        cg_line(g, "if (%s == s%d_%d) {", ix.v[r - 1], slot, r - 1);
+        g->ind++;
+        cg_line(g, "%s = 0;", ix.v[r - 1]);
+        int opened = 0;
+        for (int d = r - 2; d >= 1; d--) {
+            cg_line(g, "if (++%s == s%d_%d) {", ix.v[d], slot, d);
+            g->ind++;
+            opened++;
+            cg_line(g, "%s = 0;", ix.v[d]);
+        }
+        cg_line(g, "++%s;", ix.v[0]);
+        while (opened--) block_end(g);
+        block_end(g);
+    }
+    block_end(g);
+}
+
+/* Positions [start, end), linear. */
+static void loop_lin(G *g, ElemFn f, void *env)
+{
+    const char *i = cg_fresh(g, "i");
+    cg_line(g, "for (i64 %s = start; %s < end; %s++) {", i, i, i);
+    g->ind++;
+    g->pos = i;
+    f(g, env, cg_val(g, 0), i);
+    block_end(g);
+}
+
+/* ------------------------------------------------------------ producers */
+
+typedef struct PEnv {
+    bool lin;
+} PEnv;
+
+/* The source index of a backpermute/transform, bounds-checked in safe mode
+ * (a bad index reads a zero / the delayed function at index 0). */
+static Val bp_read(G *g, Val ix)
+{
+    const CgNode *cn = g->cn;
+    const Node *x = cn->x, *p = x->kid[1];
+    Val six = cg_apply(g, p, &ix, 1);
+    int slot = opd_slot(cn, 0);
+    if (!g->safe || six.n == 0) return read_ix(g, 0, six);
+    Buf t = {0};
+    for (int d = 0; d < six.n; d++) buf_printf(&t, "%s((u64)%s < (u64)s%d_%d)", d ? " & " : "", six.v[d], slot, d);
+    const char *ok = cg_local(g, AX_BOOL, t.oom ? "0" : t.s);
+    free(t.s);
+    cg_line(g, "if (__builtin_expect(!%s, 0)) {", ok);
+    g->ind++;
+    cg_fail_ix(g, AX_ERR_INDEX, SITE_BACKPERMUTE, slot, six, six.n);
+    block_end(g);
+    if (opd_node(cn, 0)->op == OP_DELAYED) {
+        /* the element function only at indices inside its extent */
+        Val r = cg_decl(g, opd_elt(cn, 0), "r");
+        cg_line(g, "if (%s) {", ok);
+        g->ind++;
+        cg_assign(g, r, read_ix(g, 0, six));
+        block_end(g);
+        return r;
+    }
+    const char *lin = linear(g, slot, six);
+    const Type *elt = opd_elt(cn, 0);
+    Val r = cg_val(g, elt->width);
+    for (int k = 0; k < r.n; k++) {
+        ax_scalar s = ty_leaf(elt, k);
+        r.v[k] = cg_local(g, s, cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin)));
+    }
+    return r;
+}
+
+static void producer_elem(G *g, void *envp, Val ix, const char *pos)
+{
+    PEnv *env = envp;
+    const CgNode *cn = g->cn;
+    const Node *x = cn->x;
+    const Type *elt = x->type->elt;
+    Val v;
+    switch (x->op) {
+    case OP_GENERATE:
+        v = cg_apply(g, x->kid[1], &ix, 1);
+        break;
+    case OP_MAP:
+    case OP_ZIPWITH: {
+        int k = cn->nopd;
+        Val *args = arena_alloc(g->ar, sizeof *args * (size_t)(k > 0 ? k : 1));
+        if (!args) return cg_fail(g, "cpu codegen: out of memory");
+        for (int j = 0; j < k; j++) args[j] = env->lin ? read_lin(g, j, pos) : read_ix(g, j, ix);
+        v = cg_apply(g, x->kid[0], args, k);
+        break;
+    }
+    case OP_BACKPERMUTE:
+        v = bp_read(g, ix);
+        break;
+    case OP_TRANSFORM: {
+        Val y = bp_read(g, ix);
+        v = cg_apply(g, x->kid[2], &y, 1);
+        break;
+    }
+    case OP_REPLICATE:
+    case OP_SLICE: {
+        const Slice *sp = x->slice;
+        const Type *st = opd_node(cn, 0)->type;
+        Val six = cg_val(g, st->rank);
+        int r = 0, s = 0, k = 0;
+        for (int d = 0; d < sp->n; d++) {
+            if (!sp->fixed[d]) {
+                if (s < six.n) six.v[s] = ix.v[r];
+                s++, r++;
+            } else {
+                int t = cn->kid_thunk[1 + k++];
+                if (x->op == OP_SLICE) {
+                    if (s < six.n) six.v[s] = cg_fmt(g, "p%d_0", t);
+                    s++;
+                } else {
+                    r++;
+                }
+            }
+        }
+        v = read_ix(g, 0, six);
+        break;
+    }
+    case OP_RESHAPE:
+        v = read_lin(g, 0, pos);
+        break;
+    default:
+        cg_fail(g, "cpu codegen: %s is not a producer", op_name(x->op));
+        return;
+    }
+    store(g, 0, elt, pos, v);
+}
+
+static void emit_producer(G *g, CgRole role)
+{
+    PEnv env = {role == R_LIN};
+    kernel_begin(g, role, 0, true);
+    cg_line(g, "if (ax_stop(c, start)) return;");
+    if (role == R_LIN) loop_lin(g, producer_elem, &env);
+    else loop_ix(g, 0, g->cn->x->type->rank, producer_elem, &env);
+    kernel_end(g);
+}
+
+/* ------------------------------------------------------------ reductions */
+
+/* The operator \x y -> body is componentwise one of add, mul, min, max,
+ * band, bor, bxor, and, or of x and y, in either order: commutative as
+ * well as associative, so it may be applied in any grouping and order.
+ * ops[k] receives leaf k's primitive (NULL: don't care). */
+static bool comm_op(Prim p, ax_scalar s)
+{
+    switch (p) {
+    case P_ADD: case P_MUL: case P_MIN: case P_MAX: return s != AX_BOOL;
+    case P_BAND: case P_BOR: case P_BXOR: return s != AX_BOOL && s != AX_F32 && s != AX_F64;
+    case P_AND: case P_OR: return s == AX_BOOL;
+    default: return false;
+    }
+}
+
+/* Is e the leaf `k` of parameter v (a scalar VAR, or a PROJ of it)? */
+static bool leaf_of(const Node *e, const Node *v, int k, int w)
+{
+    if (w == 1) return e->op == OP_VAR && e->id == v->id;
+    return e->op == OP_PROJ && e->kid[0]->op == OP_VAR && e->kid[0]->id == v->id &&
+           e->kid[0]->type->kind == TY_TUPLE && ty_leaf_offset(e->kid[0]->type, e->a) == k &&
+           e->type->kind == TY_SCALAR;
+}
+
+static bool comm_leaf(const Node *e, const Node *x, const Node *y, int k, int w, Prim *op)
+{
+    if (e->op != OP_PRIM || e->n != 2 || e->type->kind != TY_SCALAR || !comm_op((Prim)e->a, e->type->s))
+        return false;
+    const Node *a = e->kid[0], *b = e->kid[1];
+    if (!((leaf_of(a, x, k, w) && leaf_of(b, y, k, w)) || (leaf_of(a, y, k, w) && leaf_of(b, x, k, w)))) return false;
+    if (op) *op = (Prim)e->a;
+    return true;
+}
+
+static bool lam_comm(const Node *f, Prim *ops)
+{
+    if (!f || f->op != OP_LAM || f->nparam != 2 || f->n < 1) return false;
+    const Node *x = f->param[0], *y = f->param[1], *b = f->kid[0];
+    int w = x->type->width;
+    if (w == 1) return comm_leaf(b, x, y, 0, 1, ops);
+    /* A flat tuple of scalars, component k combining the k-th leaves. */
+    if (b->op != OP_TUPLE || x->type->kind != TY_TUPLE || b->n != w) return false;
+    for (int k = 0; k < w; k++)
+        if (!comm_leaf(b->kid[k], x, y, k, w, ops ? &ops[k] : NULL)) return false;
+    return true;
+}
+
+/* Folds positions [lo, hi) (hi > lo; atoms) of operand 0 with f into fresh
+ * locals: LANES accumulators when f is commutative, else left to right. */
+static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm)
+{
+    Val res = cg_decl(g, elt, "r");
+    const char *j = cg_fresh(g, "j");
+    if (comm) {
+        cg_line(g, "if (%s - %s >= %d) {", hi, lo, 2 * LANES);
+        g->ind++;
+        Val lane = cg_val(g, elt->width);
+        for (int k = 0; k < lane.n; k++) {
+            lane.v[k] = cg_fresh(g, "lane");
+            cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(elt, k)), lane.v[k], LANES);
+        }
+        const char *l = cg_fresh(g, "l");
+        cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+        g->ind++;
+        g->pos = cg_fmt(g, "(%s + %s)", lo, l);
+        Val x0 = read_lin(g, 0, cg_fmt(g, "%s + %s", lo, l));
+        put(g, lane, l, x0);
+        block_end(g);
+        cg_line(g, "i64 %s = %s + %d;", j, lo, LANES);
+        cg_line(g, "for (; %s + %d <= %s; %s += %d) {", j, LANES, hi, j, LANES);
+        g->ind++;
+        cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+        g->ind++;
+        g->pos = cg_fmt(g, "(%s + %s)", j, l);
+        Val acc = at(g, lane, l);
+        Val xj = read_lin(g, 0, cg_fmt(g, "%s + %s", j, l));
+        update(g, elt, acc, apply2(g, f, acc, xj));
+        block_end(g);
+        block_end(g);
+        /* The lanes in lane order, then the tail. */
+        cg_assign(g, res, at(g, lane, "0"));
+        cg_line(g, "for (int %s = 1; %s < %d; %s++) {", l, l, LANES, l);
+        g->ind++;
+        update(g, elt, res, apply2(g, f, res, at(g, lane, l)));
+        block_end(g);
+        cg_line(g, "for (; %s < %s; %s++) {", j, hi, j);
+        g->ind++;
+        g->pos = j;
+        update(g, elt, res, apply2(g, f, res, read_lin(g, 0, j)));
+        block_end(g);
+        g->ind--;
+        cg_line(g, "} else {");
+        g->ind++;
+    }
+    g->pos = lo;
+    cg_assign(g, res, read_lin(g, 0, lo));
+    cg_line(g, "for (i64 %s = %s + 1; %s < %s; %s++) {", j, lo, j, hi, j);
+    g->ind++;
+    g->pos = j;
+    update(g, elt, res, apply2(g, f, res, read_lin(g, 0, j)));
+    block_end(g);
+    if (comm) block_end(g);
+    return res;
+}
+
+/* Kid indices: the operator, z (-1: none), the array. */
+static bool has_z(Op op)
+{
+    return op == OP_FOLD || op == OP_FOLDSEG || op == OP_SCANL || op == OP_SCANR || op == OP_SCANLEX || op == OP_SCANREX;
+}
+
+static Val zval(G *g, const Type *elt)
+{
+    return param(g, g->cn->kid_thunk[1], elt);
+}
+
+/* fold, fold1.  part: task t is (row, chunk) over c->nchunk chunks per
+ * row; with one chunk per row (many rows) it writes the row's result,
+ * else the chunk's partial.  comb: per row, z and the partials in chunk
+ * order (with no chunks at all, an empty row: z). */
+static void emit_fold(G *g)
+{
+    CgNode *cn = (CgNode *)g->cn;
+    const Node *x = cn->x, *f = x->kid[0];
+    const Type *elt = x->type->elt;
+    bool z = has_z(x->op);
+    cn->comm = lam_comm(f, NULL);
+    cn->scratch_leaves = elt->width;
+
+    kernel_begin(g, R_PART, 0, true);
+    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
+    Val q = scratch(g, elt, "c->s1");
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
+    Val res = cg_decl(g, elt, "y");
+    Val a = fold_range(g, f, elt, "lo", "hi", cn->comm);
+    if (z) {
+        cg_line(g, "if (nch == 1) {");
+        g->ind++;
+        cg_assign(g, res, apply2(g, f, zval(g, elt), a));
+        g->ind--;
+        cg_line(g, "} else {");
+        g->ind++;
+        cg_assign(g, res, a);
+        block_end(g);
+    } else {
+        cg_assign(g, res, a);
+    }
+    cg_line(g, "if (nch == 1) {");
+    g->ind++;
+    store(g, 0, elt, "row", res);
+    g->ind--;
+    cg_line(g, "} else {");
+    g->ind++;
+    put(g, q, "t", res);
+    block_end(g);
+    block_end(g);
+    kernel_end(g);
+
+    kernel_begin(g, R_COMB, 0, true);
+    cg_line(g, "const i64 nch = c->nchunk;");
+    q = scratch(g, elt, "c->s1");
+    cg_line(g, "for (i64 r = start; r < end; r++) {");
+    g->ind++;
+    Val acc = cg_decl(g, elt, "y");
+    cg_assign(g, acc, z ? zval(g, elt) : at(g, q, "r * nch"));
+    cg_line(g, "for (i64 k = %d; k < nch; k++) {", z ? 0 : 1);
+    g->ind++;
+    update(g, elt, acc, apply2(g, f, acc, at(g, q, "r * nch + k")));
+    block_end(g);
+    store(g, 0, elt, "r", acc);
+    block_end(g);
+    kernel_end(g);
+}
+
+static void emit_foldseg(G *g)
+{
+    CgNode *cn = (CgNode *)g->cn;
+    const Node *x = cn->x, *f = x->kid[0];
+    const Type *elt = x->type->elt;
+    bool z = has_z(x->op);
+    cn->comm = lam_comm(f, NULL);
+    kernel_begin(g, R_SEG, 0, true);
+    cg_line(g, "const i64 n = c->n, nseg = c->m;");
+    cg_line(g, "const i64 *restrict off = (const i64 *)c->s1;");
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 row = t / nseg, k = t %% nseg;");
+    cg_line(g, "const i64 lo = row * n + off[k], hi = row * n + off[k + 1];");
+    Val res = cg_decl(g, elt, "y");
+    if (z) {
+        cg_assign(g, res, zval(g, elt));
+        cg_line(g, "if (hi > lo) {");
+        g->ind++;
+        Val a = fold_range(g, f, elt, "lo", "hi", cn->comm);
+        update(g, elt, res, apply2(g, f, zval(g, elt), a));
+        block_end(g);
+    } else {
+        cg_assign(g, res, fold_range(g, f, elt, "lo", "hi", cn->comm));
+    }
+    store(g, 0, elt, "t", res);
+    block_end(g);
+    kernel_end(g);
+
+    /* mat: a DELAYED segment vector, materialised as i64 for the host */
+    if (opd_node(cn, 1)->op == OP_DELAYED) {
+        kernel_begin(g, R_MAT, 0, true);
+        cg_line(g, "i64 *restrict o = (i64 *)c->s2;");
+        cg_line(g, "for (i64 i = start; i < end; i++) {");
+        g->ind++;
+        g->pos = "i";
+        Val v = read_lin(g, 1, "i");
+        if (v.n == 1) cg_line(g, "o[i] = (i64)%s;", v.v[0]);
+        block_end(g);
+        kernel_end(g);
+    }
+}
+
+/* The six scans (interp.c op_scan for the meaning of each).  scan: task t
+ * is (row, chunk); with one chunk per row (many rows) each row is one
+ * sequential scan; with several, part and carry run first (three phases). */
+static void emit_scan(G *g)
+{
+    CgNode *cn = (CgNode *)g->cn;
+    const Node *x = cn->x, *f = x->kid[0];
+    Op op = x->op;
+    bool left = op == OP_SCANL || op == OP_SCANL1 || op == OP_SCANLEX;
+    bool z = has_z(op), ex = op == OP_SCANLEX || op == OP_SCANREX, incl_z = z && !ex;
+    const Type *elt = (ex ? x->type->elts[0] : x->type)->elt;
+    cn->comm = lam_comm(f, NULL);
+    cn->scratch_leaves = elt->width;
+    const char *ext = incl_z ? "(n + 1)" : "n";
+
+    /* part: chunk totals (any grouping: f is associative) */
+    kernel_begin(g, R_PART, 0, true);
+    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
+    Val q = scratch(g, elt, "c->s1");
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
+    put(g, q, "t", fold_range(g, f, elt, "lo", "hi", cn->comm));
+    block_end(g);
+    kernel_end(g);
+
+    /* carry: per row, sequentially, the value entering each chunk */
+    kernel_begin(g, R_CARRY, 0, true);
+    cg_line(g, "const i64 nch = c->nchunk;");
+    q = scratch(g, elt, "c->s1");
+    Val cy = scratch(g, elt, "c->s2");
+    cg_line(g, "for (i64 r = start; r < end; r++) {");
+    g->ind++;
+    cg_line(g, "const i64 base = r * nch;");
+    Val acc = cg_decl(g, elt, "y");
+    if (left) {
+        cg_assign(g, acc, z ? zval(g, elt) : at(g, q, "base"));
+        cg_line(g, "for (i64 k = %d; k < nch; k++) {", z ? 0 : 1);
+        g->ind++;
+        put(g, cy, "base + k", acc);
+        update(g, elt, acc, apply2(g, f, acc, at(g, q, "base + k")));
+        block_end(g);
+    } else {
+        cg_assign(g, acc, z ? zval(g, elt) : at(g, q, "base + nch - 1"));
+        cg_line(g, "for (i64 k = nch - %d; k >= 0; k--) {", z ? 1 : 2);
+        g->ind++;
+        put(g, cy, "base + k", acc);
+        update(g, elt, acc, apply2(g, f, at(g, q, "base + k"), acc));
+        block_end(g);
+    }
+    if (ex) store(g, 1, elt, "r", acc);
+    block_end(g);
+    kernel_end(g);
+
+    /* scan: each chunk from its carry-in */
+    kernel_begin(g, R_SCAN, 0, true);
+    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
+    cy = scratch(g, elt, "c->s2");
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 rb = row * n, ob = row * %s, lo = k * ch, hi = ax_min64(lo + ch, n);", ext);
+    acc = cg_decl(g, elt, "y");
+    if (left) {
+        cg_line(g, "i64 j = lo;");
+        if (z) {
+            /* the first chunk starts from z (carry[t] holds it too when
+             * there are several) */
+            cg_line(g, "if (k == 0) {");
+            g->ind++;
+            cg_assign(g, acc, zval(g, elt));
+            if (incl_z) store(g, 0, elt, "ob", acc);
+            g->ind--;
+            cg_line(g, "} else {");
+            g->ind++;
+            cg_assign(g, acc, at(g, cy, "t"));
+            block_end(g);
+        } else {
+            cg_line(g, "if (k == 0) {");
+            g->ind++;
+            g->pos = "(rb + lo)";
+            cg_assign(g, acc, read_lin(g, 0, "rb + lo"));
+            store(g, 0, elt, "ob + lo", acc);
+            cg_line(g, "j = lo + 1;");
+            g->ind--;
+            cg_line(g, "} else {");
+            g->ind++;
+            cg_assign(g, acc, at(g, cy, "t"));
+            block_end(g);
+        }
+        cg_line(g, "for (; j < hi; j++) {");
+    } else {
+        cg_line(g, "i64 j = hi - 1;");
+        if (z) {
+            cg_line(g, "if (k == nch - 1) {");
+            g->ind++;
+            cg_assign(g, acc, zval(g, elt));
+            if (incl_z) store(g, 0, elt, "ob + n", acc);
+            g->ind--;
+            cg_line(g, "} else {");
+            g->ind++;
+            cg_assign(g, acc, at(g, cy, "t"));
+            block_end(g);
+        } else {
+            cg_line(g, "if (k == nch - 1) {");
+            g->ind++;
+            g->pos = "(rb + hi - 1)";
+            cg_assign(g, acc, read_lin(g, 0, "rb + hi - 1"));
+            store(g, 0, elt, "ob + hi - 1", acc);
+            cg_line(g, "j = hi - 2;");
+            g->ind--;
+            cg_line(g, "} else {");
+            g->ind++;
+            cg_assign(g, acc, at(g, cy, "t"));
+            block_end(g);
+        }
+        cg_line(g, "for (; j >= lo; j--) {");
+    }
+    g->ind++;
+    g->pos = "(rb + j)";
+    if (ex) store(g, 0, elt, "ob + j", acc);
+    Val xj = read_lin(g, 0, "rb + j");
+    update(g, elt, acc, left ? apply2(g, f, acc, xj) : apply2(g, f, xj, acc));
+    if (!ex) store(g, 0, elt, left && incl_z ? "ob + j + 1" : "ob + j", acc);
+    block_end(g);
+    if (ex) {
+        /* one chunk per row: the row's total is here (else: carry's) */
+        cg_line(g, "if (nch == 1) {");
+        g->ind++;
+        store(g, 1, elt, "row", acc);
+        block_end(g);
+    }
+    block_end(g);
+    kernel_end(g);
+}
+
+/* ------------------------------------------------------------ permute */
+
+/* Combines v into output element lin: an atomic read-modify-write per
+ * leaf when the combination is componentwise (a fetch-op for integer
+ * add/and/or/xor, else a compare-and-swap loop on the element's bits, which
+ * works for any function of 1-8 byte leaves, floats included), striped
+ * spinlocks otherwise.  comb(new, old): kid[0]'s first parameter is the
+ * new value. */
+static void combine(G *g, const Node *comb, const Type *elt, const char *lin, Val v)
+{
+    int w = elt->width;
+    const Node *pn = comb->param[0], *po = comb->param[1], *body = comb->kid[0];
+    Prim ops[64];
+    bool percomp = w <= 64 && lam_comm(comb, ops);
+    /* fst (the new value wins) and snd (the old one stays) */
+    if (body->op == OP_VAR && body->id == po->id) return;
+    bool fst = body->op == OP_VAR && body->id == pn->id;
+    if (w == 1 || percomp || fst) {
+        for (int k = 0; k < w; k++) {
+            ax_scalar s = ty_leaf(elt, k);
+            const char *U = cg_utype(s), *T = cg_ctype(s);
+            const char *ptr = cg_fmt(g, "(%sa *)&a0_%d[%s]", U, k, lin);
+            const char *tobits = s == AX_F32 ? "ax_bits_f32" : s == AX_F64 ? "ax_bits_f64" : "";
+            if (fst) {
+                cg_line(g, "__atomic_store_n(%s, (%s)%s(%s), __ATOMIC_RELAXED);", ptr, U, tobits, v.v[k]);
+                continue;
+            }
+            Prim op = w == 1 ? P_NPRIM : ops[k];
+            if (w == 1) {
+                Prim o1;
+                if (comm_leaf(body, pn, po, 0, 1, &o1)) op = o1;
+            }
+            const char *fetch = NULL;
+            if (op == P_ADD && s != AX_F32 && s != AX_F64) fetch = "add";
+            if (op == P_BAND || op == P_AND) fetch = "and";
+            if (op == P_BOR || op == P_OR) fetch = "or";
+            if (op == P_BXOR) fetch = "xor";
+            if (fetch) {
+                cg_line(g, "__atomic_fetch_%s(%s, (%s)%s, __ATOMIC_RELAXED);", fetch, ptr, U, v.v[k]);
+                continue;
+            }
+            /* compare-and-swap on the bits */
+            const char *pp = cg_fresh(g, "pp"), *ob = cg_fresh(g, "ob");
+            cg_line(g, "{");
+            g->ind++;
+            cg_line(g, "%sa *%s = %s;", U, pp, ptr);
+            cg_line(g, "%s %s = __atomic_load_n(%s, __ATOMIC_RELAXED);", U, ob, pp);
+            cg_line(g, "for (;;) {");
+            g->ind++;
+            const char *old = cg_local(g, s, s == AX_F32 ? cg_fmt(g, "ax_f32_of(%s)", ob)
+                                              : s == AX_F64 ? cg_fmt(g, "ax_f64_of(%s)", ob)
+                                                            : cg_fmt(g, "(%s)%s", T, ob));
+            Val nv;
+            if (w == 1) {
+                Val o = cg_val(g, 1);
+                if (o.n) o.v[0] = old;
+                nv = apply2(g, comb, cg_slice(v, k, 1), o);
+            } else {
+                /* componentwise: leaf k of the result from leaf k alone */
+                const char *a = v.v[k], *b = old;
+                const char *e = op == P_ADD ? cg_fmt(g, "%s + %s", a, b)
+                              : op == P_MUL ? cg_fmt(g, "%s * %s", a, b)
+                              : op == P_MIN ? (s == AX_F32 || s == AX_F64 ? cg_fmt(g, "ax_min_%s(%s, %s)", T, a, b)
+                                                                          : cg_fmt(g, "%s <= %s ? %s : %s", a, b, a, b))
+                              : op == P_MAX ? (s == AX_F32 || s == AX_F64 ? cg_fmt(g, "ax_max_%s(%s, %s)", T, a, b)
+                                                                          : cg_fmt(g, "%s >= %s ? %s : %s", a, b, a, b))
+                                            : NULL;
+                if (!e) return cg_fail(g, "cpu codegen: permute combination");
+                if ((op == P_ADD || op == P_MUL) && s != AX_F32 && s != AX_F64) {
+                    const char *P = sc_bits(s) > 32 ? "u64" : "u32";
+                    e = cg_fmt(g, "(%s)((%s)%s %s (%s)%s)", T, P, a, op == P_ADD ? "+" : "*", P, b);
+                }
+                nv = cg_val(g, 1);
+                if (nv.n) nv.v[0] = cg_local(g, s, e);
+            }
+            if (nv.n == 1)
+                cg_line(g, "if (__atomic_compare_exchange_n(%s, &%s, (%s)%s(%s), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;",
+                        pp, ob, U, tobits, nv.v[0]);
+            block_end(g);
+            block_end(g);
+        }
+        return;
+    }
+    /* Several leaves combined together: a lock per stripe of the output. */
+    const char *lk = cg_fresh(g, "lk");
+    cg_line(g, "i32 *%s = (i32 *)c->s1 + (%s & 1023);", lk, lin);
+    cg_line(g, "ax_lock(%s);", lk);
+    Val old = cg_val(g, w);
+    for (int k = 0; k < old.n; k++) old.v[k] = cg_local(g, ty_leaf(elt, k), cg_fmt(g, "a0_%d[%s]", k, lin));
+    Val nv = apply2(g, comb, v, old);
+    store(g, 0, elt, lin, nv);
+    cg_line(g, "ax_unlock(%s);", lk);
+}
+
+static void permute_elem(G *g, void *envp, Val ix, const char *pos)
+{
+    const CgNode *cn = g->cn;
+    const Node *x = cn->x;
+    const Type *elt = x->type->elt;
+    Val t = cg_apply(g, x->kid[2], &ix, 1);
+    int tr = x->type->rank;
+    if (t.n != tr) return;
+    if (tr >= 1) {
+        Buf b = {0};
+        for (int d = 0; d < tr; d++) buf_printf(&b, "%s%s == -1", d ? " && " : "", t.v[d]);
+        cg_line(g, "if (%s) continue;", b.oom ? "0" : b.s);
+        free(b.s);
+        Buf o = {0};
+        for (int d = 0; d < tr; d++) buf_printf(&o, "%s((u64)%s < (u64)s0_%d)", d ? " & " : "", t.v[d], d);
+        cg_line(g, "if (!(%s)) {", o.oom ? "0" : o.s);
+        free(o.s);
+        g->ind++;
+        if (g->safe) cg_fail_ix(g, AX_ERR_INDEX, SITE_PERMUTE, 0, t, tr);
+        cg_line(g, "continue;");
+        block_end(g);
+    }
+    const char *lin = linear(g, 0, t);
+    Val v = read_lin(g, 1, pos);
+    combine(g, x->kid[0], elt, lin, v);
+}
+
+static void copy_elem(G *g, void *env, Val ix, const char *pos)
+{
+    store(g, 0, g->cn->x->type->elt, pos, read_lin(g, 0, pos));
+}
+
+static void emit_permute(G *g)
+{
+    const CgNode *cn = g->cn;
+    kernel_begin(g, R_DFLT, 0, true);
+    loop_lin(g, copy_elem, NULL);
+    kernel_end(g);
+
+    kernel_begin(g, R_PERM, 0, true);
+    cg_line(g, "if (ax_stop(c, start)) return;");
+    loop_ix(g, opd_slot(cn, 1), opd_node(cn, 1)->type->rank, permute_elem, NULL);
+    kernel_end(g);
+}
+
+/* ------------------------------------------------------------ stencils */
+
+/* The neighbourhood of every input as function arguments: interior (no
+ * bounds tests: every neighbour is inside) or border (each coordinate
+ * through the boundary rule, exactly interp.c's boundary()). */
+static Val *sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
+{
+    const CgNode *cn = g->cn;
+    const Node *x = cn->x;
+    const Stencil *st = x->sten;
+    int r = st->rank, nin = st->ninputs, np = 0;
+    for (int q = 0; q < nin; q++) {
+        int cnt = 1;
+        for (int d = 0; d < r; d++) cnt *= st->size[q][d];
+        np += cnt;
+    }
+    Val *args = arena_alloc(g->ar, sizeof *args * (size_t)(np > 0 ? np : 1));
+    if (!args) {
+        cg_fail(g, "cpu codegen: out of memory");
+        return NULL;
+    }
+    int a = 0;
+    for (int q = 0; q < nin; q++) {
+        int slot = opd_slot(cn, q);
+        const Type *elt = opd_elt(cn, q);
+        const Node *y = opd_node(cn, q);
+        bool delayed = y->op == OP_DELAYED;
+        int h[AX_MAX_RANK], cnt = 1;
+        for (int d = 0; d < r; d++) {
+            h[d] = st->size[q][d] / 2;
+            cnt *= st->size[q][d];
+        }
+        /* border: the mapped coordinate per dimension and offset */
+        const char *crd[AX_MAX_RANK][256];
+        if (!interior || delayed) {
+            for (int d = 0; d < r; d++)
+                for (int o = -h[d]; o <= h[d]; o++) {
+                    const char *c = d == r - 1 ? cg_fmt(g, "%s + %d", j, o) : cg_fmt(g, "%s + %d", ix.v[d], o);
+                    crd[d][o + h[d]] = interior ? cg_local(g, AX_I64, c)
+                                                : cg_local(g, AX_I64, cg_fmt(g, "ax_b%d(%s, s%d_%d)", (int)st->bound[q], c, slot, d));
+                }
+        }
+        Val cval = {0};
+        if (st->bound[q] == AX_CONSTANT) cval = param(g, cn->kid_thunk[st->constkid[q]], elt);
+        int pos[AX_MAX_RANK] = {0};
+        for (int k = 0; k < cnt; k++) {
+            if (delayed) {
+                Val nix = cg_val(g, r);
+                for (int d = 0; d < nix.n; d++) nix.v[d] = crd[d][pos[d]];
+                if (!interior && st->bound[q] == AX_CONSTANT) {
+                    Buf b = {0};
+                    for (int d = 0; d < r; d++) buf_printf(&b, "%s%s >= 0", d ? " & " : "", crd[d][pos[d]]);
+                    const char *ok = cg_local(g, AX_BOOL, b.oom ? "0" : b.s);
+                    free(b.s);
+                    for (int d = 0; d < nix.n; d++) nix.v[d] = cg_local(g, AX_I64, cg_fmt(g, "%s ? %s : 0", ok, nix.v[d]));
+                    Val v = read_ix(g, q, nix);
+                    Val s = cg_val(g, v.n);
+                    for (int l = 0; l < s.n; l++)
+                        s.v[l] = cg_local(g, ty_leaf(elt, l), cg_fmt(g, "%s ? %s : %s", ok, v.v[l], cval.v[l]));
+                    args[a++] = s;
+                } else {
+                    args[a++] = read_ix(g, q, nix);
+                }
+            } else if (interior) {
+                args[a++] = read_lin(g, q, cg_fmt(g, "rb%d + %s + o%d_%d", q, j, q, k));
+            } else {
+                const char *lin = crd[0][pos[0]];
+                for (int d = 1; d < r; d++) lin = cg_fmt(g, "(%s) * s%d_%d + %s", lin, slot, d, crd[d][pos[d]]);
+                lin = atom(g, lin);
+                if (st->bound[q] == AX_CONSTANT) {
+                    Buf b = {0};
+                    for (int d = 0; d < r; d++) buf_printf(&b, "%s%s >= 0", d ? " & " : "", crd[d][pos[d]]);
+                    const char *ok = cg_local(g, AX_BOOL, b.oom ? "0" : b.s);
+                    free(b.s);
+                    Val s = cg_val(g, elt->width);
+                    for (int l = 0; l < s.n; l++)
+                        s.v[l] = cg_local(g, ty_leaf(elt, l),
+                                          cg_fmt(g, "%s ? %s : %s", ok, cg_load(g, ty_leaf(elt, l), slot, l, lin), cval.v[l]));
+                    args[a++] = s;
+                } else {
+                    args[a++] = read_lin(g, q, lin);
+                }
+            }
+            for (int d = r - 1; d >= 0; d--) {
+                if (++pos[d] < st->size[q][d]) break;
+                pos[d] = 0;
+            }
+        }
+    }
+    *nargs = a;
+    return args;
+}
+
+static void emit_stencil(G *g)
+{
+    const CgNode *cn = g->cn;
+    const Node *x = cn->x;
+    const Stencil *st = x->sten;
+    int r = st->rank, nin = st->ninputs;
+    const Type *elt = x->type->elt;
+    if (r < 1 || r > AX_MAX_RANK || nin < 1 || nin > 2 || cn->nopd != nin) return cg_fail(g, "cpu codegen: bad stencil");
+    for (int q = 0; q < nin; q++)
+        for (int d = 0; d < r; d++)
+            if (st->size[q][d] > 255) return cg_fail(g, "cpu codegen: stencil too wide");
+    kernel_begin(g, R_MAIN, 0, true);
+    /* The interior [lo_d, hi_d): every neighbour of every input inside. */
+    for (int d = 0; d < r; d++) {
+        const char *lo = "0", *hi = cg_fmt(g, "s0_%d", d);
+        for (int q = 0; q < nin; q++) {
+            int h = st->size[q][d] / 2;
+            lo = cg_fmt(g, "ax_max64(%s, %d)", lo, h);
+            hi = cg_fmt(g, "ax_min64(%s, s%d_%d - %d)", hi, opd_slot(cn, q), d, h);
+        }
+        cg_line(g, "const i64 lo%d = %s, hi%d = %s;", d, lo, d, hi);
+    }
+    /* Linear offsets of the neighbours in each input (interior reads). */
+    for (int q = 0; q < nin; q++) {
+        int slot = opd_slot(cn, q), cnt = 1;
+        for (int d = 0; d < r; d++) cnt *= st->size[q][d];
+        int pos[AX_MAX_RANK] = {0};
+        for (int k = 0; k < cnt; k++) {
+            Buf b = {0};
+            buf_put(&b, "0");
+            for (int d = 0; d < r; d++) {
+                int o = pos[d] - st->size[q][d] / 2;
+                if (!o) continue;
+                buf_printf(&b, " + (%d)", o);
+                for (int e = d + 1; e < r; e++) buf_printf(&b, " * s%d_%d", slot, e);
+            }
+            cg_line(g, "const i64 o%d_%d = %s;", q, k, b.oom ? "0" : b.s);
+            free(b.s);
+            for (int d = r - 1; d >= 0; d--) {
+                if (++pos[d] < st->size[q][d]) break;
+                pos[d] = 0;
+            }
+        }
+    }
+    /* Positions as in loop_ix, one row segment [j0, j1) at a time. */
+    Val ix = cg_val(g, r);
+    for (int d = 0; d < ix.n; d++) {
+        ix.v[d] = cg_fmt(g, "x%d", d);
+        cg_line(g, "i64 x%d = 0;", d);
+    }
+    cg_line(g, "i64 tq = start;");
+    for (int d = r - 1; d >= 1; d--) {
+        cg_line(g, "x%d = tq %% s0_%d;", d, d);
+        cg_line(g, "tq /= s0_%d;", d);
+    }
+    cg_line(g, "x0 = tq;");
+    cg_line(g, "for (i64 i = start; i < end;) {");
+    g->ind++;
+    cg_line(g, "const i64 m = ax_min64(s0_%d - x%d, end - i), j0 = x%d, j1 = j0 + m;", r - 1, r - 1, r - 1);
+    Buf b = {0};
+    buf_put(&b, "1");
+    for (int d = 0; d < r - 1; d++) buf_printf(&b, " & (x%d >= lo%d) & (x%d < hi%d)", d, d, d, d);
+    cg_line(g, "const int inner = %s;", b.oom ? "0" : b.s);
+    free(b.s);
+    cg_line(g, "const i64 ja = inner ? ax_max64(j0, ax_min64(lo%d, j1)) : j1;", r - 1);
+    cg_line(g, "const i64 jb = inner ? ax_max64(ja, ax_min64(hi%d, j1)) : j1;", r - 1);
+    for (int q = 0; q < nin; q++) {
+        int slot = opd_slot(cn, q);
+        const char *rb = "0";
+        for (int d = 0; d < r - 1; d++) rb = d ? cg_fmt(g, "(%s) * s%d_%d + x%d", rb, slot, d, d) : "x0";
+        if (r > 1) rb = cg_fmt(g, "(%s) * s%d_%d", rb, slot, r - 1);
+        cg_line(g, "const i64 rb%d = %s;", q, rb);
+    }
+    /* interior */
+    cg_line(g, "for (i64 j = ja; j < jb; j++) {");
+    g->ind++;
+    g->pos = "(i + j - j0)";
+    int na = 0;
+    Val *args = sten_args(g, true, ix, "j", &na);
+    if (args) store(g, 0, elt, "i + j - j0", cg_apply(g, x->kid[0], args, na));
+    block_end(g);
+    /* border: [j0, ja) and [jb, j1) */
+    cg_line(g, "for (int part = 0; part < 2; part++) {");
+    g->ind++;
+    cg_line(g, "const i64 from = part ? jb : j0, to = part ? j1 : ja;");
+    cg_line(g, "for (i64 j = from; j < to; j++) {");
+    g->ind++;
+    args = sten_args(g, false, ix, "j", &na);
+    if (args) store(g, 0, elt, "i + j - j0", cg_apply(g, x->kid[0], args, na));
+    block_end(g);
+    block_end(g);
+    cg_line(g, "i += m;");
+    cg_line(g, "x%d += m;", r - 1);
+    if (r >= 2) {
+        cg_line(g, "if (x%d == s0_%d) {", r - 1, r - 1);
+        g->ind++;
+        cg_line(g, "x%d = 0;", r - 1);
+        int opened = 0;
+        for (int d = r - 2; d >= 1; d--) {
+            cg_line(g, "if (++x%d == s0_%d) {", d, d);
+            g->ind++;
+            opened++;
+            cg_line(g, "x%d = 0;", d);
+        }
+        cg_line(g, "++x0;");
+        while (opened--) block_end(g);
+        block_end(g);
+    }
+    block_end(g);
+    kernel_end(g);
+}
+
+/* ------------------------------------------------------------ filter */
+
+static void emit_filter(G *g)
+{
+    const CgNode *cn = g->cn;
+    const Node *x = cn->x, *p = x->kid[0];
+    const Type *elt = x->type->elt;
+    for (int scatter = 0; scatter < 2; scatter++) {
+        kernel_begin(g, scatter ? R_SCATTER : R_COUNT, scatter ? 0 : cn->nout, scatter != 0);
+        cg_line(g, "const i64 n = c->n, ch = c->chunk;");
+        if (scatter) cg_line(g, "const i64 *restrict offs = (const i64 *)c->s2;");
+        else cg_line(g, "i64 *restrict cnt = (i64 *)c->s1;");
+        cg_line(g, "for (i64 t = start; t < end; t++) {");
+        g->ind++;
+        cg_line(g, "const i64 lo = t * ch, hi = ax_min64(lo + ch, n);");
+        cg_line(g, "i64 m = %s;", scatter ? "offs[t]" : "0");
+        cg_line(g, "for (i64 i = lo; i < hi; i++) {");
+        g->ind++;
+        g->pos = "i";
+        Val v = read_lin(g, 0, "i");
+        Val k = cg_apply(g, p, &v, 1);
+        if (k.n == 1) {
+            if (scatter) {
+                cg_line(g, "if (%s) {", k.v[0]);
+                g->ind++;
+                store(g, 0, elt, "m", v);
+                cg_line(g, "m++;");
+                block_end(g);
+            } else {
+                cg_line(g, "m += %s;", k.v[0]);
+            }
+        }
+        block_end(g);
+        if (!scatter) cg_line(g, "cnt[t] = m;");
+        block_end(g);
+        kernel_end(g);
+    }
+}
+
+/* ------------------------------------------------------------ thunks */
+
+static void emit_thunk(G *g, int t)
+{
+    const CgNode *cn = g->cn;
+    const Node *e = cn->thunk[t];
+    cg_line(g, "void axt_%d_%d(const AxCall *c, AxScalar *out)", cn->x->num, t);
+    cg_line(g, "{");
+    g->ind++;
+    hoist(g, cn->nout + cn->nopd, false, false);
+    g->pos = "0";
+    Val v = cg_exp(g, e);
+    for (int l = 0; l < v.n; l++) {
+        ax_scalar s = ty_leaf(e->type, l);
+        if (s == AX_F32) {
+            cg_line(g, "out[%d].u = 0;", l);
+            cg_line(g, "out[%d].f32 = %s;", l, v.v[l]);
+        } else if (s == AX_F64) {
+            cg_line(g, "out[%d].f64 = %s;", l, v.v[l]);
+        } else if (s >= AX_I8 && s <= AX_I64) {
+            cg_line(g, "out[%d].i = (i64)%s;", l, v.v[l]);
+        } else {
+            cg_line(g, "out[%d].u = (u64)%s;", l, v.v[l]);
+        }
+    }
+    block_end(g);
+}
+
+/* ------------------------------------------------------------ entry */
+
+void cg_emit_node(G *g, CgNode *cn)
+{
+    const Node *x = cn->x;
+    buf_printf(g->b, "\n/* %d: %s */\n", x->num, op_name(x->op));
+    for (int t = 0; t < cn->nthunk && !g->failed; t++) emit_thunk(g, t);
+    if (g->failed) return;
+    switch (x->op) {
+    case OP_GENERATE: case OP_BACKPERMUTE: case OP_TRANSFORM: case OP_REPLICATE: case OP_SLICE:
+        emit_producer(g, R_MAIN);
+        break;
+    case OP_MAP: case OP_RESHAPE:
+        emit_producer(g, R_LIN);
+        break;
+    case OP_ZIPWITH:
+        /* rank <= 1: the intersection is a prefix, read linearly */
+        emit_producer(g, R_LIN);
+        if (x->type->rank > 1) emit_producer(g, R_MAIN);
+        break;
+    case OP_FOLD: case OP_FOLD1:
+        emit_fold(g);
+        break;
+    case OP_FOLDSEG: case OP_FOLD1SEG:
+        emit_foldseg(g);
+        break;
+    case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1: case OP_SCANLEX: case OP_SCANREX:
+        emit_scan(g);
+        break;
+    case OP_PERMUTE:
+        emit_permute(g);
+        break;
+    case OP_STENCIL: case OP_STENCIL2:
+        emit_stencil(g);
+        break;
+    case OP_FILTER:
+        emit_filter(g);
+        break;
+    case OP_UNIT: case OP_ACOND:
+        break;   /* thunks only */
+    default:
+        cg_fail(g, "cpu codegen: no skeleton for %s", op_name(x->op));
+        break;
+    }
+}

@@ -1,0 +1,1149 @@
+/*
+ * The multicore CPU backend (DESIGN.md s.2 "Kernels, code generation,
+ * compilation" and "Runtime").  prepare: generate one C unit for the
+ * program (codegen.c), compile it with the system C compiler into a shared
+ * object, or find it in the cache (runtime/jit.c), and look up its thunks
+ * and kernels.  run: the host executor below walks the array stratum like
+ * the interpreter (lets, variables, tuples, acond and awhile are driven
+ * here, with a few microseconds per iteration), and for each operation
+ * evaluates its operands, calls its thunks for the scalar parameters,
+ * allocates the results (array_alloc: the memory limit holds) and runs its
+ * kernels on the context's thread pool (runtime/pool.c).
+ *
+ * Work splitting: a kernel is a function over an index range; run_kernel
+ * cuts the range into chunks of at least GRAIN elements (about four per
+ * thread, claimed dynamically so uneven work balances), and runs a range
+ * that fits one chunk inline, without waking the pool.
+ *
+ * Faults found by generated code (an index out of bounds, division by
+ * zero, ...) go to the call's error slot (AxErr; the one at the lowest
+ * position wins); the host turns it into the interpreter's message.
+ *
+ * Per-context state (the pool, the compiler and cache, what was found out
+ * about the machine) lives in cx->backend_state[AX_BACKEND_CPU] and is
+ * released by ax_ctx_free; per-program state (the generated program's
+ * description and its entry points) by ax_program_free.  Both go through
+ * Backend.release, told apart by their first field.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _GNU_SOURCE
+#include "cg.h"
+#include "runtime/jit.h"
+#include "runtime/pool.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { CTX_MAGIC = 0x43505543, PROG_MAGIC = 0x43505550 };
+
+/* Elements per task at least: below this a split costs more than it saves. */
+enum { GRAIN = 8192, STRIPES = 1024 };
+
+typedef struct CpuCtx {
+    int magic;
+    Pool *pool;
+    Jit *jit;
+    int cc_found;             /* -1 not yet looked for */
+    bool probed;              /* libmvec looked for */
+    unsigned simd_mask;
+    bool mvec;
+    char *cflags, *libs;
+    CpuCounters counters;
+} CpuCtx;
+
+typedef struct CpuProg {
+    int magic;
+    CgProg *cg;
+    AxKernel (*k)[R_NROLE];   /* per node number */
+    AxThunk **th;             /* per node number: its thunks */
+} CpuProg;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------ context */
+
+static void ctx_release(CpuCtx *cc)
+{
+    pool_free(cc->pool);
+    jit_free(cc->jit);
+    free(cc->cflags);
+    free(cc->libs);
+    free(cc);
+}
+
+static void prog_release(CpuProg *pp)
+{
+    if (pp->cg) {
+        for (int i = 0; i < pp->cg->nnodes; i++) free(pp->th ? pp->th[i] : NULL);
+    }
+    free(pp->th);
+    free(pp->k);
+    cg_free(pp->cg);
+    free(pp);
+}
+
+static void cpu_release(void *state)
+{
+    if (!state) return;
+    if (*(int *)state == CTX_MAGIC) ctx_release(state);
+    else if (*(int *)state == PROG_MAGIC) prog_release(state);
+}
+
+const Backend backend_cpu;
+
+static CpuCtx *ctx_state(ax_ctx *cx)
+{
+    CpuCtx *cc = cx->backend_state[AX_BACKEND_CPU];
+    if (cc) return cc;
+    cc = calloc(1, sizeof *cc);
+    if (!cc) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+    cc->magic = CTX_MAGIC;
+    cc->cc_found = -1;
+    cx->backend_state[AX_BACKEND_CPU] = cc;
+    cx->backends[AX_BACKEND_CPU] = &backend_cpu;
+    return cc;
+}
+
+/* The compiler command's first word (the JIT splits the command on
+ * whitespace: "ccache cc" works). */
+static const char *cc_name(ax_ctx *cx) { return cx->opt.cc && *cx->opt.cc ? cx->opt.cc : "cc"; }
+
+static bool find_program(const char *cmd)
+{
+    char word[4096];
+    size_t n = strcspn(cmd + strspn(cmd, " \t"), " \t");
+    cmd += strspn(cmd, " \t");
+    if (n == 0 || n >= sizeof word) return false;
+    memcpy(word, cmd, n);
+    word[n] = 0;
+    if (strchr(word, '/')) return access(word, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/bin:/bin";
+    while (*path) {
+        size_t m = strcspn(path, ":");
+        char full[8192];
+        if (m + n + 2 < sizeof full) {
+            if (m == 0) snprintf(full, sizeof full, "./%s", word);
+            else snprintf(full, sizeof full, "%.*s/%s", (int)m, path, word);
+            if (access(full, X_OK) == 0) return true;
+        }
+        path += m;
+        if (*path == ':') path++;
+    }
+    return false;
+}
+
+/* Which maths functions have vector versions in libmvec (glibc 2.22 has
+ * exp, log, sin, cos, pow; 2.35 the rest).  Looked up once per context;
+ * only those are declared `omp declare simd`, so a module never needs a
+ * symbol the library lacks. */
+static void probe_mvec(CpuCtx *cc)
+{
+    if (cc->probed) return;
+    cc->probed = true;
+#if defined(__x86_64__) && defined(__linux__)
+    void *h = dlopen("libmvec.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h) return;
+    cc->mvec = true;
+    for (int k = 0; k < CG_NMATH; k++) {
+        bool two = k >= 14;
+        char f[64], d[64];
+        snprintf(f, sizeof f, "_ZGVbN4%s_%sf", two ? "vv" : "v", cg_math_names[k]);
+        snprintf(d, sizeof d, "_ZGVbN2%s_%s", two ? "vv" : "v", cg_math_names[k]);
+        if (dlsym(h, f) && dlsym(h, d)) cc->simd_mask |= 1u << k;
+    }
+    dlclose(h);
+#endif
+}
+
+static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
+{
+    if (cc->jit) return cc->jit;
+    probe_mvec(cc);
+    const char *user = cx->opt.cflags;
+    size_t n = (user ? strlen(user) : strlen(JIT_DEFAULT_CFLAGS)) + 64;
+    cc->cflags = malloc(n);
+    cc->libs = strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
+    if (!cc->cflags || !cc->libs) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+    /* -ffp-contract=off: no fused multiply-add, so a*b+c rounds twice as
+     * in the interpreter.  User flags replace the optimisation flags; a
+     * shared object is still what must come out. */
+    if (user) snprintf(cc->cflags, n, "-fPIC -shared %s", user);
+    else snprintf(cc->cflags, n, "%s -ffp-contract=off", JIT_DEFAULT_CFLAGS);
+    JitOptions o;
+    memset(&o, 0, sizeof o);
+    o.cc = cc_name(cx);
+    o.cflags = cc->cflags;
+    o.libs = cc->libs;
+    o.cache_dir = cx->opt.cache_dir;
+    o.no_disk_cache = cx->opt.no_cache;
+    o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
+    o.version = AX_VERSION_STRING;
+    cc->jit = jit_new(&o);
+    if (!cc->jit) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+    return cc->jit;
+}
+
+static Pool *ctx_pool(ax_ctx *cx, CpuCtx *cc)
+{
+    if (cc->pool) return cc->pool;
+    cc->pool = pool_new(cx->opt.threads > 0 ? cx->opt.threads : 1);
+    if (!cc->pool) ctx_error(cx, AX_ERR_NOMEM, "ax_run: cannot start %d threads", cx->opt.threads);
+    return cc->pool;
+}
+
+bool cpu_counters(ax_ctx *cx, CpuCounters *out)
+{
+    CpuCtx *cc = cx ? cx->backend_state[AX_BACKEND_CPU] : NULL;
+    if (!cc || !out) return false;
+    *out = cc->counters;
+    return true;
+}
+
+/* ------------------------------------------------------------ backend */
+
+static bool cpu_available(ax_ctx *cx)
+{
+    /* Asked for by name: prepare reports what is wrong with the compiler
+     * (AX_ERR_COMPILE naming it).  As the default: only with a compiler. */
+    if (cx->opt.backend == AX_BACKEND_CPU) return true;
+    CpuCtx *cc = ctx_state(cx);
+    if (!cc) return false;
+    if (cc->cc_found < 0) cc->cc_found = find_program(cc_name(cx));
+    return cc->cc_found == 1;
+}
+
+static CgConfig config(ax_ctx *cx, CpuCtx *cc)
+{
+    probe_mvec(cc);
+    CgConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.safe = !cx->opt.unsafe;
+    cfg.simd_mask = cc->simd_mask;
+    return cfg;
+}
+
+char *cpu_c_text(ax_ctx *cx, Program *p)
+{
+    CpuCtx *cc = ctx_state(cx);
+    if (!cc) return NULL;
+    CgConfig cfg = config(cx, cc);
+    char err[512];
+    CgProg *g = cg_program(p, &cfg, err, sizeof err);
+    if (!g) return ctx_error(cx, AX_ERR_BACKEND, "%s", err);
+    char *s = strdup(g->text);
+    cg_free(g);
+    if (!s) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
+    return s;
+}
+
+static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
+{
+    *state = NULL;
+    CpuCtx *cc = ctx_state(cx);
+    if (!cc) return AX_ERR_NOMEM;
+    double t0 = now_ms();
+    CgConfig cfg = config(cx, cc);
+    char err[4096];
+    CgProg *g = cg_program(p, &cfg, err, sizeof err);
+    if (!g) {
+        ctx_error(cx, AX_ERR_BACKEND, "%s", err);
+        return AX_ERR_BACKEND;
+    }
+    double t1 = now_ms();
+    if (cx->opt.debug & AX_DEBUG_CODE) fprintf(stderr, "axle: generated C:\n%s\n", g->text);
+    Jit *jit = ctx_jit(cx, cc);
+    if (!jit) {
+        cg_free(g);
+        return AX_ERR_NOMEM;
+    }
+    bool hit = false;
+    double cms = 0;
+    err[0] = 0;
+    JitModule *m = jit_load(jit, g->text, g->len, err, sizeof err, &hit, &cms);
+    if (!m) {
+        ctx_error(cx, AX_ERR_COMPILE, "ax_run: the C compiler '%s' failed: %s", cc_name(cx),
+                  err[0] ? err : "(no message)");
+        cg_free(g);
+        return AX_ERR_COMPILE;
+    }
+    CpuProg *pp = calloc(1, sizeof *pp);
+    if (pp) {
+        pp->magic = PROG_MAGIC;
+        pp->cg = g;
+        pp->k = calloc((size_t)g->nnodes + 1, sizeof *pp->k);
+        pp->th = calloc((size_t)g->nnodes + 1, sizeof *pp->th);
+    }
+    if (!pp || !pp->k || !pp->th) {
+        if (pp) prog_release(pp);
+        else cg_free(g);
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        return AX_ERR_NOMEM;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        char name[64];
+        if (cn->nthunk > 0 && !(pp->th[i] = calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
+            prog_release(pp);
+            ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+            return AX_ERR_NOMEM;
+        }
+        for (int t = 0; t < cn->nthunk; t++) {
+            snprintf(name, sizeof name, "axt_%d_%d", i, t);
+            pp->th[i][t] = (AxThunk)jit_sym(m, name);
+            if (!pp->th[i][t]) goto missing;
+        }
+        for (int r = 0; r < R_NROLE; r++) {
+            if (!cn->role[r]) continue;
+            snprintf(name, sizeof name, "axk_%d_%s", i, cg_role_name[r]);
+            pp->k[i][r] = (AxKernel)jit_sym(m, name);
+            if (!pp->k[i][r]) goto missing;
+        }
+        continue;
+    missing:
+        prog_release(pp);
+        ctx_error(cx, AX_ERR_BACKEND, "ax_run: the compiled program lacks %s", name);
+        return AX_ERR_BACKEND;
+    }
+    cc->counters.prepared++;
+    if (hit) cc->counters.cached++;
+    else cc->counters.compiled++;
+    cc->counters.last_compile_ms = cms;
+    if (cx->opt.debug & AX_DEBUG_TIMING)
+        fprintf(stderr, "axle: timing: cpu codegen %.3f ms (%zu bytes of C), %s %.3f ms\n", t1 - t0, g->len,
+                hit ? "cache hit" : "compile", hit ? now_ms() - t1 : cms);
+    *state = pp;
+    return 0;
+}
+
+/* ------------------------------------------------------------ executor */
+
+typedef struct Ex {
+    ax_ctx *cx;
+    CpuCtx *cc;
+    CpuProg *pp;
+    Pool *pool;
+    int nthreads;
+    int nvars;
+    ax_array ***aenv;
+} Ex;
+
+static int eval_acc(Ex *ex, const Node *x, ax_array **out);
+
+static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(Ex *ex, ax_status st, const char *fmt, ...)
+{
+    char msg[AX_ERRMSG];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ctx_error(ex->cx, st, "%s", msg);
+    return -1;
+}
+
+static int nomem(Ex *ex) { return fail(ex, AX_ERR_NOMEM, "cpu: out of memory"); }
+
+static int malformed(Ex *ex, const Node *x, const char *what)
+{
+    return fail(ex, AX_ERR_BACKEND, "cpu: malformed program at %s: %s", x ? op_name(x->op) : "(null)", what);
+}
+
+static const char *api_name(Op op)
+{
+    switch (op) {
+    case OP_UNIT: return "ax_unit";
+    case OP_GENERATE: return "ax_generate";
+    case OP_MAP: return "ax_map";
+    case OP_ZIPWITH: return "ax_zip_with";
+    case OP_BACKPERMUTE: case OP_TRANSFORM: return "ax_backpermute";
+    case OP_PERMUTE: return "ax_permute";
+    case OP_REPLICATE: return "ax_replicate";
+    case OP_SLICE: return "ax_slice_";
+    case OP_RESHAPE: return "ax_reshape";
+    case OP_FOLD: return "ax_fold";
+    case OP_FOLD1: return "ax_fold1";
+    case OP_FOLDSEG: return "ax_fold_seg";
+    case OP_FOLD1SEG: return "ax_fold1_seg";
+    case OP_SCANL: return "ax_scanl";
+    case OP_SCANL1: return "ax_scanl1";
+    case OP_SCANR: return "ax_scanr";
+    case OP_SCANR1: return "ax_scanr1";
+    case OP_SCANLEX: return "ax_scanl_ex";
+    case OP_SCANREX: return "ax_scanr_ex";
+    case OP_FILTER: return "ax_filter";
+    case OP_STENCIL: return "ax_stencil";
+    case OP_STENCIL2: return "ax_stencil2";
+    case OP_ACOND: return "ax_acond";
+    case OP_AWHILE: return "ax_awhile";
+    default: return op_name(op);
+    }
+}
+
+static void fmt_ints(char *buf, size_t size, int n, const int64_t *v)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < n && off < size; d++)
+        off += (size_t)snprintf(buf + off, size - off, d ? ",%" PRId64 : "%" PRId64, v[d]);
+}
+
+/* The error slot -> the interpreter's message. */
+static int report(Ex *ex, const AxErr *e)
+{
+    char a[256], b[256];
+    int r = e->rank < 0 ? 0 : e->rank > AX_MAX_RANK ? AX_MAX_RANK : e->rank;
+    fmt_ints(b, sizeof b, r, e->shape);
+    switch (e->site) {
+    case SITE_AT:
+    case SITE_BACKPERMUTE:
+        fmt_ints(a, sizeof a, r, e->ix);
+        return fail(ex, AX_ERR_INDEX, "%s: index (%s) out of bounds for shape (%s)",
+                    e->site == SITE_AT ? "ax_at" : "ax_backpermute", a, b);
+    case SITE_PERMUTE:
+        fmt_ints(a, sizeof a, r, e->ix);
+        return fail(ex, AX_ERR_INDEX, "ax_permute: target index (%s) out of bounds for shape (%s)", a, b);
+    case SITE_ATLIN: {
+        int64_t n = 1;
+        for (int d = 0; d < r; d++) n *= e->shape[d];
+        return fail(ex, AX_ERR_INDEX, "ax_at_linear: position %" PRId64 " out of bounds for shape (%s) (%" PRId64
+                    " elements)", e->ix[0], b, n);
+    }
+    case SITE_PRIM: {
+        const char *name = (unsigned)e->aux < P_NPRIM ? prim_info[e->aux].api : "a primitive";
+        if (e->code == AX_ERR_DIVZERO) return fail(ex, AX_ERR_DIVZERO, "%s: integer division by zero", name);
+        if (e->code == AX_ERR_SHAPE) return fail(ex, AX_ERR_SHAPE, "%s: the shape does not fit", name);
+        return fail(ex, (ax_status)e->code, "%s: run-time fault", name);
+    }
+    default:
+        return fail(ex, e->code ? (ax_status)e->code : AX_ERR_BACKEND, "cpu: run-time fault");
+    }
+}
+
+static inline int check(Ex *ex, const AxErr *e) { return e->code ? report(ex, e) : 0; }
+
+/* Runs kernel k over [0, n): chunks of at least `grain` items, about four
+ * per thread; inline when one chunk covers it. */
+typedef struct Task {
+    AxKernel k;
+    const AxCall *c;
+    int64_t n, chunk;
+} Task;
+
+static void task_run(void *arg, int64_t t, int worker)
+{
+    const Task *tk = arg;
+    int64_t s = t * tk->chunk, e = s + tk->chunk < tk->n ? s + tk->chunk : tk->n;
+    tk->k(tk->c, s, e);
+}
+
+static int run_kernel(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain)
+{
+    if (n <= 0) return 0;
+    if (!k) return fail(ex, AX_ERR_BACKEND, "cpu: a kernel is missing");
+    if (grain < 1) grain = 1;
+    int64_t want = (int64_t)ex->nthreads * 4;
+    int64_t chunk = (n + want - 1) / want;
+    if (chunk < grain) chunk = grain;
+    int64_t ntasks = (n + chunk - 1) / chunk;
+    if (ntasks <= 1 || ex->nthreads <= 1) {
+        k(c, 0, n);
+    } else {
+        Task tk = {k, c, n, chunk};
+        pool_run(ex->pool, task_run, &tk, ntasks);
+    }
+    return check(ex, c->err);
+}
+
+static void release_all(ax_array **v, int n)
+{
+    for (int k = 0; k < n; k++) {
+        ax_array_release(v[k]);
+        v[k] = NULL;
+    }
+}
+
+static int awidth(const Type *t)
+{
+    if (t->kind == TY_ARRAY) return 1;
+    if (t->kind != TY_ARRAYS) return 0;
+    int w = 0;
+    for (int k = 0; k < t->n; k++) w += awidth(t->elts[k]);
+    return w;
+}
+
+static int aoffset(const Type *t, int i)
+{
+    int off = 0;
+    for (int k = 0; k < i && k < t->n; k++) off += awidth(t->elts[k]);
+    return off;
+}
+
+static int eval1(Ex *ex, const Node *x, ax_array **a)
+{
+    *a = NULL;
+    if (!x || x->type->kind != TY_ARRAY) return malformed(ex, x, "expected a single array");
+    return eval_acc(ex, x, a);
+}
+
+static void fill(AxArg *a, const ax_array *arr)
+{
+    a->buf = arr->buf;
+    a->size = arr->size;
+    a->rank = arr->rank;
+    for (int d = 0; d < arr->rank; d++) a->shape[d] = arr->shape[d];
+}
+
+static ax_array *new_array(Ex *ex, const Type *elt, int rank, const int64_t *shape, const char *what)
+{
+    if (shape_size_checked(ex->cx, what, rank, shape) < 0) return NULL;
+    return array_alloc(ex->cx, elt, rank, shape, false);
+}
+
+/* ---------------------------------------------------- one operation */
+
+/* The state of one operation while it runs. */
+typedef struct Op1 {
+    const Node *x;
+    const CgNode *cn;
+    AxKernel *k;
+    AxThunk *th;
+    AxArg *args;
+    ax_array **arr;           /* per slot: arrays this operation holds */
+    AxScalar *par;
+    AxErr err;
+    AxCall call;
+    void *s1, *s2;
+} Op1;
+
+static void op_free(Op1 *o)
+{
+    if (o->arr) release_all(o->arr, o->cn->nout + o->cn->nopd);
+    free(o->arr);
+    free(o->args);
+    free(o->par);
+    free(o->s1);
+    free(o->s2);
+}
+
+static ax_array **free_array(Ex *ex, const CgFree *f)
+{
+    if (f->use) return (ax_array **)&f->use->arr;
+    if ((unsigned)f->id >= (unsigned)ex->nvars || !ex->aenv[f->id]) return NULL;
+    return ex->aenv[f->id] + f->off;
+}
+
+/* Operands, free arrays, thunks, DELAYED operands' shapes. */
+static int op_begin(Ex *ex, const Node *x, Op1 *o)
+{
+    memset(o, 0, sizeof *o);
+    o->x = x;
+    if ((unsigned)x->num >= (unsigned)ex->pp->cg->nnodes) return malformed(ex, x, "not numbered");
+    const CgNode *cn = o->cn = &ex->pp->cg->nodes[x->num];
+    if (cn->x != x) return malformed(ex, x, "no generated code");
+    o->k = ex->pp->k[x->num];
+    o->th = ex->pp->th[x->num];
+    int ns = cn->nslot;
+    o->args = calloc((size_t)ns + 1, sizeof *o->args);
+    o->arr = calloc((size_t)ns + 1, sizeof *o->arr);
+    o->par = calloc((size_t)cn->nparam + 1, sizeof *o->par);
+    if (!o->args || !o->arr || !o->par) return nomem(ex);
+    o->call.a = o->args;
+    o->call.p = o->par;
+    o->call.err = &o->err;
+    for (int i = 0; i < cn->nopd; i++) {
+        const Node *y = x->kid[cn->opd_kid[i]];
+        if (y->op == OP_DELAYED) continue;
+        if (eval1(ex, y, &o->arr[cn->nout + i])) return -1;
+        fill(&o->args[cn->nout + i], o->arr[cn->nout + i]);
+    }
+    for (int k = 0; k < cn->nfree; k++) {
+        ax_array **a = free_array(ex, &cn->free[k]);
+        if (!a || !*a) return malformed(ex, x, "unbound array variable");
+        fill(&o->args[cn->nout + cn->nopd + k], *a);
+    }
+    for (int t = 0; t < cn->nthunk; t++) {
+        o->th[t](&o->call, o->par + cn->poff[t]);
+        if (check(ex, &o->err)) return -1;
+    }
+    for (int i = 0; i < cn->nopd; i++) {
+        int t = cn->opd_thunk[i];
+        if (t < 0) continue;
+        const Node *y = x->kid[cn->opd_kid[i]];
+        AxArg *a = &o->args[cn->nout + i];
+        a->rank = y->type->rank;
+        for (int d = 0; d < a->rank; d++) a->shape[d] = o->par[cn->poff[t] + d].i;
+        if ((a->size = shape_size_checked(ex->cx, api_name(x->op), a->rank, a->shape)) < 0) return -1;
+    }
+    return 0;
+}
+
+static const AxArg *opd(Op1 *o, int i) { return &o->args[o->cn->nout + i]; }
+static const AxScalar *thunk_val(Op1 *o, int kid) { return o->par + o->cn->poff[o->cn->kid_thunk[kid]]; }
+
+/* Asks for transparent huge pages on the whole 2 MiB pages of a large
+ * new buffer, before a kernel first writes it.  A fresh result is mapped
+ * memory that page-faults on first touch; with 4 KiB pages that costs
+ * more than the kernel itself for a streaming map (measured: 80 MB
+ * faulted in 150-230 ms on 4 KiB pages, 25-50 ms on huge pages, on the
+ * 2-core VM).  Only advice: memory and results are unchanged. */
+static void advise_huge(const ax_array *a)
+{
+#ifdef MADV_HUGEPAGE
+    const size_t huge = (size_t)2 << 20;
+    for (int c = 0; c < a->ncomp; c++) {
+        size_t bytes = (size_t)a->size * ax_scalar_size(ty_leaf(a->elt, c));
+        if (bytes < 4 * huge) continue;
+        uintptr_t p = (uintptr_t)a->buf[c], b = (p + huge - 1) & ~(uintptr_t)(huge - 1);
+        uintptr_t e = (p + bytes) & ~(uintptr_t)(huge - 1);
+        if (e > b) madvise((void *)b, e - b, MADV_HUGEPAGE);
+    }
+#else
+    (void)a;
+#endif
+}
+
+/* Allocates output slot s. */
+static int out_alloc(Ex *ex, Op1 *o, int s, const Type *elt, int rank, const int64_t *shape)
+{
+    ax_array *a = new_array(ex, elt, rank, shape, api_name(o->x->op));
+    if (!a) return -1;
+    advise_huge(a);
+    o->arr[s] = a;
+    fill(&o->args[s], a);
+    return 0;
+}
+
+static int op_end(Ex *ex, Op1 *o, int rc, ax_array **out)
+{
+    if (rc == 0)
+        for (int s = 0; s < o->cn->nout; s++) {
+            out[s] = o->arr[s];
+            o->arr[s] = NULL;
+        }
+    op_free(o);
+    return rc;
+}
+
+static int ex_producer(Ex *ex, const Node *x, Op1 *o)
+{
+    const Type *elt = x->type->elt;
+    int r = x->type->rank;
+    int64_t sh[AX_MAX_RANK];
+    CgRole role = R_MAIN;
+    switch (x->op) {
+    case OP_GENERATE: case OP_BACKPERMUTE: case OP_TRANSFORM: {
+        const AxScalar *v = thunk_val(o, 0);
+        for (int d = 0; d < r; d++) sh[d] = v[d].i;
+        break;
+    }
+    case OP_MAP:
+    case OP_ZIPWITH: {
+        /* the intersection; linear when every input has that shape */
+        bool same = true;
+        for (int d = 0; d < r; d++) {
+            sh[d] = opd(o, 0)->shape[d];
+            for (int i = 1; i < o->cn->nopd; i++)
+                if (opd(o, i)->shape[d] < sh[d]) sh[d] = opd(o, i)->shape[d];
+        }
+        for (int i = 0; i < o->cn->nopd; i++)
+            for (int d = 0; d < r; d++)
+                if (opd(o, i)->shape[d] != sh[d]) same = false;
+        role = same ? R_LIN : R_MAIN;
+        break;
+    }
+    case OP_RESHAPE: {
+        const AxScalar *v = thunk_val(o, 0);
+        for (int d = 0; d < r; d++) sh[d] = v[d].i;
+        int64_t n = shape_size_checked(ex->cx, "ax_reshape", r, sh);
+        if (n < 0) return -1;
+        if (n != opd(o, 0)->size) {
+            char a[256], b[256];
+            fmt_ints(a, sizeof a, opd(o, 0)->rank, opd(o, 0)->shape);
+            fmt_ints(b, sizeof b, r, sh);
+            return fail(ex, AX_ERR_SHAPE,
+                        "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
+                        " elements)", a, opd(o, 0)->size, b, n);
+        }
+        role = R_LIN;
+        break;
+    }
+    case OP_REPLICATE:
+    case OP_SLICE: {
+        bool rep = x->op == OP_REPLICATE;
+        const Slice *sp = x->slice;
+        const AxArg *src = opd(o, 0);
+        int rr = 0;
+        for (int d = 0, k = 0, s = 0; d < sp->n; d++) {
+            if (!sp->fixed[d]) {
+                sh[rr++] = src->shape[s++];
+                continue;
+            }
+            int64_t v = thunk_val(o, 1 + k++)->i;
+            if (rep) {
+                sh[rr++] = v;
+            } else {
+                if (v < 0 || v >= src->shape[s]) {
+                    char b[256];
+                    fmt_ints(b, sizeof b, src->rank, src->shape);
+                    return fail(ex, AX_ERR_INDEX, "ax_slice_: index %" PRId64 " of dimension %d out of bounds for shape (%s)",
+                                v, s, b);
+                }
+                s++;
+            }
+        }
+        break;
+    }
+    default:
+        return malformed(ex, x, "not a producer");
+    }
+    if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
+    if (!o->k[role]) role = role == R_LIN ? R_MAIN : R_LIN;   /* rank <= 1: only lin */
+    return run_kernel(ex, o->k[role], &o->call, o->args[0].size, GRAIN);
+}
+
+/* Scratch for m partial results of type elt (64-byte aligned leaves). */
+static void *scratch_alloc(const Type *elt, int64_t m)
+{
+    int64_t b = cg_scratch_bytes(elt, m);
+    return aligned_alloc(64, (size_t)((b + 63) & ~(int64_t)63) + 64);
+}
+
+/* The chunks of a fold or scan over rows x n: one per row when the rows
+ * keep every thread busy, else rows split into chunks of >= GRAIN. */
+static void plan_rows(Ex *ex, Op1 *o, int64_t rows, int64_t n)
+{
+    int64_t chunk = n;
+    if (ex->nthreads > 1 && rows < 2 * (int64_t)ex->nthreads && n >= 4 * (int64_t)GRAIN) {
+        int64_t want = ((int64_t)ex->nthreads * 4 + rows - 1) / rows;
+        chunk = (n + want - 1) / want;
+        if (chunk < GRAIN) chunk = GRAIN;
+    }
+    o->call.n = n;
+    o->call.chunk = chunk;
+    o->call.nchunk = chunk > 0 ? (n + chunk - 1) / chunk : 0;
+    o->call.m = rows * o->call.nchunk;
+}
+
+static int ex_fold(Ex *ex, const Node *x, Op1 *o)
+{
+    bool z = x->op == OP_FOLD;
+    const Type *elt = x->type->elt;
+    const AxArg *src = opd(o, 0);
+    if (src->rank < 1) return malformed(ex, x, "rank 0");
+    int64_t n = src->shape[src->rank - 1];
+    if (out_alloc(ex, o, 0, elt, src->rank - 1, src->shape)) return -1;
+    int64_t rows = o->args[0].size;
+    if (rows == 0) return 0;
+    if (!z && n == 0)
+        return fail(ex, AX_ERR_SHAPE, "%s: cannot reduce an empty row (the innermost extent is 0)", api_name(x->op));
+    plan_rows(ex, o, rows, n);
+    o->call.s1 = &o->call;   /* never read without partials; not NULL */
+    if (n == 0) return run_kernel(ex, o->k[R_COMB], &o->call, rows, GRAIN);   /* every row is z */
+    if (o->call.nchunk == 1) return run_kernel(ex, o->k[R_PART], &o->call, rows, GRAIN / n + 1);
+    if (!(o->s1 = scratch_alloc(elt, o->call.m))) return nomem(ex);
+    o->call.s1 = o->s1;
+    if (run_kernel(ex, o->k[R_PART], &o->call, o->call.m, 1)) return -1;
+    return run_kernel(ex, o->k[R_COMB], &o->call, rows, 1);
+}
+
+/* Segment lengths (interp.c seg_lengths: the same checks and messages). */
+static int seg_offsets(Ex *ex, Op1 *o, const char *what, int64_t n, int64_t *off)
+{
+    const Node *segn = o->x->kid[o->cn->opd_kid[1]];
+    const AxArg *sa = opd(o, 1);
+    ax_scalar s = segn->type->elt->kind == TY_SCALAR ? segn->type->elt->s : AX_F64;
+    int64_t nseg = sa->size;
+    int64_t *mat = NULL;
+    if (segn->op == OP_DELAYED) {
+        if (!(mat = malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return nomem(ex);
+        o->call.s2 = mat;
+        int rc = run_kernel(ex, o->k[R_MAT], &o->call, nseg, GRAIN);
+        o->call.s2 = NULL;
+        if (rc) {
+            free(mat);
+            return -1;
+        }
+        s = AX_I64;
+    } else if (sa->rank != 1 || !sc_is_int(s)) {
+        return fail(ex, AX_ERR_SHAPE, "%s: the segments are not a vector of integers", what);
+    }
+    int64_t sum = 0;
+    int rc = 0;
+    off[0] = 0;
+    for (int64_t k = 0; k < nseg; k++) {
+        Scalar v;
+        if (mat) v.i = mat[k];
+        else v = sc_load(sa->buf[0], s, k);
+        if (!sc_is_signed(s) && v.u > (uint64_t)INT64_MAX) {
+            rc = fail(ex, AX_ERR_SHAPE, "%s: segment %" PRId64 " has length %" PRIu64 ", more than the %" PRId64
+                      " elements of a row", what, k, v.u, n);
+            break;
+        }
+        int64_t l = sc_is_signed(s) ? v.i : (int64_t)v.u;
+        if (l < 0) {
+            rc = fail(ex, AX_ERR_SHAPE, "%s: segment %" PRId64 " has negative length %" PRId64, what, k, l);
+            break;
+        }
+        if (l > n - sum) {
+            rc = fail(ex, AX_ERR_SHAPE, "%s: the segment lengths add up to more than the innermost extent %" PRId64,
+                      what, n);
+            break;
+        }
+        sum += l;
+        off[k + 1] = sum;
+    }
+    free(mat);
+    if (rc == 0 && sum != n)
+        rc = fail(ex, AX_ERR_SHAPE, "%s: the segment lengths add up to %" PRId64 ", not the innermost extent %" PRId64,
+                  what, sum, n);
+    return rc;
+}
+
+static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
+{
+    bool z = x->op == OP_FOLDSEG;
+    const char *what = api_name(x->op);
+    const AxArg *src = opd(o, 0);
+    int r = src->rank;
+    if (r < 1) return malformed(ex, x, "rank 0");
+    int64_t n = src->shape[r - 1], nseg = opd(o, 1)->size;
+    int64_t *off = malloc(sizeof *off * (size_t)(nseg + 1));
+    if (!off) return nomem(ex);
+    o->s1 = off;
+    o->call.s1 = off;
+    if (seg_offsets(ex, o, what, n, off)) return -1;
+    int64_t sh[AX_MAX_RANK];
+    memcpy(sh, src->shape, sizeof *sh * (size_t)r);
+    sh[r - 1] = nseg;
+    if (out_alloc(ex, o, 0, x->type->elt, r, sh)) return -1;
+    int64_t total = o->args[0].size, rows = nseg > 0 ? total / nseg : 0;
+    for (int64_t k = 0; !z && rows > 0 && k < nseg; k++)
+        if (off[k + 1] == off[k]) return fail(ex, AX_ERR_SHAPE, "%s: cannot reduce segment %" PRId64 ", which is empty", what, k);
+    o->call.n = n;
+    o->call.m = nseg;
+    int64_t avg = nseg > 0 ? n / nseg : 1;
+    return run_kernel(ex, o->k[R_SEG], &o->call, total, avg > 0 ? GRAIN / avg + 1 : GRAIN);
+}
+
+static int ex_scan(Ex *ex, const Node *x, Op1 *o)
+{
+    Op op = x->op;
+    bool z = !(op == OP_SCANL1 || op == OP_SCANR1), exl = op == OP_SCANLEX || op == OP_SCANREX;
+    const Type *rt = exl ? x->type->elts[0] : x->type;
+    const Type *elt = rt->elt;
+    const AxArg *src = opd(o, 0);
+    int r = src->rank;
+    if (r < 1) return malformed(ex, x, "rank 0");
+    int64_t n = src->shape[r - 1];
+    if (z && !exl && n == INT64_MAX) return fail(ex, AX_ERR_SHAPE, "%s: the result's extent overflows 64 bits", api_name(op));
+    int64_t ext = n + (z && !exl), sh[AX_MAX_RANK];
+    memcpy(sh, src->shape, sizeof *sh * (size_t)r);
+    sh[r - 1] = ext;
+    if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
+    if (exl && out_alloc(ex, o, 1, elt, r - 1, src->shape)) return -1;
+    int64_t rows = exl ? o->args[1].size : ext > 0 ? o->args[0].size / ext : 0;
+    if (rows == 0 || (!z && n == 0)) return 0;
+    plan_rows(ex, o, rows, n);
+    o->call.s1 = o->call.s2 = &o->call;   /* never read with one chunk; not NULL */
+    if (o->call.nchunk <= 1) {
+        /* one sequential scan per row (an empty row: just z) */
+        o->call.nchunk = 1;
+        o->call.chunk = n;
+        o->call.m = rows;
+        return run_kernel(ex, o->k[R_SCAN], &o->call, rows, n > 0 ? GRAIN / n + 1 : GRAIN);
+    }
+    /* Three phases (the thesis' and Accelerate's multicore scan): chunk
+     * totals in parallel; per row, the carries in chunk order; the chunks
+     * scanned in parallel from their carries. */
+    if (!(o->s1 = scratch_alloc(elt, o->call.m)) || !(o->s2 = scratch_alloc(elt, o->call.m))) return nomem(ex);
+    o->call.s1 = o->s1;
+    o->call.s2 = o->s2;
+    if (run_kernel(ex, o->k[R_PART], &o->call, o->call.m, 1)) return -1;
+    if (run_kernel(ex, o->k[R_CARRY], &o->call, rows, 1)) return -1;
+    return run_kernel(ex, o->k[R_SCAN], &o->call, o->call.m, 1);
+}
+
+static int ex_permute(Ex *ex, const Node *x, Op1 *o)
+{
+    const AxArg *d = opd(o, 0), *s = opd(o, 1);
+    if (out_alloc(ex, o, 0, x->type->elt, d->rank, d->shape)) return -1;
+    if (run_kernel(ex, o->k[R_DFLT], &o->call, o->args[0].size, GRAIN)) return -1;
+    if (s->size == 0) return 0;
+    if (!(o->s1 = calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
+    o->call.s1 = o->s1;
+    return run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN);
+}
+
+static int ex_stencil(Ex *ex, const Node *x, Op1 *o)
+{
+    int r = x->type->rank;
+    int64_t sh[AX_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        sh[d] = opd(o, 0)->shape[d];
+        for (int i = 1; i < o->cn->nopd; i++)
+            if (opd(o, i)->shape[d] < sh[d]) sh[d] = opd(o, i)->shape[d];
+    }
+    if (out_alloc(ex, o, 0, x->type->elt, r, sh)) return -1;
+    return run_kernel(ex, o->k[R_MAIN], &o->call, o->args[0].size, GRAIN);
+}
+
+/* Filter: a parallel count per chunk, an exclusive scan of the counts,
+ * a parallel scatter. */
+static int ex_filter(Ex *ex, const Node *x, Op1 *o)
+{
+    int64_t n = opd(o, 0)->size;
+    int64_t want = (int64_t)ex->nthreads * 4, chunk = (n + want - 1) / want;
+    if (chunk < GRAIN) chunk = GRAIN;
+    int64_t nch = n > 0 ? (n + chunk - 1) / chunk : 0;
+    o->call.n = n;
+    o->call.chunk = chunk;
+    o->call.m = nch;
+    int64_t *cnt = o->s1 = malloc(sizeof *cnt * (size_t)(nch + 1));
+    int64_t *offs = o->s2 = malloc(sizeof *offs * (size_t)(nch + 1));
+    if (!cnt || !offs) return nomem(ex);
+    o->call.s1 = cnt;
+    o->call.s2 = offs;
+    if (run_kernel(ex, o->k[R_COUNT], &o->call, nch, 1)) return -1;
+    int64_t total = 0;
+    for (int64_t t = 0; t < nch; t++) {
+        offs[t] = total;
+        total += cnt[t];
+    }
+    if (out_alloc(ex, o, 0, x->type->elt, 1, &total)) return -1;
+    return run_kernel(ex, o->k[R_SCATTER], &o->call, nch, 1);
+}
+
+static int ex_unit(Ex *ex, const Node *x, Op1 *o)
+{
+    int64_t none[1] = {0};
+    const Type *elt = x->type->elt;
+    if (out_alloc(ex, o, 0, elt, 0, none)) return -1;
+    const AxScalar *v = thunk_val(o, 0);
+    for (int l = 0; l < elt->width; l++) {
+        Scalar s;
+        memcpy(&s, &v[l], sizeof s);
+        sc_store(o->arr[0]->buf[l], ty_leaf(elt, l), 0, s);
+    }
+    return 0;
+}
+
+static int ex_op(Ex *ex, const Node *x, ax_array **out)
+{
+    Op1 o;
+    int rc = op_begin(ex, x, &o);
+    if (rc == 0) {
+        switch (x->op) {
+        case OP_UNIT: rc = ex_unit(ex, x, &o); break;
+        case OP_GENERATE: case OP_MAP: case OP_ZIPWITH: case OP_BACKPERMUTE: case OP_TRANSFORM:
+        case OP_REPLICATE: case OP_SLICE: case OP_RESHAPE:
+            rc = ex_producer(ex, x, &o);
+            break;
+        case OP_FOLD: case OP_FOLD1: rc = ex_fold(ex, x, &o); break;
+        case OP_FOLDSEG: case OP_FOLD1SEG: rc = ex_foldseg(ex, x, &o); break;
+        case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1: case OP_SCANLEX: case OP_SCANREX:
+            rc = ex_scan(ex, x, &o);
+            break;
+        case OP_PERMUTE: rc = ex_permute(ex, x, &o); break;
+        case OP_STENCIL: case OP_STENCIL2: rc = ex_stencil(ex, x, &o); break;
+        case OP_FILTER: rc = ex_filter(ex, x, &o); break;
+        default: rc = malformed(ex, x, "not an array operation"); break;
+        }
+    }
+    return op_end(ex, &o, rc ? -1 : 0, out);
+}
+
+/* ---------------------------------------------------- structure */
+
+static int bind_alam(Ex *ex, const Node *f, ax_array **v, int width)
+{
+    if (!f || f->op != OP_LAM || f->n < 1 || !f->kid[0]) return malformed(ex, f, "expected an array function");
+    int off = 0;
+    for (int k = 0; k < f->nparam; k++) {
+        const Node *p = f->param[k];
+        if (!p || (unsigned)p->id >= (unsigned)ex->nvars) return malformed(ex, f, "bad parameter");
+        ex->aenv[p->id] = v + off;
+        off += awidth(p->type);
+    }
+    if (off != width) return malformed(ex, f, "parameters do not match the arguments");
+    return 0;
+}
+
+static void unbind_alam(Ex *ex, const Node *f)
+{
+    for (int k = 0; f && k < f->nparam; k++)
+        if (f->param[k] && (unsigned)f->param[k]->id < (unsigned)ex->nvars) ex->aenv[f->param[k]->id] = NULL;
+}
+
+/* awhile, driven here: each iteration evaluates the condition (a rank-0
+ * bool array) and the body; the previous arrays go as soon as the next
+ * ones exist. */
+static int ex_awhile(Ex *ex, const Node *x, ax_array **out)
+{
+    const Node *cond = x->kid[0], *body = x->kid[1];
+    int w = awidth(x->type);
+    ax_array **cur = calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
+    ax_array **nxt = calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
+    int rc = cur && nxt ? eval_acc(ex, x->kid[2], cur) : nomem(ex);
+    bool have = rc == 0;
+    while (rc == 0) {
+        ax_array *flag = NULL;
+        if ((rc = bind_alam(ex, cond, cur, w))) break;
+        if ((rc = eval1(ex, cond->kid[0], &flag))) break;
+        if (flag->rank != 0 || flag->ncomp != 1 || flag->elt->kind != TY_SCALAR || flag->elt->s != AX_BOOL) {
+            ax_array_release(flag);
+            rc = malformed(ex, x, "the condition is not a rank-0 bool array");
+            break;
+        }
+        bool go = ((const unsigned char *)flag->buf[0])[0] != 0;
+        ax_array_release(flag);
+        if (!go) break;
+        if ((rc = bind_alam(ex, body, cur, w))) break;
+        if ((rc = eval_acc(ex, body->kid[0], nxt))) break;
+        release_all(cur, w);
+        ax_array **t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    unbind_alam(ex, cond);
+    unbind_alam(ex, body);
+    if (rc == 0) memcpy(out, cur, sizeof *out * (size_t)w);
+    else if (have) release_all(cur, w);
+    free(cur);
+    free(nxt);
+    return rc;
+}
+
+static int ex_alet(Ex *ex, const Node *x, ax_array **out)
+{
+    if ((unsigned)x->id >= (unsigned)ex->nvars) return malformed(ex, x, "variable id out of range");
+    int w = awidth(x->kid[0]->type);
+    ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+    if (!v) return nomem(ex);
+    int rc = eval_acc(ex, x->kid[0], v);
+    if (rc == 0) {
+        ex->aenv[x->id] = v;
+        rc = eval_acc(ex, x->kid[1], out);
+        ex->aenv[x->id] = NULL;
+        release_all(v, w);
+    }
+    free(v);
+    return rc;
+}
+
+static int ex_acond(Ex *ex, const Node *x, ax_array **out)
+{
+    Op1 o;
+    int rc = op_begin(ex, x, &o);
+    bool c = rc == 0 && thunk_val(&o, 0)->b != 0;
+    op_free(&o);
+    if (rc) return -1;
+    return eval_acc(ex, x->kid[c ? 1 : 2], out);
+}
+
+static int eval_acc(Ex *ex, const Node *x, ax_array **out)
+{
+    switch (x->op) {
+    case OP_USE:
+        if (!x->arr) return malformed(ex, x, "no array");
+        out[0] = ax_array_retain(x->arr);
+        return 0;
+    case OP_AVAR: {
+        ax_array **v = (unsigned)x->id < (unsigned)ex->nvars ? ex->aenv[x->id] : NULL;
+        if (!v) return malformed(ex, x, "unbound array variable");
+        int w = awidth(x->type);
+        for (int k = 0; k < w; k++) out[k] = ax_array_retain(v[k]);
+        return 0;
+    }
+    case OP_ALET: return ex_alet(ex, x, out);
+    case OP_ACOND: return ex_acond(ex, x, out);
+    case OP_AWHILE: return ex_awhile(ex, x, out);
+    case OP_ATUPLE: {
+        int off = 0;
+        for (int k = 0; k < x->n; k++) {
+            if (eval_acc(ex, x->kid[k], out + off)) {
+                release_all(out, off);
+                return -1;
+            }
+            off += awidth(x->kid[k]->type);
+        }
+        return 0;
+    }
+    case OP_APROJ: {
+        const Type *tt = x->kid[0]->type;
+        if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return malformed(ex, x, "bad projection");
+        int w = awidth(tt), off = aoffset(tt, x->a), cw = awidth(x->type);
+        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        if (!v) return nomem(ex);
+        int rc = eval_acc(ex, x->kid[0], v);
+        if (rc == 0)
+            for (int k = 0; k < w; k++) {
+                if (k >= off && k < off + cw) out[k - off] = v[k];
+                else ax_array_release(v[k]);
+            }
+        free(v);
+        return rc;
+    }
+    case OP_DELAYED:
+        return malformed(ex, x, "a delayed array outside a consumer");
+    default:
+        return ex_op(ex, x, out);
+    }
+}
+
+static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
+{
+    CpuProg *pp = state;
+    CpuCtx *cc = ctx_state(cx);
+    if (!cc) return -1;
+    if (!pp || pp->magic != PROG_MAGIC || !p || !p->root) {
+        ctx_error(cx, AX_ERR_BACKEND, "cpu: no program to run");
+        return -1;
+    }
+    Ex ex;
+    memset(&ex, 0, sizeof ex);
+    ex.cx = cx;
+    ex.cc = cc;
+    ex.pp = pp;
+    if (!(ex.pool = ctx_pool(cx, cc))) return -1;
+    ex.nthreads = pool_threads(ex.pool);
+    ex.nvars = p->nvars;
+    int w = awidth(p->root->type);
+    ex.aenv = calloc((size_t)(p->nvars > 0 ? p->nvars : 1), sizeof *ex.aenv);
+    ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
+    int n = -1;
+    if (!ex.aenv || !res) {
+        nomem(&ex);
+    } else if (eval_acc(&ex, p->root, res) == 0) {
+        n = max < 0 ? 0 : w < max ? w : max;
+        for (int k = 0; k < w; k++) {
+            if (k < n) out[k] = res[k];
+            else ax_array_release(res[k]);
+        }
+    }
+    free(res);
+    free(ex.aenv);
+    return n;
+}
+
+const Backend backend_cpu = {
+    .name = "cpu",
+    .kind = AX_BACKEND_CPU,
+    .available = cpu_available,
+    .prepare = cpu_prepare,
+    .run = cpu_run,
+    .release = cpu_release,
+};

@@ -1,0 +1,53 @@
+/*
+ * Internal interface of the simplifier (src/opt/simplify.c, src/opt/cse.c):
+ * the sub-passes that simplify_program runs in rounds, exposed so that the
+ * tests can run each one alone and verify the program after it.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_OPT_H
+#define AX_OPT_H
+
+#include "ir.h"
+
+/* Recursion limit of the optimiser's walks.  Sharing recovery refuses
+ * graphs deeper than 10000, and chains of lets are walked in loops, so
+ * only a malformed program reaches this; the passes then leave the
+ * program as it is rather than overflow the C stack (20000 levels fit in
+ * the default 8 MiB stack even with AddressSanitizer's larger frames). */
+#define OPT_MAX_DEPTH 20000
+
+/* Can evaluating node n itself (not its operands) fault or fail to
+ * terminate?  The "no speculation" rule of sharing recovery
+ * (sharing.c): an integer division family operation whose divisor is not
+ * a nonzero constant, shapesize, an array read (in unsafe mode as well:
+ * an unchecked read must not leave its guard), a while loop.  Such terms
+ * are never moved out of a lazy region, dropped while dead, or merged with
+ * copies in other lazy regions. */
+bool opt_op_fallible(const ax_ctx *cx, const Node *n);
+
+/* Is operand i of scalar node n evaluated only sometimes?  (cond's
+ * branches, the second operand of and/or, a while loop's body; the loop's
+ * condition runs at least once.) */
+bool opt_lazy_operand(const Node *n, int i);
+
+/* A constant or a variable: copying it costs nothing. */
+static inline bool opt_is_atom(const Node *n)
+{
+    return n->op == OP_CONST || n->op == OP_VAR || n->op == OP_AVAR;
+}
+
+/* Common subexpression elimination (thesis s.3 "Common subexpression
+ * elimination", and the Delite section's hash-consing), one scalar context
+ * at a time.  Sets *changed when it rewrote something.  Returns 0, or -1
+ * with an error on cx. */
+int opt_cse(ax_ctx *cx, Program *p, bool *changed);
+
+/* One round of the simplifier proper: with SIMP_SHRINK, the shrinking
+ * reduction (dead lets dropped, lets used once inlined); with SIMP_FOLD,
+ * constant folding, constant and copy propagation through lets and
+ * tuples, algebraic identities and reassociation of constants, and the
+ * array-level rules.  Sets *changed when it rewrote something. */
+enum { SIMP_SHRINK = 1u, SIMP_FOLD = 2u, SIMP_ALL = 3u };
+int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed);
+
+#endif /* AX_OPT_H */
