@@ -274,8 +274,9 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
     err[0] = 0;
     JitModule *m = jit_load(jit, g->text, g->len, err, sizeof err, &hit, &cms);
     if (!m) {
-        ctx_error(cx, AX_ERR_COMPILE, "ax_run: the C compiler '%s' failed: %s", cc_name(cx),
-                  err[0] ? err : "(no message)");
+        /* jit's messages name the compiler and quote its output */
+        if (err[0]) ctx_error(cx, AX_ERR_COMPILE, "ax_run: %s", err);
+        else ctx_error(cx, AX_ERR_COMPILE, "ax_run: the C compiler '%s' failed", cc_name(cx));
         cg_free(g);
         return AX_ERR_COMPILE;
     }
@@ -586,7 +587,8 @@ static int op_begin(Ex *ex, const Node *x, Op1 *o)
         AxArg *a = &o->args[cn->nout + i];
         a->rank = y->type->rank;
         for (int d = 0; d < a->rank; d++) a->shape[d] = o->par[cn->poff[t] + d].i;
-        if ((a->size = shape_size_checked(ex->cx, api_name(x->op), a->rank, a->shape)) < 0) return -1;
+        /* the interpreter's wording: it allocates the delayed array */
+        if ((a->size = shape_size_checked(ex->cx, "a fused producer", a->rank, a->shape)) < 0) return -1;
     }
     return 0;
 }
