@@ -1,6 +1,8 @@
 /*
  * The benchmark programs at small sizes (issue 5): radix sort, SMVM, dot
- * product and Black-Scholes, on the interpreter and on the CPU backend,
+ * product and Black-Scholes, and the single-skeleton micro-benchmarks
+ * map-explog, fold-sum and scanl1-sum (issue 3), on the interpreter and
+ * on the CPU backend,
  * with the optimiser's switches on and off, each result checked against
  * the plain-C reference and against both builds of the hand-written
  * baseline (without and with -ffast-math).  Also: the Matrix Market
@@ -18,7 +20,8 @@
 
 /* ------------------------------------------------------------ the programs */
 
-static const char *const bench_programs[] = {"radixsort", "smvm", "dotp", "blackscholes"};
+static const char *const bench_programs[] = {"radixsort", "smvm", "dotp", "blackscholes",
+                                             "map-explog", "fold-sum", "scanl1-sum"};
 
 static const struct { const char *name; unsigned flags; } switches[] = {
     {"default", 0},

@@ -1,0 +1,113 @@
+/*
+ * The single-skeleton micro-benchmarks (issue 3) as a performance engineer
+ * writes them for a multicore CPU: one parallel SIMD loop for map and fold,
+ * and the classic two-pass blocked scan.  Each measures one of axle's
+ * skeletons against the best plain OpenMP, with nothing to fuse.
+ *
+ * map: vectorising expf and logf needs libmvec's vector versions, which
+ * <math.h> declares SIMD-callable only under -ffast-math
+ * (bits/math-vector.h); the variant without it declares them itself, as
+ * baseline_blackscholes.c does (libmvec's f32 versions are accurate to 4
+ * ulp, the bound examples/skeletons.c allows for).
+ *
+ * fold: OpenMP's reduction clause licenses reassociation without
+ * -ffast-math (a partial sum per thread and per vector lane), the licence
+ * axle's fold has too; the sum is kept in f32 like axle's.
+ *
+ * scan: OpenMP 5's reduction(inscan, +) on a `parallel for simd` is the
+ * short way to write it, but with GCC 12 it took 4.5 times as long as
+ * this (2*10^7 elements, 2 threads).  The blocked scan reads x twice and
+ * writes y once:
+ *   1. each thread sums its static block of x (a SIMD reduction);
+ *   2. one thread turns the per-thread totals into each block's offset
+ *      (an exclusive scan over nthreads values);
+ *   3. each thread scans its block, adding its offset.
+ * Step 3 scans from 0 and adds the offset to each element rather than
+ * starting the running sum at the offset: the running sum then stays a
+ * block's total, not the whole prefix, so its rounding error does not grow
+ * with the offset (an f32 accumulator above 2^24 has an ulp of 2 or more,
+ * larger than these inputs' fractional parts), and the add is free in a
+ * loop that is bound by memory.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "baseline_skeletons.h"
+#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(_OPENMP) && !defined(__FAST_MATH__) && defined(__x86_64__) && defined(__GLIBC__)
+#pragma omp declare simd notinbranch
+extern float expf(float);
+#pragma omp declare simd notinbranch
+extern float logf(float);
+#endif
+
+void BL(bl_map_explog)(const float *restrict x, float *restrict y, int64_t n)
+{
+#ifdef _OPENMP
+#pragma omp parallel for simd schedule(static)
+#endif
+    for (int64_t i = 0; i < n; i++) y[i] = expf(x[i] * 0.001f) + logf(x[i]);
+}
+
+float BL(bl_fold_sum)(const float *restrict x, int64_t n)
+{
+    float s = 0;
+#ifdef _OPENMP
+#pragma omp parallel for simd reduction(+ : s) schedule(static)
+#endif
+    for (int64_t i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+/* Per-thread totals live on the stack (no allocation inside the timed
+ * call); beyond this many threads the scan uses only this many. */
+enum { SCAN_MAX_THREADS = 1024 };
+
+void BL(bl_scanl1_sum)(const float *restrict x, float *restrict y, int64_t n)
+{
+    /* part[t + 1]: the total of thread t's block; then part[t]: the sum of
+     * the blocks before t's. */
+    float part[SCAN_MAX_THREADS + 1];
+    part[0] = 0;
+#ifdef _OPENMP
+    int want = omp_get_max_threads();
+    if (want > SCAN_MAX_THREADS) want = SCAN_MAX_THREADS;
+#pragma omp parallel num_threads(want)
+#endif
+    {
+#ifdef _OPENMP
+        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        const int t = 0, nt = 1;
+#endif
+        /* The same static blocks in both passes, so each thread's offset
+         * is the total of exactly the elements before its block. */
+        const int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        float s = 0;
+#ifdef _OPENMP
+#pragma omp simd reduction(+ : s)
+#endif
+        for (int64_t i = lo; i < hi; i++) s += x[i];
+        part[t + 1] = s;
+#ifdef _OPENMP
+#pragma omp barrier
+#pragma omp single
+#endif
+        for (int k = 1; k <= nt; k++) part[k] += part[k - 1];
+        /* (the single's implicit barrier publishes the offsets) */
+        const float off = part[t];
+        float run = 0;
+#ifdef _OPENMP
+#pragma omp simd reduction(inscan, + : run)
+#endif
+        for (int64_t i = lo; i < hi; i++) {
+            run += x[i];
+#ifdef _OPENMP
+#pragma omp scan inclusive(run)
+#endif
+            y[i] = off + run;
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/*
+ * The hand-written baselines of the single-skeleton micro-benchmarks
+ * (issue 3): map, fold and scan alone, each against what a performance
+ * engineer writes with OpenMP.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_BASELINE_SKELETONS_H
+#define AX_BASELINE_SKELETONS_H
+#include "baseline.h"
+
+/* y[i] = expf(x[i] * 0.001f) + logf(x[i]) for i < n. */
+BL_DECLARE(void, bl_map_explog, (const float *x, float *y, int64_t n))
+/* The f32 sum of x[i] over i < n (0 for n = 0). */
+BL_DECLARE(float, bl_fold_sum, (const float *x, int64_t n))
+/* The inclusive prefix sums: y[i] = x[0] + ... + x[i] for i < n. */
+BL_DECLARE(void, bl_scanl1_sum, (const float *x, float *y, int64_t n))
+#endif
