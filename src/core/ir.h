@@ -283,6 +283,12 @@ struct ax_ctx {
     char *scratch;            /* ax_type_str etc. */
     ax_array **uses;          /* arrays referenced by ax_use nodes (malloc'd) */
     int nuses, capuses;
+    /* Large buffers of released arrays, kept for reuse (array.c): a
+     * program run again writes into memory already mapped and faulted in
+     * instead of paying the kernel's page faults on fresh pages. */
+    struct { void *p; size_t cap; } spare[16];
+    int nspare;
+    int64_t spare_bytes;
 };
 
 /* Records an error on cx unless one is pending (first error wins).
@@ -313,6 +319,8 @@ struct ax_array {
     ax_array *prev, *next;    /* cx->arrays list */
 };
 
+/* Frees the context's spare buffers (array.c). */
+void array_spare_clear(ax_ctx *cx);
 /* Allocates an owned array (uninitialised buffers unless zero is set);
  * records an error and returns NULL on failure. */
 ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape, bool zero);

@@ -9,6 +9,7 @@
 #include "ir.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int64_t shape_size_checked(ax_ctx *cx, const char *what, int rank, const int64_t *shape)
 {
@@ -71,13 +72,89 @@ static ax_array *array_header(ax_ctx *cx, const char *what, const Type *elt, int
     return a;
 }
 
+/* ---------------------------------------------------------- spare buffers
+ *
+ * Buffers of at least SPARE_MIN bytes come from, and go back to, a small
+ * per-context cache.  A fresh large buffer is fresh mmapped memory: every
+ * page faults on first write (the kernel zeroes it), which for a 20M
+ * element map costs as much as the map itself.  A program run repeatedly
+ * (the common case: a compiled ax_program in a loop, awhile iterations,
+ * intermediates of the same size) then reuses memory already faulted in.
+ * Large buffers are 2 MiB aligned and advised for transparent huge pages,
+ * which cuts the faults of the first run by 512.  Spare bytes count
+ * against the memory limit: they are dropped before a request is refused. */
+enum { SPARE_MIN = 1 << 20, HUGE_ALIGN = 2 << 20 };
+#define SPARE_MAX_ENTRIES ((int)(sizeof ((ax_ctx *)0)->spare / sizeof ((ax_ctx *)0)->spare[0]))
+
+static void *buf_alloc(ax_ctx *cx, size_t al)
+{
+    if (al < SPARE_MIN) return aligned_alloc(64, al ? al : 64);
+    int best = -1;
+    for (int i = 0; i < cx->nspare; i++)   /* best fit, within twice the size */
+        if (cx->spare[i].cap >= al && cx->spare[i].cap / 2 <= al &&
+            (best < 0 || cx->spare[i].cap < cx->spare[best].cap))
+            best = i;
+    if (best >= 0) {
+        void *p = cx->spare[best].p;
+        cx->spare_bytes -= (int64_t)cx->spare[best].cap;
+        cx->spare[best] = cx->spare[--cx->nspare];
+        return p;
+    }
+    size_t cap = (al + HUGE_ALIGN - 1) & ~(size_t)(HUGE_ALIGN - 1);
+    void *p = aligned_alloc(HUGE_ALIGN, cap);
+#ifdef MADV_HUGEPAGE
+    if (p) (void)madvise(p, cap, MADV_HUGEPAGE);   /* advice only: failure is harmless */
+#endif
+    return p;
+}
+
+static size_t buf_cap(size_t al)
+{
+    return al < SPARE_MIN ? al : (al + HUGE_ALIGN - 1) & ~(size_t)(HUGE_ALIGN - 1);
+}
+
+static void buf_release(ax_ctx *cx, void *p, size_t al)
+{
+    if (!p) return;
+    size_t cap = buf_cap(al);
+    if (al < SPARE_MIN || (int64_t)cap > cx->opt.mem_limit / 4) {
+        free(p);
+        return;
+    }
+    /* Keep it, evicting the oldest while over either bound. */
+    while (cx->nspare > 0 && (cx->nspare >= SPARE_MAX_ENTRIES ||
+                              cx->spare_bytes + (int64_t)cap > cx->opt.mem_limit / 4)) {
+        free(cx->spare[0].p);
+        cx->spare_bytes -= (int64_t)cx->spare[0].cap;
+        memmove(&cx->spare[0], &cx->spare[1], sizeof cx->spare[0] * (size_t)--cx->nspare);
+    }
+    cx->spare[cx->nspare].p = p;
+    cx->spare[cx->nspare].cap = cap;
+    cx->nspare++;
+    cx->spare_bytes += (int64_t)cap;
+}
+
+void array_spare_clear(ax_ctx *cx)
+{
+    for (int i = 0; i < cx->nspare; i++) free(cx->spare[i].p);
+    cx->nspare = 0;
+    cx->spare_bytes = 0;
+}
+
+/* The padded size of leaf buffer i (64-byte multiple: vector loads). */
+static size_t leaf_bytes(const ax_array *a, int i)
+{
+    size_t sz = ax_scalar_size(ty_leaf(a->elt, i)) * (size_t)a->size;
+    return (sz + 63) & ~(size_t)63;
+}
+
 static void array_unlink_free(ax_array *a)
 {
     ax_ctx *cx = a->cx;
     if (a->prev) a->prev->next = a->next; else cx->arrays = a->next;
     if (a->next) a->next->prev = a->prev;
     if (a->owned) {
-        for (int i = 0; i < a->ncomp; i++) free(a->buf[i]);
+        for (int i = 0; i < a->ncomp; i++) buf_release(cx, a->buf[i], leaf_bytes(a, i));
         cx->mem_used -= a->bytes;
     }
     free(a->buf);
@@ -95,6 +172,7 @@ ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shap
         if (a->size > (INT64_MAX - bytes) / sz) { bytes = INT64_MAX; break; }
         bytes += a->size * sz;
     }
+    if (bytes > cx->opt.mem_limit - cx->mem_used - cx->spare_bytes) array_spare_clear(cx);
     if (bytes > cx->opt.mem_limit - cx->mem_used) {
         char ts[128];
         ctx_error(cx, AX_ERR_NOMEM,
@@ -108,8 +186,8 @@ ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shap
     for (int i = 0; i < a->ncomp; i++) {
         size_t sz = ax_scalar_size(ty_leaf(elt, i)) * (size_t)a->size;
         /* 64-byte alignment: vector loads in generated kernels. */
-        size_t al = (sz + 63) & ~(size_t)63;
-        a->buf[i] = aligned_alloc(64, al ? al : 64);
+        size_t al = leaf_bytes(a, i);
+        a->buf[i] = buf_alloc(cx, al);
         if (!a->buf[i]) {
             ctx_error(cx, AX_ERR_NOMEM, "out of memory allocating %zu bytes", sz);
             array_unlink_free(a);

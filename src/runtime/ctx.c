@@ -108,6 +108,7 @@ void ax_ctx_free(ax_ctx *cx)
         a->refs = 1;
         ax_array_release(a);
     }
+    array_spare_clear(cx);
     arena_free(&cx->arena);
     free((char *)cx->opt.cc);
     free((char *)cx->opt.cflags);
