@@ -200,16 +200,28 @@ typedef struct G {
     /* Range facts (cg_skel.c read_lin/read_ix): parameter `id` of a
      * DELAYED operand's element function only ever holds a position (lin)
      * or an index (!lin) inside the extent of operand slot `slot`.  A read
-     * of another array at exactly that position/index is then in bounds
-     * whenever that extent fits the array: the kernel computes all such
-     * conditions once into `pre_`, and the read tests pre_ before its own
-     * check, so the C compiler unswitches the loop and the checked-free
-     * copy vectorises (fused code reads through ax_at-like nodes). */
+     * of another array at exactly that position/index (or at components of
+     * that index) is then in bounds whenever that extent fits the array:
+     * the kernel computes all such conditions once into `pre_`, and in a
+     * kernel with deferred checks (below) such reads are unchecked; when
+     * pre_ fails the kernel hands its range to its checked copy.  Fused
+     * code reads through ax_at-like nodes, so this is what lets the loops
+     * of fused consumers vectorise in safe mode. */
     int nfact;
     struct { int id, slot; bool lin; } fact[64];
     int npre;
     const char *pre[64];      /* the conditions, each an expression of hoisted locals */
     Buf *kmain;               /* the unit, while a kernel body goes to b */
+    Buf *khead;               /* the kernel's header and argument locals */
+    /* Deferred checks (cg_guard): a kernel of a node is emitted first with
+     * defer set, its checks only setting a flag bad_ (no call, no branch:
+     * loops vectorise); when any check was deferred (ndefer), the kernel
+     * is emitted again without (chk set: a static axk_<n>_<role>_chk), and
+     * the first reruns its range in the second when bad_ is set. */
+    bool defer, chk;
+    int ndefer;
+    bool need_chk[R_NROLE];   /* per role: the deferred kernel calls its checked copy */
+    CgRole role;              /* the kernel being emitted */
 } G;
 
 /* Emission helpers. */
@@ -249,7 +261,9 @@ bool cg_free_ident(const Node *a, int *id, int *off, const Node **use);
 const char *cg_local(G *g, ax_scalar s, const char *expr);
 /* Leaf k of slot's element at linear position lin, as an expression. */
 const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin);
-/* Emits a fault report: ix (its leaves) against slot's shape. */
-void cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank);
+/* The call reporting a fault: ix (its leaves) against slot's shape. */
+const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank);
+/* Emits the check "bad is false", else `report` (see G.defer). */
+void cg_guard(G *g, const char *bad, const char *report);
 
 #endif /* AX_CPU_CG_H */

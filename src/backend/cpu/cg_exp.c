@@ -335,8 +335,24 @@ const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin)
     return cg_fmt(g, "a%d_%d[%s]", slot, k, lin);
 }
 
-/* Reports a fault: ix (rank leaves) and the slot's shape. */
-void cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
+/* The run-time check "bad is false", else the fault `report` (a call of
+ * ax_fail).  Inside a kernel emitted with deferred checks (G.defer) the
+ * check only sets the kernel's flag bad_: the loop keeps no call and no
+ * branch, so it vectorises, and the kernel reruns its range in its checked
+ * copy when the flag is set, which reports exactly the fault the checked
+ * code would (cg_skel.c kernel_end). */
+void cg_guard(G *g, const char *bad, const char *report)
+{
+    if (g->defer) {
+        cg_line(g, "bad_ |= (u8)(%s);", bad);
+        g->ndefer++;
+    } else {
+        cg_line(g, "if (__builtin_expect(%s, 0)) { %s }", bad, report);
+    }
+}
+
+/* The call reporting a fault: ix (rank leaves) and the slot's shape. */
+const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
 {
     const char *ixs = "0", *shs = "0";
     if (ix.n > 0) {
@@ -355,29 +371,49 @@ void cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
         shs = t.oom ? "0" : cg_fmt(g, "%s", t.s);
         free(t.s);
     }
-    cg_line(g, "ax_fail(c, %d, %d, 0, %s, %d, %s, %d, %s);", code, site, g->pos, ix.n, ixs, rank, shs);
+    return cg_fmt(g, "ax_fail(c, %d, %d, 0, %s, %d, %s, %d, %s);", code, site, g->pos, ix.n, ixs, rank, shs);
 }
 
 /* The condition under which read e (of array slot `slot`, type at) is in
  * bounds for every value its index can take (see G.fact), added to the
  * kernel's pre_; NULL if unknown. */
+static int fact_of(G *g, const Node *v)
+{
+    if (!v || v->op != OP_VAR) return -1;
+    for (int k = 0; k < g->nfact; k++)
+        if (g->fact[k].id == v->id) return k;
+    return -1;
+}
+
 static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at)
 {
     const Node *i = e->kid[1];
-    if (i->op != OP_VAR) return NULL;
-    int f = -1;
-    for (int k = 0; k < g->nfact; k++)
-        if (g->fact[k].id == i->id) f = k;
-    if (f < 0 || g->fact[f].lin != (e->op == OP_LINDEX)) return NULL;
-    int s = g->fact[f].slot;
-    const Type *st = cg_slot_type(g->cn, s);
     const char *c;
-    if (e->op == OP_LINDEX) {
-        c = cg_fmt(g, "n%d <= n%d", s, slot);
-    } else {
-        if (st->rank != at->rank || i->type->width != at->rank) return NULL;
+    int f = fact_of(g, i);
+    if (f >= 0) {
+        if (g->fact[f].lin != (e->op == OP_LINDEX)) return NULL;
+        int s = g->fact[f].slot;
+        const Type *st = cg_slot_type(g->cn, s);
+        if (e->op == OP_LINDEX) {
+            c = cg_fmt(g, "n%d <= n%d", s, slot);
+        } else {
+            if (st->rank != at->rank || i->type->width != at->rank) return NULL;
+            c = "1";
+            for (int d = 0; d < at->rank; d++) c = cg_fmt(g, "%s & (s%d_%d <= s%d_%d)", c, s, d, slot, d);
+        }
+    } else if (e->op == OP_INDEX && i->op == OP_IXCONS && i->n == at->rank && i->n > 0) {
+        /* ix(ixget k0 p, ixget k1 q, ...) with p, q inside extents: in
+         * bounds when each such extent's dimension fits the array's
+         * (N-body reads a[ixget 1 p] along its rows) */
         c = "1";
-        for (int d = 0; d < at->rank; d++) c = cg_fmt(g, "%s & (s%d_%d <= s%d_%d)", c, s, d, slot, d);
+        for (int d = 0; d < i->n; d++) {
+            const Node *k = i->kid[d];
+            int fk = k->op == OP_IXGET ? fact_of(g, k->kid[0]) : -1;
+            if (fk < 0 || g->fact[fk].lin) return NULL;
+            c = cg_fmt(g, "%s & (s%d_%d <= s%d_%d)", c, g->fact[fk].slot, k->a, slot, d);
+        }
+    } else {
+        return NULL;
     }
     for (int k = 0; k < g->npre; k++)
         if (!strcmp(g->pre[k], c)) return c;
@@ -419,21 +455,10 @@ static Val gen_index(G *g, const Node *e)
         ix.v[0] = lin;
     }
     Val out = cg_val(g, w);
-    const char *pre = g->safe ? known_in_bounds(g, e, slot, at) : NULL;
-    if (pre) {
-        /* in bounds when pre_ holds: an unchecked copy of the read */
-        for (int k = 0; k < out.n; k++) {
-            out.v[k] = cg_fresh(g, "t");
-            cg_line(g, "%s %s = 0;", ctypes[ty_leaf(at->elt, k)], out.v[k]);
-        }
-        cg_line(g, "if (pre_) {");
-        g->ind++;
-        for (int k = 0; k < out.n; k++) cg_line(g, "%s = %s;", out.v[k], cg_load(g, ty_leaf(at->elt, k), slot, k, lin));
-        g->ind--;
-        cg_line(g, "} else {");
-        g->ind++;
-    }
-    if (!g->safe) {
+    /* In a kernel with deferred checks, a read known in bounds whenever
+     * the kernel's pre_ holds is unchecked: the kernel hands its whole
+     * range to its checked copy when pre_ does not hold (kernel_end). */
+    if (!g->safe || (g->defer && known_in_bounds(g, e, slot, at))) {
         for (int k = 0; k < out.n; k++) out.v[k] = cg_local(g, ty_leaf(at->elt, k), cg_load(g, ty_leaf(at->elt, k), slot, k, lin));
         return out;
     }
@@ -453,21 +478,10 @@ static Val gen_index(G *g, const Node *e)
     } else {
         ok = cg_local(g, AX_BOOL, cg_fmt(g, "(u64)%s < (u64)n%d", lin, slot));
     }
-    cg_line(g, "if (__builtin_expect(!%s, 0)) {", ok);
-    g->ind++;
-    if (e->op == OP_INDEX) cg_fail_ix(g, AX_ERR_INDEX, SITE_AT, slot, ix, r);
-    else cg_fail_ix(g, AX_ERR_INDEX, SITE_ATLIN, slot, ix, r);
-    g->ind--;
-    cg_line(g, "}");
+    cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, e->op == OP_INDEX ? SITE_AT : SITE_ATLIN, slot, ix, r));
     for (int k = 0; k < out.n; k++) {
         ax_scalar s = ty_leaf(at->elt, k);
-        const char *v = cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin));
-        if (pre) cg_line(g, "%s = %s;", out.v[k], v);
-        else out.v[k] = cg_local(g, s, v);
-    }
-    if (pre) {
-        g->ind--;
-        cg_line(g, "}");
+        out.v[k] = cg_local(g, s, cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin)));
     }
     return out;
 }
@@ -522,8 +536,8 @@ static const char *gen_div(G *g, const Node *e, Prim p, ax_scalar s, const char 
                                                [P_IDIV] = "idiv", [P_MOD] = "mod"};
     const char *r = cg_local(g, s, cg_fmt(g, "ax_%s_%s(%s, %s)", name[p], ctypes[s], a, b));
     if (!nonzero_const(e->kid[1]))
-        cg_line(g, "if (__builtin_expect(%s == 0, 0)) ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", b, AX_ERR_DIVZERO,
-                SITE_PRIM, (int)p, g->pos);
+        cg_guard(g, cg_fmt(g, "%s == 0", b),
+                 cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", AX_ERR_DIVZERO, SITE_PRIM, (int)p, g->pos));
     return r;
 }
 
@@ -547,10 +561,12 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
         Buf t = {0};
         for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", args[0].v[d]);
         const char *n = cg_fresh(g, "t");
+        const char *bad = cg_fresh(g, "t");
         cg_line(g, "i64 %s;", n);
-        cg_line(g, "if (__builtin_expect(ax_shape_size(%d, (const i64[]){%s}, &%s), 0)) { ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0); %s = 0; }",
-                r, t.oom ? "0" : t.s, n, AX_ERR_SHAPE, SITE_PRIM, (int)p, g->pos, n);
+        cg_line(g, "const u8 %s = ax_shape_size(%d, (const i64[]){%s}, &%s);", bad, r, t.oom ? "0" : t.s, n);
         free(t.s);
+        cg_guard(g, bad, cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", AX_ERR_SHAPE, SITE_PRIM, (int)p, g->pos));
+        cg_line(g, "if (%s) %s = 0;", bad, n);
         out.v[0] = n;
         return out;
     }

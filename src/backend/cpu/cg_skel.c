@@ -180,44 +180,73 @@ static void hoist(G *g, int first, bool outputs, bool params)
     }
 }
 
-/* A kernel: its header and argument locals go straight into the unit;
- * its body into a buffer of its own, so that kernel_end can put the body's
- * pre_ condition (G.fact) in front of it. */
+/* A kernel: its header and argument locals, its body and its pre_
+ * condition (G.fact) are built in buffers of their own, so that
+ * kernel_end can put pre_ and the deferred-check flag (G.defer) in front
+ * of the body.  The checked copy of a kernel (G.chk) is static and named
+ * with _chk; one that its deferred kernel never calls is not emitted. */
+static Buf *new_buf(G *g)
+{
+    Buf *b = arena_alloc(g->ar, sizeof *b);
+    if (!b) cg_fail(g, "cpu codegen: out of memory");
+    return b;
+}
+
 static void kernel_begin(G *g, CgRole r, int first, bool outputs)
 {
-    cg_line(g, "void axk_%d_%s(const AxCall *c, i64 start, i64 end)", g->cn->x->num, cg_role_name[r]);
+    g->kmain = g->b;
+    g->role = r;
+    Buf *head = new_buf(g), *body = new_buf(g);
+    if (!head || !body) return;
+    g->b = g->khead = head;
+    cg_line(g, "%svoid axk_%d_%s%s(const AxCall *c, i64 start, i64 end)", g->chk ? "static " : "", g->cn->x->num,
+            cg_role_name[r], g->chk ? "_chk" : "");
     cg_line(g, "{");
     g->ind++;
     ((CgNode *)g->cn)->role[r] = true;
     hoist(g, first, outputs, true);
-    g->nfact = g->npre = 0;
-    g->kmain = g->b;
-    Buf *body = arena_alloc(g->ar, sizeof *body);
-    if (!body) {
-        cg_fail(g, "cpu codegen: out of memory");
-        return;
-    }
+    g->nfact = g->npre = g->ndefer = 0;
     g->b = body;
 }
 
 static void kernel_end(G *g)
 {
-    Buf *body = g->b, *main = g->kmain;
+    Buf *body = g->b, *main = g->kmain, *head = g->khead;
+    if (!body || !head || body == main) return;
     g->b = main;
-    if (body != main) {
-        if (g->npre > 0) {
-            Buf c = {0};
-            for (int k = 0; k < g->npre; k++) buf_printf(&c, "%s(%s)", k ? " & " : "", g->pre[k]);
-            cg_line(g, "const u8 pre_ = %s;", c.oom ? "0" : c.s);
-            free(c.s);
-        }
-        if (body->oom) cg_fail(g, "cpu codegen: out of memory");
-        else if (body->s) buf_put(main, body->s);
-        free(body->s);
+    bool keep = !g->chk || g->need_chk[g->role];
+    bool deferred = g->defer && (g->ndefer > 0 || g->npre > 0);
+    if (deferred) {
+        g->need_chk[g->role] = true;
+        buf_printf(main, "static void axk_%d_%s_chk(const AxCall *c, i64 start, i64 end);\n", g->cn->x->num,
+                   cg_role_name[g->role]);
     }
-    g->nfact = g->npre = 0;
+    if (head->oom || body->oom) cg_fail(g, "cpu codegen: out of memory");
+    if (keep && head->s) buf_put(main, head->s);
+    if (keep && g->npre > 0) {
+        Buf c = {0};
+        for (int k = 0; k < g->npre; k++) buf_printf(&c, "%s(%s)", k ? " & " : "", g->pre[k]);
+        cg_line(g, "const u8 pre_ = %s;", c.oom ? "0" : c.s);
+        free(c.s);
+    }
+    if (deferred && g->npre > 0) {
+        cg_line(g, "if (__builtin_expect(!pre_, 0)) {");
+        cg_line(g, "    axk_%d_%s_chk(c, start, end);", g->cn->x->num, cg_role_name[g->role]);
+        cg_line(g, "    return;");
+        cg_line(g, "}");
+    }
+    if (deferred) cg_line(g, "u8 bad_ = 0;");
+    if (keep && body->s) buf_put(main, body->s);
+    if (deferred) {
+        cg_line(g, "/* a check failed: rerun the range checked, to report the first fault */");
+        cg_line(g, "if (__builtin_expect(bad_, 0)) axk_%d_%s_chk(c, start, end);", g->cn->x->num,
+                cg_role_name[g->role]);
+    }
+    free(head->s);
+    free(body->s);
+    g->nfact = g->npre = g->ndefer = 0;
     g->ind--;
-    cg_line(g, "}");
+    if (keep) cg_line(g, "}");
 }
 
 static void block_end(G *g)
@@ -351,10 +380,7 @@ static Val bp_read(G *g, Val ix)
     for (int d = 0; d < six.n; d++) buf_printf(&t, "%s((u64)%s < (u64)s%d_%d)", d ? " & " : "", six.v[d], slot, d);
     const char *ok = cg_local(g, AX_BOOL, t.oom ? "0" : t.s);
     free(t.s);
-    cg_line(g, "if (__builtin_expect(!%s, 0)) {", ok);
-    g->ind++;
-    cg_fail_ix(g, AX_ERR_INDEX, SITE_BACKPERMUTE, slot, six, six.n);
-    block_end(g);
+    cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, SITE_BACKPERMUTE, slot, six, six.n));
     if (opd_node(cn, 0)->op == OP_DELAYED) {
         /* the element function only at indices inside its extent */
         Val r = cg_decl(g, opd_elt(cn, 0), "r");
@@ -497,7 +523,58 @@ static bool lam_comm(const Node *f, Prim *ops)
  * locals: LANES accumulators when f is commutative (each the fold of one
  * residue class, combined in lane order), then the tail left to right;
  * a non-commutative f, or a short range, strictly left to right. */
-static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm)
+/* Whether a node contains a fromLinear. */
+static bool has_fromlin(const Node *e)
+{
+    if (!e) return false;
+    if (e->op == OP_PRIM && e->a == P_FROMLIN) return true;
+    for (int i = 0; i < e->n; i++)
+        if (has_fromlin(e->kid[i])) return true;
+    return false;
+}
+
+/* How a row skeleton (fold) reads operand 0 at position pos of its row:
+ * linearly, or, for a delayed operand of rank >= 2 whose linear form goes
+ * through fromLinear (a division and a remainder per dimension and
+ * element: fusion.c phase 2), through the index form at (the row's outer
+ * index, pos - base), which the skeleton knows without dividing. */
+typedef struct RowRead {
+    bool ix;
+    Val outer;          /* the row's index, rank - 1 components */
+    const char *base;   /* the row's first position */
+} RowRead;
+
+static RowRead row_read(G *g, const char *row, const char *base)
+{
+    RowRead rr = {false, cg_val(g, 0), base};
+    const CgNode *cn = g->cn;
+    const Node *y = opd_node(cn, 0);
+    int r = y->type->rank, slot = opd_slot(cn, 0);
+    if (y->op != OP_DELAYED || r < 2 || !has_fromlin(y->kid[2])) return rr;
+    rr.ix = true;
+    rr.outer = cg_val(g, r - 1);
+    const char *q = cg_fresh(g, "t");
+    cg_line(g, "i64 %s = %s;", q, row);
+    for (int d = r - 2; d >= 0 && rr.outer.n == r - 1; d--) {
+        rr.outer.v[d] = cg_fresh(g, "o");
+        if (d > 0) cg_line(g, "const i64 %s = %s %% s%d_%d; %s /= s%d_%d;", rr.outer.v[d], q, slot, d, q, slot, d);
+        else cg_line(g, "const i64 %s = %s;", rr.outer.v[d], q);
+    }
+    return rr;
+}
+
+static Val read_row(G *g, const RowRead *rr, const char *pos)
+{
+    if (!rr->ix) return read_lin(g, 0, pos);
+    Val ix = cg_val(g, rr->outer.n + 1);
+    if (ix.n != rr->outer.n + 1) return read_lin(g, 0, pos);
+    for (int d = 0; d < rr->outer.n; d++) ix.v[d] = rr->outer.v[d];
+    ix.v[rr->outer.n] = atom(g, cg_fmt(g, "%s - %s", pos, rr->base));
+    return read_ix(g, 0, ix);
+}
+
+static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
+                      const RowRead *rr)
 {
     Val res = cg_decl(g, elt, "r");
     const char *j = cg_fresh(g, "j");
@@ -515,7 +592,7 @@ static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, cons
         cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
         g->ind++;
         g->pos = cg_fmt(g, "(%s + %s)", lo, l);
-        put(g, lane, l, read_lin(g, 0, cg_fmt(g, "%s + %s", lo, l)));
+        put(g, lane, l, read_row(g, rr, cg_fmt(g, "%s + %s", lo, l)));
         block_end(g);
         cg_line(g, "for (%s = %s + %d; %s + %d <= %s; %s += %d) {", j, lo, LANES, j, LANES, hi, j, LANES);
         g->ind++;
@@ -523,7 +600,7 @@ static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, cons
         g->ind++;
         g->pos = cg_fmt(g, "(%s + %s)", j, l);
         Val acc = at(g, lane, l);
-        Val xj = read_lin(g, 0, cg_fmt(g, "%s + %s", j, l));
+        Val xj = read_row(g, rr, cg_fmt(g, "%s + %s", j, l));
         update(g, elt, acc, apply2(g, f, acc, xj));
         block_end(g);
         block_end(g);
@@ -537,13 +614,13 @@ static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, cons
         g->ind++;
     }
     g->pos = lo;
-    cg_assign(g, res, read_lin(g, 0, lo));
+    cg_assign(g, res, read_row(g, rr, lo));
     if (comm) block_end(g);
     /* the tail (or the whole range) left to right */
     cg_line(g, "for (; %s < %s; %s++) {", j, hi, j);
     g->ind++;
     g->pos = j;
-    update(g, elt, res, apply2(g, f, res, read_lin(g, 0, j)));
+    update(g, elt, res, apply2(g, f, res, read_row(g, rr, j)));
     block_end(g);
     return res;
 }
@@ -579,8 +656,9 @@ static void emit_fold(G *g)
     g->ind++;
     cg_line(g, "const i64 row = t / nch, k = t %% nch;");
     cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
+    RowRead rr = row_read(g, "row", "row * n");
     Val res = cg_decl(g, elt, "y");
-    Val a = fold_range(g, f, elt, "lo", "hi", cn->comm);
+    Val a = fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
     if (z) {
         cg_line(g, "if (nch == 1) {");
         g->ind++;
@@ -634,16 +712,17 @@ static void emit_foldseg(G *g)
     g->ind++;
     cg_line(g, "const i64 row = t / nseg, k = t %% nseg;");
     cg_line(g, "const i64 lo = row * n + off[k], hi = row * n + off[k + 1];");
+    RowRead rr = row_read(g, "row", "row * n");
     Val res = cg_decl(g, elt, "y");
     if (z) {
         cg_assign(g, res, zval(g, elt));
         cg_line(g, "if (hi > lo) {");
         g->ind++;
-        Val a = fold_range(g, f, elt, "lo", "hi", cn->comm);
+        Val a = fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
         update(g, elt, res, apply2(g, f, zval(g, elt), a));
         block_end(g);
     } else {
-        cg_assign(g, res, fold_range(g, f, elt, "lo", "hi", cn->comm));
+        cg_assign(g, res, fold_range(g, f, elt, "lo", "hi", cn->comm, &rr));
     }
     store(g, 0, elt, "t", res);
     block_end(g);
@@ -666,6 +745,46 @@ static void emit_foldseg(G *g)
 /* The six scans (interp.c op_scan for the meaning of each).  scan: task t
  * is (row, chunk); with one chunk per row (many rows) each row is one
  * sequential scan; with several, part and carry run first (three phases). */
+/* The variables of v, comma-separated. */
+static const char *red_vars(G *g, Val v)
+{
+    const char *s = "";
+    for (int k = 0; k < v.n; k++) s = cg_fmt(g, "%s%s%s", s, k ? ", " : "", v.v[k]);
+    return s;
+}
+
+/* The reduction clauses ("reduction(inscan, +: y1_) ...") under which a
+ * scan with operator f and accumulator leaves acc may run as an OpenMP
+ * simd scan, or NULL: each leaf a +, * (any type), min, max, &, |, ^ (integers:
+ * float min/max differ from C's on NaN and signed zeros), && or || (bool). */
+static const char *simd_scan_clause(G *g, const Node *f, Val acc)
+{
+    Prim ops[64];
+    const Type *t = f->param[0]->type;
+    if (t->width > (int)(sizeof ops / sizeof *ops) || t->width != acc.n || !lam_comm(f, ops)) return NULL;
+    const char *r = "";
+    for (int k = 0; k < acc.n; k++) {
+        ax_scalar s = ty_leaf(t, k);
+        bool fl = s == AX_F32 || s == AX_F64;
+        const char *id = NULL;
+        switch (ops[k]) {
+        case P_ADD: id = "+"; break;
+        case P_MUL: id = "*"; break;
+        case P_MIN: id = fl ? NULL : "min"; break;
+        case P_MAX: id = fl ? NULL : "max"; break;
+        case P_BAND: id = "&"; break;
+        case P_BOR: id = "|"; break;
+        case P_BXOR: id = "^"; break;
+        case P_AND: id = "&&"; break;
+        case P_OR: id = "||"; break;
+        default: break;
+        }
+        if (!id) return NULL;
+        r = cg_fmt(g, "%s%sreduction(inscan, %s: %s)", r, k ? " " : "", id, acc.v[k]);
+    }
+    return r;
+}
+
 static void emit_scan(G *g)
 {
     CgNode *cn = (CgNode *)g->cn;
@@ -686,7 +805,8 @@ static void emit_scan(G *g)
     g->ind++;
     cg_line(g, "const i64 row = t / nch, k = t %% nch;");
     cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
-    put(g, q, "t", fold_range(g, f, elt, "lo", "hi", cn->comm));
+    RowRead rr = row_read(g, "row", "row * n");
+    put(g, q, "t", fold_range(g, f, elt, "lo", "hi", cn->comm, &rr));
     block_end(g);
     kernel_end(g);
 
@@ -726,69 +846,79 @@ static void emit_scan(G *g)
     g->ind++;
     cg_line(g, "const i64 row = t / nch, k = t %% nch;");
     cg_line(g, "const i64 rb = row * n, ob = row * %s, lo = k * ch, hi = ax_min64(lo + ch, n);", ext);
+    /* Each chunk scans its own elements from its first one and combines
+     * the carry into every stored value (rather than starting from the
+     * carry): the running value stays the chunk's own, which keeps float
+     * sums as accurate as a blocked hand-written scan; the carry stays on
+     * the outer side, so the order of a non-commutative operator is kept.
+     * A right scan is the mirror image: `first`/`next` walk from hi - 1
+     * down, and the outer (earlier in scan order) operand goes right. */
+    const char *first = left ? "lo" : "hi - 1", *next = left ? "lo + 1" : "hi - 2";
+    const char *nocarry = left ? "k == 0" : "k == nch - 1";
+    const char *zpos = left ? "ob" : "ob + n";
     acc = cg_decl(g, elt, "y");
-    if (left) {
-        cg_line(g, "i64 j = lo;");
-        if (z) {
-            /* the first chunk starts from z (carry[t] holds it too when
-             * there are several) */
-            cg_line(g, "if (k == 0) {");
-            g->ind++;
-            cg_assign(g, acc, zval(g, elt));
-            if (incl_z) store(g, 0, elt, "ob", acc);
-            g->ind--;
-            cg_line(g, "} else {");
-            g->ind++;
-            cg_assign(g, acc, at(g, cy, "t"));
-            block_end(g);
-        } else {
-            cg_line(g, "if (k == 0) {");
-            g->ind++;
-            g->pos = "(rb + lo)";
-            cg_assign(g, acc, read_lin(g, 0, "rb + lo"));
-            store(g, 0, elt, "ob + lo", acc);
-            cg_line(g, "j = lo + 1;");
-            g->ind--;
-            cg_line(g, "} else {");
-            g->ind++;
-            cg_assign(g, acc, at(g, cy, "t"));
-            block_end(g);
-        }
-        cg_line(g, "for (; j < hi; j++) {");
-    } else {
-        cg_line(g, "i64 j = hi - 1;");
-        if (z) {
-            cg_line(g, "if (k == nch - 1) {");
-            g->ind++;
-            cg_assign(g, acc, zval(g, elt));
-            if (incl_z) store(g, 0, elt, "ob + n", acc);
-            g->ind--;
-            cg_line(g, "} else {");
-            g->ind++;
-            cg_assign(g, acc, at(g, cy, "t"));
-            block_end(g);
-        } else {
-            cg_line(g, "if (k == nch - 1) {");
-            g->ind++;
-            g->pos = "(rb + hi - 1)";
-            cg_assign(g, acc, read_lin(g, 0, "rb + hi - 1"));
-            store(g, 0, elt, "ob + hi - 1", acc);
-            cg_line(g, "j = hi - 2;");
-            g->ind--;
-            cg_line(g, "} else {");
-            g->ind++;
-            cg_assign(g, acc, at(g, cy, "t"));
-            block_end(g);
-        }
-        cg_line(g, "for (; j >= lo; j--) {");
-    }
+    Val cv = cg_decl(g, elt, "cv");
+    cg_line(g, "u8 hc = 0;");
+    cg_line(g, "i64 j = %s;", first);
+    cg_line(g, "if (%s) {", nocarry);
     g->ind++;
-    g->pos = "(rb + j)";
-    if (ex) store(g, 0, elt, "ob + j", acc);
-    Val xj = read_lin(g, 0, "rb + j");
-    update(g, elt, acc, left ? apply2(g, f, acc, xj) : apply2(g, f, xj, acc));
-    if (!ex) store(g, 0, elt, left && incl_z ? "ob + j + 1" : "ob + j", acc);
+    if (z) {
+        cg_assign(g, acc, zval(g, elt));
+        if (incl_z) store(g, 0, elt, zpos, acc);
+    } else {
+        g->pos = cg_fmt(g, "(rb + %s)", first);
+        cg_assign(g, acc, read_lin(g, 0, cg_fmt(g, "rb + %s", first)));
+        store(g, 0, elt, cg_fmt(g, "ob + %s", first), acc);
+        cg_line(g, "j = %s;", next);
+    }
+    g->ind--;
+    cg_line(g, "} else {");
+    g->ind++;
+    cg_line(g, "hc = 1;");
+    cg_assign(g, cv, at(g, cy, "t"));
+    if (ex) store(g, 0, elt, cg_fmt(g, "ob + %s", first), cv);
+    g->pos = cg_fmt(g, "(rb + %s)", first);
+    cg_assign(g, acc, read_lin(g, 0, cg_fmt(g, "rb + %s", first)));
+    if (!ex) {
+        const char *at0 = left && incl_z ? cg_fmt(g, "ob + %s + 1", first) : cg_fmt(g, "ob + %s", first);
+        store(g, 0, elt, at0, left ? apply2(g, f, cv, acc) : apply2(g, f, acc, cv));
+    }
+    cg_line(g, "j = %s;", next);
     block_end(g);
+    /* The loop twice, with and without a carry: no test per element.  An
+     * operator that is an OpenMP reduction on every leaf, over a manifest
+     * operand, scans under `omp simd reduction(inscan)`, which GCC
+     * vectorises (log-step prefix sums in registers); -fopenmp-simd
+     * honours it without the OpenMP runtime. */
+    const char *red = opd_node(cn, 0)->op == OP_DELAYED ? NULL : simd_scan_clause(g, f, acc);
+    const char *out = !ex && left && incl_z ? "ob + jv + 1" : "ob + jv";
+    for (int carry = 1; carry >= 0; carry--) {
+        cg_line(g, carry ? "if (hc) {" : "} else {");
+        g->ind++;
+        if (red) cg_line(g, "#pragma omp simd %s", red);
+        cg_line(g, left ? "for (i64 jv = j; jv < hi; jv++) {" : "for (i64 jv = j; jv >= lo; jv--) {");
+        g->ind++;
+        g->pos = "(rb + jv)";
+        /* the stored value: before (scanl', scanr') or after x[j]; with
+         * the simd clause, the scan directive separates the two phases */
+        for (int pass = 0; pass < 2; pass++) {
+            if (red) {
+                cg_line(g, "{");   /* each phase a structured block */
+                g->ind++;
+            }
+            if (pass == (ex ? 1 : 0)) {
+                Val xj = read_lin(g, 0, "rb + jv");
+                update(g, elt, acc, left ? apply2(g, f, acc, xj) : apply2(g, f, xj, acc));
+            } else {
+                store(g, 0, elt, out, !carry ? acc : left ? apply2(g, f, cv, acc) : apply2(g, f, acc, cv));
+            }
+            if (red) block_end(g);
+            if (red && pass == 0) cg_line(g, "#pragma omp scan %s(%s)", ex ? "exclusive" : "inclusive", red_vars(g, acc));
+        }
+        block_end(g);
+        g->ind--;
+    }
+    cg_line(g, "}");
     if (ex) {
         /* one chunk per row: the row's total is here (else: carry's) */
         cg_line(g, "if (nch == 1) {");
@@ -912,7 +1042,7 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
         cg_line(g, "if (!(%s)) {", o.oom ? "0" : o.s);
         free(o.s);
         g->ind++;
-        if (g->safe) cg_fail_ix(g, AX_ERR_INDEX, SITE_PERMUTE, 0, t, tr);
+        if (g->safe) cg_guard(g, "1", cg_fail_ix(g, AX_ERR_INDEX, SITE_PERMUTE, 0, t, tr));
         cg_line(g, "continue;");
         block_end(g);
     }
@@ -1213,12 +1343,33 @@ static void emit_thunk(G *g, int t)
 
 /* ------------------------------------------------------------ entry */
 
+static void emit_kernels(G *g, CgNode *cn);
+
 void cg_emit_node(G *g, CgNode *cn)
 {
     const Node *x = cn->x;
     buf_printf(g->b, "\n/* %d: %s */\n", x->num, op_name(x->op));
     for (int t = 0; t < cn->nthunk && !g->failed; t++) emit_thunk(g, t);
     if (g->failed) return;
+    /* Safe mode: the kernels with deferred checks, then the checked
+     * copies of those that deferred any (G.defer). */
+    memset(g->need_chk, 0, sizeof g->need_chk);
+    g->defer = g->safe;
+    g->chk = false;
+    emit_kernels(g, cn);
+    g->defer = false;
+    bool any = false;
+    for (int r = 0; r < R_NROLE; r++) any |= g->need_chk[r];
+    if (any && !g->failed) {
+        g->chk = true;
+        emit_kernels(g, cn);
+        g->chk = false;
+    }
+}
+
+static void emit_kernels(G *g, CgNode *cn)
+{
+    const Node *x = cn->x;
     switch (x->op) {
     case OP_GENERATE: case OP_BACKPERMUTE: case OP_TRANSFORM: case OP_REPLICATE: case OP_SLICE:
         emit_producer(g, R_MAIN);
