@@ -126,7 +126,8 @@ enum {
     AX_DEBUG_TIMING      = 1u << 5,  /* [timing]      print each phase's time        */
     AX_DEBUG_VERIFY      = 1u << 6,  /* [verify]      run the IR verifier after each pass */
     AX_DEBUG_CACHE       = 1u << 7,  /* [cache]       trace the kernel cache         */
-    AX_DEBUG_CODE        = 1u << 8   /* [code]        print generated code           */
+    AX_DEBUG_CODE        = 1u << 8,  /* [code]        print generated code           */
+    AX_DEBUG_PROFILE     = 1u << 9   /* [profile]     each array operation's run time */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero

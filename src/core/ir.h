@@ -339,6 +339,11 @@ typedef struct Program {
     int capvars;              /* room in vartype (0: exactly nvars) */
 } Program;
 
+/* Per array variable id, the number of reads of a let's variable in its
+ * body, -1 for one never to be released early (liveness.c); malloc'd, or
+ * NULL when out of memory. */
+int *liveness_counts(const Program *p);
+
 /* A new variable id of type t for a pass that introduces bindings; -1 when
  * memory runs out. */
 int program_fresh_var(Program *p, const Type *t);

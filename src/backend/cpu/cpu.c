@@ -33,7 +33,6 @@
 #include "runtime/pool.h"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -63,6 +62,7 @@ typedef struct CpuProg {
     CgProg *cg;
     AxKernel (*k)[R_NROLE];   /* per node number */
     AxThunk **th;             /* per node number: its thunks */
+    int *live;                /* liveness_counts of the program (at first run) */
 } CpuProg;
 
 static double now_ms(void)
@@ -89,6 +89,7 @@ static void prog_release(CpuProg *pp)
         for (int i = 0; i < pp->cg->nnodes; i++) free(pp->th ? pp->th[i] : NULL);
     }
     free(pp->th);
+    free(pp->live);
     free(pp->k);
     cg_free(pp->cg);
     free(pp);
@@ -340,9 +341,21 @@ typedef struct Ex {
     int nthreads;
     int nvars;
     ax_array ***aenv;
+    /* Early release (liveness.c): per let variable, the reads left in
+     * its body (-1: released at scope end) and its width. */
+    const int *live;
+    int *left, *width;
 } Ex;
 
 static int eval_acc(Ex *ex, const Node *x, ax_array **out);
+static void release_all(ax_array **v, int n);
+
+/* One read of let variable id done: after the last one its arrays go. */
+static void drop(Ex *ex, int id)
+{
+    if ((unsigned)id >= (unsigned)ex->nvars || ex->left[id] <= 0) return;
+    if (--ex->left[id] == 0 && ex->aenv[id]) release_all(ex->aenv[id], ex->width[id]);
+}
 
 static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(Ex *ex, ax_status st, const char *fmt, ...)
@@ -596,34 +609,11 @@ static int op_begin(Ex *ex, const Node *x, Op1 *o)
 static const AxArg *opd(Op1 *o, int i) { return &o->args[o->cn->nout + i]; }
 static const AxScalar *thunk_val(Op1 *o, int kid) { return o->par + o->cn->poff[o->cn->kid_thunk[kid]]; }
 
-/* Asks for transparent huge pages on the whole 2 MiB pages of a large
- * new buffer, before a kernel first writes it.  A fresh result is mapped
- * memory that page-faults on first touch; with 4 KiB pages that costs
- * more than the kernel itself for a streaming map (measured: 80 MB
- * faulted in 150-230 ms on 4 KiB pages, 25-50 ms on huge pages, on the
- * 2-core VM).  Only advice: memory and results are unchanged. */
-static void advise_huge(const ax_array *a)
-{
-#ifdef MADV_HUGEPAGE
-    const size_t huge = (size_t)2 << 20;
-    for (int c = 0; c < a->ncomp; c++) {
-        size_t bytes = (size_t)a->size * ax_scalar_size(ty_leaf(a->elt, c));
-        if (bytes < 4 * huge) continue;
-        uintptr_t p = (uintptr_t)a->buf[c], b = (p + huge - 1) & ~(uintptr_t)(huge - 1);
-        uintptr_t e = (p + bytes) & ~(uintptr_t)(huge - 1);
-        if (e > b) madvise((void *)b, e - b, MADV_HUGEPAGE);
-    }
-#else
-    (void)a;
-#endif
-}
-
 /* Allocates output slot s. */
 static int out_alloc(Ex *ex, Op1 *o, int s, const Type *elt, int rank, const int64_t *shape)
 {
     ax_array *a = new_array(ex, elt, rank, shape, api_name(o->x->op));
     if (!a) return -1;
-    advise_huge(a);
     o->arr[s] = a;
     fill(&o->args[s], a);
     return 0;
@@ -943,10 +933,37 @@ static int ex_unit(Ex *ex, const Node *x, Op1 *o)
     return 0;
 }
 
+/* The reads of op x's arrays other than through its evaluated operands
+ * (those count in eval_acc): scalar code, delayed operands, shapes. */
+static void drop_tree(Ex *ex, const Node *y)
+{
+    if (!y) return;
+    if (y->op == OP_AVAR) {
+        drop(ex, y->id);
+        return;
+    }
+    for (int i = 0; i < y->n; i++) drop_tree(ex, y->kid[i]);
+}
+
+static void drop_reads(Ex *ex, const Node *x)
+{
+    const CgNode *cn = &ex->pp->cg->nodes[x->num];
+    for (int i = 0; i < x->n; i++) {
+        bool evaluated = false;
+        for (int k = 0; k < cn->nopd; k++)
+            if (cn->opd_kid[k] == i && x->kid[i]->op != OP_DELAYED) evaluated = true;
+        if (!evaluated) drop_tree(ex, x->kid[i]);
+    }
+}
+
 static int ex_op(Ex *ex, const Node *x, ax_array **out)
 {
     Op1 o;
-    int rc = op_begin(ex, x, &o);
+    int rc = op_begin(ex, x, &o);   /* evaluates the operands */
+    /* AXLE_DEBUG=profile: each operation's own time (its allocations
+     * included), with the number `axle dump --stage c` shows. */
+    bool prof = (ex->cx->opt.debug & AX_DEBUG_PROFILE) != 0;
+    double t0 = prof ? now_ms() : 0;
     if (rc == 0) {
         switch (x->op) {
         case OP_UNIT: rc = ex_unit(ex, x, &o); break;
@@ -965,7 +982,12 @@ static int ex_op(Ex *ex, const Node *x, ax_array **out)
         default: rc = malformed(ex, x, "not an array operation"); break;
         }
     }
-    return op_end(ex, &o, rc ? -1 : 0, out);
+    rc = op_end(ex, &o, rc ? -1 : 0, out);
+    if (rc == 0) drop_reads(ex, x);
+    if (prof && rc == 0 && out && out[0])
+        fprintf(stderr, "axle: profile: %4d %-11s %10lld elements %9.3f ms\n", x->num, op_name(x->op),
+                (long long)out[0]->size, now_ms() - t0);
+    return rc;
 }
 
 /* ---------------------------------------------------- structure */
@@ -1038,6 +1060,8 @@ static int ex_alet(Ex *ex, const Node *x, ax_array **out)
     int rc = eval_acc(ex, x->kid[0], v);
     if (rc == 0) {
         ex->aenv[x->id] = v;
+        ex->left[x->id] = ex->live ? ex->live[x->id] : -1;
+        ex->width[x->id] = w;
         rc = eval_acc(ex, x->kid[1], out);
         ex->aenv[x->id] = NULL;
         release_all(v, w);
@@ -1068,6 +1092,7 @@ static int eval_acc(Ex *ex, const Node *x, ax_array **out)
         if (!v) return malformed(ex, x, "unbound array variable");
         int w = awidth(x->type);
         for (int k = 0; k < w; k++) out[k] = ax_array_retain(v[k]);
+        drop(ex, x->id);
         return 0;
     }
     case OP_ALET: return ex_alet(ex, x, out);
@@ -1125,9 +1150,13 @@ static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
     ex.nvars = p->nvars;
     int w = awidth(p->root->type);
     ex.aenv = calloc((size_t)(p->nvars > 0 ? p->nvars : 1), sizeof *ex.aenv);
+    ex.left = calloc((size_t)(p->nvars > 0 ? p->nvars : 1), sizeof *ex.left);
+    ex.width = calloc((size_t)(p->nvars > 0 ? p->nvars : 1), sizeof *ex.width);
+    if (!pp->live) pp->live = liveness_counts(p);   /* NULL: no early release */
+    ex.live = pp->live;
     ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
     int n = -1;
-    if (!ex.aenv || !res) {
+    if (!ex.aenv || !ex.left || !ex.width || !res) {
         nomem(&ex);
     } else if (eval_acc(&ex, p->root, res) == 0) {
         n = max < 0 ? 0 : w < max ? w : max;
@@ -1138,6 +1167,8 @@ static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
     }
     free(res);
     free(ex.aenv);
+    free(ex.left);
+    free(ex.width);
     return n;
 }
 
