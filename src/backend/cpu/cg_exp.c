@@ -248,7 +248,15 @@ static bool int_division(const Node *e)
     }
 }
 
-/* Remaining budget after e, or -1 when e can fault or loop. */
+static bool nonzero_const(const Node *e)
+{
+    if (e->op != OP_CONST || e->type->kind != TY_SCALAR) return false;
+    Scalar v = sc_norm(e->c, e->type->s);
+    return v.u != 0;
+}
+
+/* Remaining budget after e, or -1 when e can fault or loop (an integer
+ * division by a nonzero constant cannot: gen_div checks no other). */
 static int spec_walk(const Node *e, int budget)
 {
     if (!e || budget < 0) return -1;
@@ -256,7 +264,7 @@ static int spec_walk(const Node *e, int budget)
     case OP_WHILE: case OP_INDEX: case OP_LINDEX: case OP_LAM:
         return -1;
     case OP_PRIM:
-        if (int_division(e) || e->a == P_SHAPESIZE) return -1;
+        if ((int_division(e) && !(e->n == 2 && nonzero_const(e->kid[1]))) || e->a == P_SHAPESIZE) return -1;
         break;
     default:
         break;
@@ -520,13 +528,6 @@ static const char *bitcast_expr(G *g, ax_scalar from, ax_scalar to, const char *
     if (to == AX_F32) return cg_fmt(g, "ax_f32_of((u32)%s)", x);
     if (to == AX_F64) return cg_fmt(g, "ax_f64_of((u64)%s)", x);
     return cg_fmt(g, "(%s)%s", ctypes[to], x);
-}
-
-static bool nonzero_const(const Node *e)
-{
-    if (e->op != OP_CONST || e->type->kind != TY_SCALAR) return false;
-    Scalar v = sc_norm(e->c, e->type->s);
-    return v.u != 0;
 }
 
 /* Integer division family: helper call, plus the zero check. */
