@@ -28,7 +28,11 @@
  *    extent;
  *  - a read from scalar code (a ! ix, linear reads) counts as MANY: scalar
  *    code runs per element, so inlining there would recompute the producer
- *    at every read;
+ *    at every read; except that a producer that does no work, only picks
+ *    components of a manifest array's elements where they are (map fst, the
+ *    unzip of an array of tuples), is inlined even so when it has at most
+ *    one array operand use: reading it costs what reading a copy of it
+ *    would, and the copy (a kernel and an array as long as the source) goes;
  *  - an operand inside an awhile function counts as MANY (per iteration).
  * Otherwise bnd is computed and the binding kept, so a producer used by two
  * consumers stays manifest and no work is duplicated (the paper's p1).
@@ -85,7 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MANY = 2 };
+enum { MANY = 2, READ = 4 };   /* uses: a count up to MANY, READ: read from scalar code */
 
 typedef enum { C_DONE, C_YIELD, C_STEP } CKind;
 
@@ -134,7 +138,7 @@ typedef struct F {
     int cap;              /* room in sub, repl, uses */
     Node **sub;           /* variable id -> replacement (while copying) */
     Repl **repl;          /* array variable id -> what it stands for */
-    unsigned char *uses;  /* data uses of each array variable (0, 1, MANY) */
+    unsigned char *uses;  /* data uses of each array variable (0, 1, MANY; | READ) */
     Save *sv;             /* saved sub entries (binders being copied) */
     int nsv, capsv;
     int *bid;             /* the current level's bindings, in order */
@@ -587,6 +591,30 @@ static bool is_id(const Node *l)
             return false;
     }
     return true;
+}
+
+/* Does scalar term e only pick components (variables, projections,
+ * tuples, constants, lets of those)? */
+static bool no_work(const Node *e)
+{
+    switch (e->op) {
+    case OP_VAR: case OP_CONST: return true;
+    case OP_PROJ: return no_work(e->kid[0]);
+    case OP_TUPLE: case OP_LET:
+        for (int i = 0; i < e->n; i++)
+            if (!no_work(e->kid[i])) return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* Is c a manifest array's elements where they are, at most with components
+ * picked (Step with the source's extent, the identity index map and a
+ * function that does no work)?  Reading c at an index is then reading the
+ * source there: the same work, and the same bounds, so the same faults. */
+static bool free_step(const Cunc *c)
+{
+    return c->k == C_STEP && !c->sh && !c->p && !c->pure && (!c->f || (c->f->op == OP_LAM && no_work(c->f->kid[0])));
 }
 
 /* -------------------------------------------------- delayed values */
@@ -1145,8 +1173,9 @@ static bool alet(F *f, Node *x, Cunc *out)
             if (!r) return oom(f), false;
             r->v = c.v;
             f->repl[a] = r;
-        } else if (f->uses[a] <= 1) {
-            /* let elimination: used at most once, shape uses free */
+        } else if ((f->uses[a] & ~READ) <= 1 && (!(f->uses[a] & READ) || free_step(&c))) {
+            /* let elimination: used at most once, shape uses free (reads
+             * too, of a producer that does no work) */
             Repl *r = arena_alloc(f->ar, sizeof *r);
             if (!r) return oom(f), false;
             r->inl = true;
@@ -1269,7 +1298,9 @@ static bool embed(F *f, Node *x, Cunc *out)
 
 static void add_use(F *f, int id, int k)
 {
-    if (id >= 0 && id < f->cap) f->uses[id] = (unsigned char)(f->uses[id] + k >= MANY ? MANY : f->uses[id] + k);
+    if (id < 0 || id >= f->cap) return;
+    int r = f->uses[id] & READ, u = (f->uses[id] & ~READ) + k;
+    f->uses[id] = (unsigned char)((u >= MANY ? MANY : u) | r);
 }
 
 /* Data uses of every array variable (see the top of the file); also
@@ -1285,7 +1316,8 @@ static void count(F *f, Node *x, bool loop)
         case OP_SHAPE:
             return;
         case OP_INDEX: case OP_LINDEX:
-            if (x->kid[0]->op == OP_AVAR) add_use(f, x->kid[0]->id, MANY);
+            if (x->kid[0]->op == OP_AVAR && x->kid[0]->id >= 0 && x->kid[0]->id < f->cap)
+                f->uses[x->kid[0]->id] |= READ;
             x = x->kid[1];
             continue;
         case OP_LAM:

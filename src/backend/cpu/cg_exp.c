@@ -409,6 +409,12 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
             c = "1";
             for (int d = 0; d < at->rank; d++) c = cg_fmt(g, "%s & (s%d_%d <= s%d_%d)", c, s, d, slot, d);
         }
+    } else if (e->op == OP_INDEX && i->op == OP_IXCONS && i->n == 1 && at->rank == 1 &&
+               (f = fact_of(g, i->kid[0])) >= 0 && g->fact[f].lin) {
+        /* ix(p) with p a position inside an extent, read from a vector:
+         * in bounds when that extent's size fits (a fused unzip read at
+         * a linear position, as the segmented folds read smvm's matrix) */
+        c = cg_fmt(g, "n%d <= s%d_0", g->fact[f].slot, slot);
     } else if (e->op == OP_INDEX && i->op == OP_IXCONS && i->n == at->rank && i->n > 0) {
         /* ix(ixget k0 p, ixget k1 q, ...) with p, q inside extents: in
          * bounds when each such extent's dimension fits the array's

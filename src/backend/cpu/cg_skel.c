@@ -708,9 +708,13 @@ static void emit_foldseg(G *g)
     kernel_begin(g, R_SEG, 0, true);
     cg_line(g, "const i64 n = c->n, nseg = c->m;");
     cg_line(g, "const i64 *restrict off = (const i64 *)c->s1;");
+    /* (row, segment) counted along, not divided out per segment: a
+     * division costs as much as folding a short segment (a CSR row) */
+    cg_line(g, "i64 row_ = start / nseg, k_ = start %% nseg;");
     cg_line(g, "for (i64 t = start; t < end; t++) {");
     g->ind++;
-    cg_line(g, "const i64 row = t / nseg, k = t %% nseg;");
+    cg_line(g, "const i64 row = row_, k = k_;");
+    cg_line(g, "if (++k_ == nseg) k_ = 0, row_++;");
     cg_line(g, "const i64 lo = row * n + off[k], hi = row * n + off[k + 1];");
     RowRead rr = row_read(g, "row", "row * n");
     Val res = cg_decl(g, elt, "y");

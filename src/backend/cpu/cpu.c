@@ -773,10 +773,29 @@ static int seg_offsets(Ex *ex, Op1 *o, const char *what, int64_t n, int64_t *off
     } else if (sa->rank != 1 || !sc_is_int(s)) {
         return fail(ex, AX_ERR_SHAPE, "%s: the segments are not a vector of integers", what);
     }
-    int64_t sum = 0;
+    int64_t sum = 0, k = 0;
     int rc = 0;
     off[0] = 0;
-    for (int64_t k = 0; k < nseg; k++) {
+    /* The common case first, in a tight loop (no call per segment: a CSR
+     * matrix has a segment per row): i32 or i64 lengths, each in range.
+     * At the first length that is not, the general loop starts over and
+     * reports it. */
+    if (s == AX_I32 || s == AX_I64) {
+        const int32_t *l32 = s == AX_I32 ? sa->buf[0] : NULL;
+        const int64_t *l64 = mat ? mat : s == AX_I64 ? sa->buf[0] : NULL;
+        for (; k < nseg; k++) {
+            int64_t l = l32 ? l32[k] : l64[k];
+            if (l < 0 || l > n - sum) break;
+            sum += l;
+            off[k + 1] = sum;
+        }
+        if (k == nseg && sum == n) {
+            free(mat);
+            return 0;
+        }
+        sum = 0;
+    }
+    for (k = 0; k < nseg; k++) {
         Scalar v;
         if (mat) v.i = mat[k];
         else v = sc_load(sa->buf[0], s, k);
