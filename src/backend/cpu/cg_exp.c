@@ -257,11 +257,14 @@ static bool nonzero_const(const Node *e)
 
 /* Remaining budget after e, or -1 when e can fault or loop (an integer
  * division by a nonzero constant cannot: gen_div checks no other). */
-static int spec_walk(const Node *e, int budget)
+static int spec_walk(const Node *e, int budget, bool reads)
 {
     if (!e || budget < 0) return -1;
     switch (e->op) {
-    case OP_WHILE: case OP_INDEX: case OP_LINDEX: case OP_LAM:
+    case OP_INDEX: case OP_LINDEX:
+        if (!reads) return -1;
+        break;
+    case OP_WHILE: case OP_LAM:
         return -1;
     case OP_PRIM:
         if ((int_division(e) && !(e->n == 2 && nonzero_const(e->kid[1]))) || e->a == P_SHAPESIZE) return -1;
@@ -270,11 +273,19 @@ static int spec_walk(const Node *e, int budget)
         break;
     }
     budget -= 1;
-    for (int k = 0; k < e->n && budget >= 0; k++) budget = spec_walk(e->kid[k], budget);
+    for (int k = 0; k < e->n && budget >= 0; k++) budget = spec_walk(e->kid[k], budget, reads);
     return budget;
 }
 
-bool cg_speculable(const Node *e) { return spec_walk(e, 40) >= 0; }
+bool cg_speculable(const Node *e) { return spec_walk(e, 40, false) >= 0; }
+
+/* In a kernel with deferred checks (G.defer) an array read may be
+ * speculated too: its load is guarded (a bad index reads a zero) and a
+ * failed check only sets bad_, after which the checked copy, which
+ * branches, decides whether the fault is real.  A data-dependent choice
+ * between reads (radix sort's split) then compiles to selects instead of
+ * a branch mispredicted half the time. */
+static bool speculable(G *g, const Node *e) { return spec_walk(e, 40, g->safe && g->defer) >= 0; }
 
 /* ------------------------------------------------------------ arrays */
 
@@ -626,7 +637,7 @@ static Val gen_prim(G *g, const Node *e)
          * anyway (then & and | keep the code branch-free). */
         Val a = cg_exp(g, e->kid[0]);
         if (a.n != 1) return cg_fail(g, "cpu codegen: and/or operand"), cg_val(g, 0);
-        if (cg_speculable(e->kid[1])) {
+        if (speculable(g, e->kid[1])) {
             Val b = cg_exp(g, e->kid[1]);
             if (b.n != 1) return cg_val(g, 0);
             out.v[0] = cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s %s %s)", a.v[0], p == P_AND ? "&" : "|", b.v[0]));
@@ -747,7 +758,7 @@ static Val gen_cond(G *g, const Node *e)
 {
     Val c = cg_exp(g, e->kid[0]);
     if (c.n != 1) return cg_val(g, 0);
-    if (cg_speculable(e->kid[1]) && cg_speculable(e->kid[2])) {
+    if (speculable(g, e->kid[1]) && speculable(g, e->kid[2])) {
         Val t = cg_exp(g, e->kid[1]);
         Val f = cg_exp(g, e->kid[2]);
         Val r = cg_val(g, e->type->width);
