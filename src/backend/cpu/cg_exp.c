@@ -202,31 +202,49 @@ const char *cg_const(G *g, ax_scalar s, Scalar v)
 
 /* ------------------------------------------------------------ locals */
 
-/* A fresh local of scalar type s holding expr. */
-const char *cg_local(G *g, ax_scalar s, const char *expr)
+/* A lane array of scalar type s declared (zeroed: lanes past lane_n are
+ * read, never used) at the kernel's head; its element of the current
+ * lane, an atom for the code that uses it. */
+static const char *lane_array(G *g, ax_scalar s, const char *prefix)
 {
-    const char *n = cg_fresh(g, "t");
+    const char *n = cg_fresh(g, prefix);
+    Buf *b = g->b;
+    int ind = g->ind;
+    g->b = g->khead;
+    g->ind = 1;
+    cg_line(g, "%s %s[%d] = {0};", ctypes[s], n, g->nlane);
+    g->b = b;
+    g->ind = ind;
+    return cg_fmt(g, "%s[%s]", n, g->lane);
+}
+
+/* A fresh local (G.lane_arr: lane array) named from prefix holding expr. */
+static const char *new_local(G *g, ax_scalar s, const char *prefix, const char *expr)
+{
+    if (g->lane_arr) {
+        const char *n = lane_array(g, s, prefix);
+        cg_line(g, "%s = %s;", n, expr);
+        return n;
+    }
+    const char *n = cg_fresh(g, prefix);
     cg_line(g, "%s %s = %s;", ctypes[s], n, expr);
     return n;
 }
 
+/* A fresh local of scalar type s holding expr. */
+const char *cg_local(G *g, ax_scalar s, const char *expr) { return new_local(g, s, "t", expr); }
+
 Val cg_bind(G *g, const Type *t, Val v, const char *prefix)
 {
     Val r = cg_val(g, v.n);
-    for (int k = 0; k < v.n && !g->failed; k++) {
-        r.v[k] = cg_fresh(g, prefix);
-        cg_line(g, "%s %s = %s;", ctypes[ty_leaf(t, k)], r.v[k], v.v[k]);
-    }
+    for (int k = 0; k < v.n && !g->failed; k++) r.v[k] = new_local(g, ty_leaf(t, k), prefix, v.v[k]);
     return r;
 }
 
 Val cg_decl(G *g, const Type *t, const char *prefix)
 {
     Val r = cg_val(g, t->width);
-    for (int k = 0; k < r.n && !g->failed; k++) {
-        r.v[k] = cg_fresh(g, prefix);
-        cg_line(g, "%s %s = 0;", ctypes[ty_leaf(t, k)], r.v[k]);
-    }
+    for (int k = 0; k < r.n && !g->failed; k++) r.v[k] = new_local(g, ty_leaf(t, k), prefix, "0");
     return r;
 }
 
@@ -267,6 +285,72 @@ static int spec_walk(const Node *e, int budget)
 }
 
 bool cg_speculable(const Node *e) { return spec_walk(e, 40) >= 0; }
+
+/* Lane blocks: can e not fault (and is it code that lane arrays carry:
+ * no shape primitives, whose code declares locals of its own)? */
+static bool lane_pure(const Node *e)
+{
+    for (; e; e = e->op == OP_LET ? e->kid[1] : NULL) {   /* let chains iteratively */
+        switch (e->op) {
+        case OP_WHILE: case OP_INDEX: case OP_LINDEX: case OP_LAM:
+            return false;
+        case OP_PRIM:
+            if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN) return false;
+            break;
+        default:
+            break;
+        }
+        for (int k = 0; k < e->n; k++)
+            if (!(e->op == OP_LET && k == 1) && !lane_pure(e->kid[k])) return false;
+    }
+    return true;
+}
+
+/* Element code for lane blocks: pure (lane_pure) apart from while loops
+ * at its top level (evaluated whenever e is, so that a loop may close one
+ * lane loop and open the next), whose condition and body are pure.
+ * Counts the loops in *nwhile and the smallest leaf of their states in
+ * *leaf. */
+static bool lane_walk(const Node *e, int *nwhile, size_t *leaf)
+{
+    for (; e; e = e->op == OP_LET ? e->kid[1] : NULL) {
+        switch (e->op) {
+        case OP_WHILE:
+            if (e->n != 3 || !e->kid[0] || !e->kid[1] || e->kid[0]->n < 1 || e->kid[1]->n < 1 ||
+                !lane_pure(e->kid[0]->kid[0]) || !lane_pure(e->kid[1]->kid[0]))
+                return false;
+            for (int l = 0; l < e->type->width; l++) {
+                size_t z = ax_scalar_size(ty_leaf(e->type, l));
+                if (z < *leaf) *leaf = z;
+            }
+            ++*nwhile;
+            return lane_walk(e->kid[2], nwhile, leaf);
+        case OP_COND:
+            return lane_walk(e->kid[0], nwhile, leaf) && lane_pure(e->kid[1]) && lane_pure(e->kid[2]);
+        case OP_PRIM:
+            if (e->a == P_AND || e->a == P_OR) return e->n == 2 && lane_walk(e->kid[0], nwhile, leaf) && lane_pure(e->kid[1]);
+            if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN) return false;
+            break;
+        case OP_INDEX: case OP_LINDEX: case OP_LAM:
+            return false;
+        default:
+            break;
+        }
+        for (int k = 0; k < e->n; k++)
+            if (!(e->op == OP_LET && k == 1) && !lane_walk(e->kid[k], nwhile, leaf)) return false;
+    }
+    return true;
+}
+
+int cg_lane_count(const Node *lam)
+{
+    if (!lam || lam->op != OP_LAM || lam->n < 1) return 0;
+    int nwhile = 0;
+    size_t leaf = 8;
+    if (!lane_walk(lam->kid[0], &nwhile, &leaf) || nwhile == 0) return 0;
+    int n = (int)(CG_LANE_BYTES / leaf);
+    return n < CG_LANE_MAX ? n : CG_LANE_MAX;
+}
 
 /* ------------------------------------------------------------ arrays */
 
@@ -625,8 +709,7 @@ static Val gen_prim(G *g, const Node *e)
             out.v[0] = cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s %s %s)", a.v[0], p == P_AND ? "&" : "|", b.v[0]));
             return out;
         }
-        const char *r = cg_fresh(g, "t");
-        cg_line(g, "u8 %s = %s;", r, a.v[0]);
+        const char *r = cg_local(g, AX_BOOL, a.v[0]);
         cg_line(g, "if (%s%s) {", p == P_AND ? "" : "!", r);
         g->ind++;
         Val b = cg_exp(g, e->kid[1]);
@@ -762,6 +845,48 @@ static Val gen_cond(G *g, const Node *e)
     return r;
 }
 
+/* While loops across lanes (G.lane): the lanes of a block iterate
+ * together, under a mask of the lanes still looping.  The element code's
+ * lane loop closes; a loop runs the condition and the body on every lane
+ * while any lane's condition holds, a lane that is done keeping its value
+ * (a select: the condition and body cannot fault, cg_lane_count, so
+ * running them on a done lane is harmless); then the next lane loop opens
+ * for the code after the while.  The masked lane loop is straight-line
+ * code over a fixed number of lanes, which GCC vectorises: a scalar while
+ * loop per element cannot be. */
+static Val gen_while_lanes(G *g, const Node *cond, const Node *body, const Type *t, Val init)
+{
+    const char *l = g->lane;
+    Val cur = cg_bind(g, t, init, "w");
+    const char *live = lane_array(g, AX_BOOL, "live"), *any = cg_fresh(g, "any");
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "for (i64 %s = 0; %s < %d; %s++) %s = (u8)(%s < %s);", l, l, g->nlane, l, live, l, g->lane_n);
+    cg_line(g, "for (;;) {");
+    g->ind++;
+    cg_line(g, "if (__atomic_load_n(&c->err->code, __ATOMIC_RELAXED)) break;");
+    cg_line(g, "u8 %s = 0;", any);
+    cg_line(g, "#pragma omp simd reduction(|:%s)", any);
+    cg_line(g, "for (i64 %s = 0; %s < %d; %s++) {", l, l, g->nlane, l);
+    g->ind++;
+    g->lane_arr = false;
+    Val cv = cg_apply(g, cond, &cur, 1);
+    const char *ok = cv.n == 1 ? cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s & %s)", live, cv.v[0])) : "0";
+    Val nv = cg_bind(g, t, cg_apply(g, body, &cur, 1), "n");
+    for (int k = 0; k < cur.n && k < nv.n; k++) cg_line(g, "%s = %s ? %s : %s;", cur.v[k], ok, nv.v[k], cur.v[k]);
+    cg_line(g, "%s = %s;", live, ok);
+    cg_line(g, "%s |= %s;", any, ok);
+    g->lane_arr = true;
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "if (!%s) break;", any);
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", l, l, g->lane_n, l);
+    g->ind++;
+    return cur;
+}
+
 /* while: the loop's value lives in locals; each iteration computes the
  * next value into temporaries first (the body may swap components).  The
  * loop also stops once a fault is recorded: after a fault the program's
@@ -774,6 +899,7 @@ static Val gen_while(G *g, const Node *e)
         return cg_val(g, 0);
     }
     Val init = cg_exp(g, e->kid[2]);
+    if (g->lane && g->lane_arr) return gen_while_lanes(g, cond, body, e->type, init);
     Val cur = cg_bind(g, e->type, init, "w");
     cg_line(g, "for (;;) {");
     g->ind++;
