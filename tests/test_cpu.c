@@ -372,6 +372,49 @@ TEST(cpu_while_loops_across_lanes)
     }
 }
 
+/* Unrolled steps (cg_exp.c "unrolled steps"): 40 zipWith steps fused
+ * into one element function run as a loop: f32 and i32 states that
+ * escape and stay (a fixed point: the loop may stop early) in a step
+ * that swaps components; u8 and f64 states that mostly never settle. */
+static ax_exp u_start(ax_exp c, void *env) { return ax_tuple3(c, ax_neg(c), ax_i32(0)); }
+static ax_exp u_step(ax_exp c, ax_exp s, void *env)
+{
+    ax_exp a = ax_get(s, 0), b = ax_get(s, 1);
+    ax_exp nx = ax_tuple3(ax_add(b, c), ax_sub(ax_mul(a, ax_f32(1.5f)), c), ax_add(ax_get(s, 2), ax_i32(1)));
+    return ax_cond(ax_gt(ax_mul(a, a), ax_f32(1000)), s, nx);
+}
+static ax_exp u_start2(ax_exp c, void *env) { return ax_tuple2(ax_cvt(c, AX_U8), ax_cvt(c, AX_F64)); }
+static ax_exp u_step2(ax_exp c, ax_exp s, void *env)
+{
+    ax_exp x = ax_get(s, 0);
+    return ax_cond(ax_eq(x, ax_u8(7)), s,
+                   ax_tuple2(ax_bxor(ax_shr(x, ax_u8(1)), ax_shl(x, ax_u8(3))),
+                             ax_add(ax_mul(ax_get(s, 1), ax_f64(0.5)), ax_cvt(c, AX_F64))));
+}
+static ax_exp u_end(ax_exp s, void *env) { return ax_tuple2(ax_get(s, 1), ax_get(s, 2)); }
+static ax_acc b_unrolled(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    ax_acc cs = input(cx, AX_F32, v->rank, v->sh, 14, 20);
+    if (v->which) {
+        ax_acc zs = ax_map(u_start2, NULL, cs);
+        for (int k = 0; k < 40; k++) zs = ax_zip_with(u_step2, NULL, cs, zs);
+        return zs;
+    }
+    ax_acc zs = ax_map(u_start, NULL, cs);
+    for (int k = 0; k < 40; k++) zs = ax_zip_with(u_step, NULL, cs, zs);
+    return ax_map(u_end, NULL, zs);
+}
+static ax_acc b_unrolled_all(ax_ctx *cx, const void *e) { return all_of(cx, e, b_unrolled, 2, NULL); }
+
+TEST(cpu_unrolled_steps_as_loops)
+{
+    for (int s = 0; s < NSHAPES; s++) {
+        Env e = {shapes[s].rank, shapes[s].sh, 0};
+        SAME("unrolled steps", b_unrolled_all, &e, 0);
+    }
+}
+
 static ax_acc b_transc(ax_ctx *cx, const void *e)
 {
     const Env *v = e;
