@@ -326,6 +326,95 @@ TEST(cpu_map_zipwith_all_shapes)
     }
 }
 
+/* While loops run across lanes (cg_exp.c gen_while_lanes): a body that
+ * swaps its components, two loops in a row, a loop in a condition, zero
+ * trips, f64 and u8 states (16 and 128 lanes), in generate and in map. */
+static ax_exp ws_cond(ax_exp v, void *env) { return ax_lt(ax_get(v, 2), ax_get(v, 3)); }
+static ax_exp ws_body(ax_exp v, void *env)
+{
+    return ax_tuple4(ax_get(v, 1), ax_add(ax_get(v, 0), ax_get(v, 1)), ax_add(ax_get(v, 2), ax_i32(1)), ax_get(v, 3));
+}
+static ax_exp wd_cond(ax_exp v, void *env) { return ax_gt(ax_get(v, 0), ax_f64(1)); }
+static ax_exp wd_body(ax_exp v, void *env) { return ax_tuple2(ax_mul(ax_get(v, 0), ax_f64(0.75)), ax_add(ax_get(v, 1), ax_u8(1))); }
+static ax_exp wb_cond(ax_exp v, void *env) { return ax_ne(ax_get(v, 0), ax_u8(0)); }
+static ax_exp wb_body(ax_exp v, void *env) { return ax_tuple2(ax_shr(ax_get(v, 0), ax_u8(1)), ax_add(ax_get(v, 1), ax_u8(1))); }
+static ax_exp f_lanes(ax_exp x, void *env)
+{
+    ax_exp k = ax_cvt(ax_abs(x), AX_I32);
+    ax_exp fib = ax_while(ws_cond, ws_body, NULL, ax_tuple4(ax_f32(0), ax_f32(1), ax_i32(0), ax_sub(k, ax_i32(7))));
+    ax_exp d = ax_while(wd_cond, wd_body, NULL, ax_tuple2(ax_mul(ax_cvt(x, AX_F64), ax_cvt(ax_get(fib, 1), AX_F64)), ax_u8(0)));
+    ax_exp b = ax_while(wb_cond, wb_body, NULL, ax_tuple2(ax_cvt(k, AX_U8), ax_u8(0)));
+    /* (a loop in a branch of a condition keeps a kernel out of lane blocks) */
+    ax_exp pick = ax_mul(ax_cond(ax_gt(ax_get(b, 1), ax_u8(3)), ax_f64(1), ax_f64(-1)), ax_get(d, 0));
+    return ax_tuple3(ax_get(fib, 0), pick, ax_add(ax_get(d, 1), ax_get(b, 1)));
+}
+static ax_exp g_lanes(ax_exp ix, void *env)
+{
+    ax_exp i = ax_index_get(ix, 0);
+    return f_lanes(ax_cvt(ax_sub(ax_band(i, ax_i64(63)), ax_i64(30)), AX_F32), env);
+}
+static ax_acc b_lanes(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    if (v->which) return ax_map(f_lanes, NULL, input(cx, AX_F32, v->rank, v->sh, 13, 40));
+    ax_exp sh = ax_ix1(ax_i64(v->sh[0]));
+    if (v->rank == 2) sh = ax_ix2(ax_i64(v->sh[0]), ax_i64(v->sh[1]));
+    if (v->rank == 3) sh = ax_ix3(ax_i64(v->sh[0]), ax_i64(v->sh[1]), ax_i64(v->sh[2]));
+    return ax_generate(cx, sh, g_lanes, NULL);
+}
+static ax_acc b_lanes_all(ax_ctx *cx, const void *e) { return all_of(cx, e, b_lanes, 2, NULL); }
+
+TEST(cpu_while_loops_across_lanes)
+{
+    for (int s = 0; s < NSHAPES; s++) {
+        Env e = {shapes[s].rank, shapes[s].sh, 0};
+        SAME("while across lanes", b_lanes_all, &e, 0);
+    }
+}
+
+/* Unrolled steps (cg_exp.c "unrolled steps"): 40 zipWith steps fused
+ * into one element function run as a loop: f32 and i32 states that
+ * escape and stay (a fixed point: the loop may stop early) in a step
+ * that swaps components; u8 and f64 states that mostly never settle. */
+static ax_exp u_start(ax_exp c, void *env) { return ax_tuple3(c, ax_neg(c), ax_i32(0)); }
+static ax_exp u_step(ax_exp c, ax_exp s, void *env)
+{
+    ax_exp a = ax_get(s, 0), b = ax_get(s, 1);
+    ax_exp nx = ax_tuple3(ax_add(b, c), ax_sub(ax_mul(a, ax_f32(1.5f)), c), ax_add(ax_get(s, 2), ax_i32(1)));
+    return ax_cond(ax_gt(ax_mul(a, a), ax_f32(1000)), s, nx);
+}
+static ax_exp u_start2(ax_exp c, void *env) { return ax_tuple2(ax_cvt(c, AX_U8), ax_cvt(c, AX_F64)); }
+static ax_exp u_step2(ax_exp c, ax_exp s, void *env)
+{
+    ax_exp x = ax_get(s, 0);
+    return ax_cond(ax_eq(x, ax_u8(7)), s,
+                   ax_tuple2(ax_bxor(ax_shr(x, ax_u8(1)), ax_shl(x, ax_u8(3))),
+                             ax_add(ax_mul(ax_get(s, 1), ax_f64(0.5)), ax_cvt(c, AX_F64))));
+}
+static ax_exp u_end(ax_exp s, void *env) { return ax_tuple2(ax_get(s, 1), ax_get(s, 2)); }
+static ax_acc b_unrolled(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    ax_acc cs = input(cx, AX_F32, v->rank, v->sh, 14, 20);
+    if (v->which) {
+        ax_acc zs = ax_map(u_start2, NULL, cs);
+        for (int k = 0; k < 40; k++) zs = ax_zip_with(u_step2, NULL, cs, zs);
+        return zs;
+    }
+    ax_acc zs = ax_map(u_start, NULL, cs);
+    for (int k = 0; k < 40; k++) zs = ax_zip_with(u_step, NULL, cs, zs);
+    return ax_map(u_end, NULL, zs);
+}
+static ax_acc b_unrolled_all(ax_ctx *cx, const void *e) { return all_of(cx, e, b_unrolled, 2, NULL); }
+
+TEST(cpu_unrolled_steps_as_loops)
+{
+    for (int s = 0; s < NSHAPES; s++) {
+        Env e = {shapes[s].rank, shapes[s].sh, 0};
+        SAME("unrolled steps", b_unrolled_all, &e, 0);
+    }
+}
+
 static ax_acc b_transc(ax_ctx *cx, const void *e)
 {
     const Env *v = e;

@@ -222,6 +222,16 @@ typedef struct G {
     int ndefer;
     bool need_chk[R_NROLE];   /* per role: the deferred kernel calls its checked copy */
     CgRole role;              /* the kernel being emitted */
+    /* Lane blocks (cg_exp.c, "While loops across lanes"): a producer loop
+     * emitted in blocks of nlane elements runs its element code in lane
+     * loops over `lane` (the index's name) below lane_n (the lanes in
+     * use).  While lane_arr is set, locals are arrays of one element per
+     * lane, declared at the kernel's head, so their values survive from
+     * one lane loop of the block to the next (a while loop splits the
+     * element code into such loops). */
+    const char *lane, *lane_n;
+    int nlane;
+    bool lane_arr;
 } G;
 
 /* Emission helpers. */
@@ -250,6 +260,19 @@ void cg_assign(G *g, Val dst, Val v);
 /* Is e free of faults (division, bounds-checked reads, loops, shape
  * sizes) and small: safe and cheap to evaluate speculatively. */
 bool cg_speculable(const Node *e);
+/* The lanes of a block (G.lane) for element function lam, or 0 where it
+ * is not worth it or not allowed: lam must have a while loop, none nested
+ * in a branch or another loop, and nothing that can fault (any lane may
+ * run a loop's body once more than it needs). */
+int cg_lane_count(const Node *lam);
+/* Bytes of the smallest leaf's lanes in a block: four AVX2 registers, so
+ * that independent chains hide the latency of a loop body's dependencies
+ * (mandelbrot-while, f32: 32 lanes measured 1.2-1.5x faster than 16; 8
+ * lanes do not vectorise at all, the u8 conditions needing 16). */
+#define CG_LANE_BYTES 128
+/* At most this many lanes (u8 states: one register; more lanes idle
+ * longer when their trip counts differ). */
+#define CG_LANE_MAX 32
 /* The argument slot of the array that scalar code reaches through a (an
  * AVAR, APROJ of one, or USE), or -1. */
 int cg_free_slot(const CgNode *cn, const Node *a);

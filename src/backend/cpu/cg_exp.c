@@ -27,6 +27,16 @@
  * requires.  ax_and/ax_or likewise: & or | when the right side cannot
  * fault, a short-circuit otherwise.
  *
+ * Loops in element code: a while loop per element is scalar code (GCC
+ * does not vectorise a loop around a data-dependent inner loop), and an
+ * iteration that the program unrolled (many steps of one function, as a
+ * let chain) is thousands of lines that GCC compiles for minutes and that
+ * always run every step.  Where a producer's element code cannot fault,
+ * cg_skel.c runs it in lane blocks: locals become lane arrays, each while
+ * loop becomes a masked loop over the block's lanes (gen_while_lanes) and
+ * each run of unrolled steps a loop that stops at a fixed point (gen_run),
+ * both plain loops of straight-line code that vectorise.
+ *
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "cg.h"
@@ -202,31 +212,49 @@ const char *cg_const(G *g, ax_scalar s, Scalar v)
 
 /* ------------------------------------------------------------ locals */
 
-/* A fresh local of scalar type s holding expr. */
-const char *cg_local(G *g, ax_scalar s, const char *expr)
+/* A lane array of scalar type s declared (zeroed: lanes past lane_n are
+ * read, never used) at the kernel's head; its element of the current
+ * lane, an atom for the code that uses it. */
+static const char *lane_array(G *g, ax_scalar s, const char *prefix)
 {
-    const char *n = cg_fresh(g, "t");
+    const char *n = cg_fresh(g, prefix);
+    Buf *b = g->b;
+    int ind = g->ind;
+    g->b = g->khead;
+    g->ind = 1;
+    cg_line(g, "%s %s[%d] = {0};", ctypes[s], n, g->nlane);
+    g->b = b;
+    g->ind = ind;
+    return cg_fmt(g, "%s[%s]", n, g->lane);
+}
+
+/* A fresh local (G.lane_arr: lane array) named from prefix holding expr. */
+static const char *new_local(G *g, ax_scalar s, const char *prefix, const char *expr)
+{
+    if (g->lane_arr) {
+        const char *n = lane_array(g, s, prefix);
+        cg_line(g, "%s = %s;", n, expr);
+        return n;
+    }
+    const char *n = cg_fresh(g, prefix);
     cg_line(g, "%s %s = %s;", ctypes[s], n, expr);
     return n;
 }
 
+/* A fresh local of scalar type s holding expr. */
+const char *cg_local(G *g, ax_scalar s, const char *expr) { return new_local(g, s, "t", expr); }
+
 Val cg_bind(G *g, const Type *t, Val v, const char *prefix)
 {
     Val r = cg_val(g, v.n);
-    for (int k = 0; k < v.n && !g->failed; k++) {
-        r.v[k] = cg_fresh(g, prefix);
-        cg_line(g, "%s %s = %s;", ctypes[ty_leaf(t, k)], r.v[k], v.v[k]);
-    }
+    for (int k = 0; k < v.n && !g->failed; k++) r.v[k] = new_local(g, ty_leaf(t, k), prefix, v.v[k]);
     return r;
 }
 
 Val cg_decl(G *g, const Type *t, const char *prefix)
 {
     Val r = cg_val(g, t->width);
-    for (int k = 0; k < r.n && !g->failed; k++) {
-        r.v[k] = cg_fresh(g, prefix);
-        cg_line(g, "%s %s = 0;", ctypes[ty_leaf(t, k)], r.v[k]);
-    }
+    for (int k = 0; k < r.n && !g->failed; k++) r.v[k] = new_local(g, ty_leaf(t, k), prefix, "0");
     return r;
 }
 
@@ -286,6 +314,223 @@ bool cg_speculable(const Node *e) { return spec_walk(e, 40, false) >= 0; }
  * between reads (radix sort's split) then compiles to selects instead of
  * a branch mispredicted half the time. */
 static bool speculable(G *g, const Node *e) { return spec_walk(e, 40, g->safe && g->defer) >= 0; }
+
+/* Lane blocks: can e not fault (and is it code that lane arrays carry:
+ * no shape primitives, whose code declares locals of its own)? */
+static bool lane_pure(const Node *e)
+{
+    for (; e; e = e->op == OP_LET ? e->kid[1] : NULL) {   /* let chains iteratively */
+        switch (e->op) {
+        case OP_WHILE: case OP_INDEX: case OP_LINDEX: case OP_LAM:
+            return false;
+        case OP_PRIM:
+            if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN) return false;
+            break;
+        default:
+            break;
+        }
+        for (int k = 0; k < e->n; k++)
+            if (!(e->op == OP_LET && k == 1) && !lane_pure(e->kid[k])) return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------ unrolled steps
+ *
+ * A let chain that applies one step function many times in a row (an
+ * iteration unrolled by the program, as in the seeds' Mandelbrot: 255
+ * zipWith steps fused into one element function) is a run: bindings
+ * [s, s + reps*per) in groups of per, each group the previous one with its
+ * references to the group before shifted by per.  In lane blocks a run
+ * becomes a loop over the groups (gen_run): a few lines of C instead of
+ * thousands, and a loop that stops once no lane's state changes (the step
+ * is a pure function of the previous group, so a state that maps to itself
+ * stays put: the rest of the steps would change nothing). */
+
+enum { RUN_MAX_PERIOD = 16, RUN_MIN_REPS = 8 };
+
+typedef struct Chain {
+    int n;                    /* bindings */
+    const Node **let;         /* the LET nodes, in order */
+    int *at;                  /* chain position by variable id, or -1 */
+    int nid;
+} Chain;
+
+static void chain_free(Chain *c)
+{
+    free(c->let);
+    free(c->at);
+}
+
+/* The let chain starting at e (false: out of memory). */
+static bool chain_of(const Node *e, Chain *c)
+{
+    memset(c, 0, sizeof *c);
+    int maxid = -1;
+    for (const Node *x = e; x && x->op == OP_LET; x = x->kid[1]) {
+        c->n++;
+        if (x->id > maxid) maxid = x->id;
+    }
+    c->nid = maxid + 1;
+    c->let = malloc(sizeof *c->let * (size_t)(c->n > 0 ? c->n : 1));
+    c->at = malloc(sizeof *c->at * (size_t)(c->nid > 0 ? c->nid : 1));
+    if (!c->let || !c->at) return chain_free(c), false;
+    for (int k = 0; k < c->nid; k++) c->at[k] = -1;
+    int k = 0;
+    for (const Node *x = e; x && x->op == OP_LET; x = x->kid[1], k++) {
+        c->let[k] = x;
+        if (x->id >= 0) c->at[x->id] = k;
+    }
+    return true;
+}
+
+static int chain_pos(const Chain *c, const Node *v) { return v->id >= 0 && v->id < c->nid ? c->at[v->id] : -1; }
+
+/* Is y (in binding j + per) x (in binding j) one step later, for a run
+ * from s: a reference to the group before (>= s - per) shifted by per, any
+ * other reference to the chain the same binding from before that group,
+ * everything else equal.  Only pure code without binders (lane_pure, no
+ * let or lambda inside): the loop runs it on every lane. */
+static bool step_eq(const Chain *c, const Node *x, const Node *y, int s, int per)
+{
+    if (x->op != y->op || x->n != y->n || x->a != y->a || !ty_eq(x->type, y->type)) return false;
+    switch (x->op) {
+    case OP_CONST: return !memcmp(&x->c, &y->c, sizeof x->c);
+    case OP_VAR: {
+        int tx = chain_pos(c, x), ty = chain_pos(c, y);
+        if (tx < 0 || ty < 0) return tx < 0 && ty < 0 && x->id == y->id;
+        if (ty == tx + per) return tx >= s - per;
+        return ty == tx && tx < s - per;
+    }
+    case OP_PRIM:
+        if (int_division(x) || x->a == P_SHAPESIZE || x->a == P_TOLIN || x->a == P_FROMLIN) return false;
+        break;
+    case OP_TUPLE: case OP_PROJ: case OP_COND: case OP_IXCONS: case OP_IXGET:
+        break;
+    default:
+        return false;
+    }
+    for (int k = 0; k < x->n; k++)
+        if (!step_eq(c, x->kid[k], y->kid[k], s, per)) return false;
+    return true;
+}
+
+/* Does e refer to a binding in [lo, hi) of the chain? */
+static bool refers(const Chain *c, const Node *e, int lo, int hi)
+{
+    for (; e; e = e->op == OP_LET ? e->kid[1] : NULL) {
+        if (e->op == OP_VAR) {
+            int t = chain_pos(c, e);
+            return t >= lo && t < hi;
+        }
+        for (int k = 0; k < e->n; k++)
+            if (!(e->op == OP_LET && k == 1) && refers(c, e->kid[k], lo, hi)) return true;
+    }
+    return false;
+}
+
+/* The run starting at binding s: its repetitions (0: none) and period. */
+static int run_at(const Chain *c, int s, const Node *body, int *period)
+{
+    for (int per = 1; per <= RUN_MAX_PERIOD && per <= s && s + per < c->n; per++) {
+        int m = 0;
+        while (s + m + per < c->n && step_eq(c, c->let[s + m]->kid[0], c->let[s + m + per]->kid[0], s, per)) m++;
+        int reps = m / per + 1;
+        if (reps < RUN_MIN_REPS) continue;
+        /* After the run only its last group may be referred to: it is
+         * all that the loop leaves. */
+        int end = s + reps * per;
+        bool used = refers(c, body, s, end - per);
+        for (int k = end; k < c->n && !used; k++) used = refers(c, c->let[k]->kid[0], s, end - per);
+        if (used) continue;
+        *period = per;
+        return reps;
+    }
+    return 0;
+}
+
+/* What lane_walk learns of element code: its loops (while loops and runs
+ * of unrolled steps), the smallest leaf of their states, and the nodes
+ * whose locals become lane arrays (on the stack: bounded). */
+typedef struct LaneInfo {
+    int nloop, nodes;
+    size_t leaf;
+} LaneInfo;
+
+enum { LANE_MAX_NODES = 2048 };
+
+static void lane_leaf(LaneInfo *li, const Type *t)
+{
+    for (int l = 0; l < t->width; l++) {
+        size_t z = ax_scalar_size(ty_leaf(t, l));
+        if (z < li->leaf) li->leaf = z;
+    }
+}
+
+static bool lane_walk(const Node *e, LaneInfo *li);
+
+/* A let chain in lane_walk: a run is one loop, its groups after the first
+ * like the first (step_eq), all but the last of them in the loop. */
+static bool lane_chain(const Node *e, LaneInfo *li)
+{
+    Chain c;
+    if (!chain_of(e, &c)) return false;
+    bool ok = true;
+    const Node *body = c.let[c.n - 1]->kid[1];
+    for (int s = 0; s < c.n && ok; s++) {
+        int per = 0, reps = run_at(&c, s, body, &per);
+        if (reps) {
+            for (int q = 0; q < per; q++) lane_leaf(li, c.let[s + q]->kid[0]->type);
+            li->nloop++;
+            s += (reps - 1) * per;   /* on to the last group */
+        }
+        ok = lane_walk(c.let[s]->kid[0], li);
+    }
+    chain_free(&c);
+    return ok && lane_walk(body, li);
+}
+
+/* Element code for lane blocks: pure (lane_pure) apart from while loops
+ * and runs at its top level (evaluated whenever e is, so that a loop may
+ * close one lane loop and open the next), whose condition and body are
+ * pure. */
+static bool lane_walk(const Node *e, LaneInfo *li)
+{
+    if (!e || ++li->nodes > LANE_MAX_NODES) return false;
+    switch (e->op) {
+    case OP_LET:
+        return lane_chain(e, li);
+    case OP_WHILE:
+        if (e->n != 3 || !e->kid[0] || !e->kid[1] || e->kid[0]->n < 1 || e->kid[1]->n < 1 ||
+            !lane_pure(e->kid[0]->kid[0]) || !lane_pure(e->kid[1]->kid[0]))
+            return false;
+        lane_leaf(li, e->type);
+        li->nloop++;
+        return lane_walk(e->kid[2], li);
+    case OP_COND:
+        return lane_walk(e->kid[0], li) && lane_pure(e->kid[1]) && lane_pure(e->kid[2]);
+    case OP_PRIM:
+        if (e->a == P_AND || e->a == P_OR) return e->n == 2 && lane_walk(e->kid[0], li) && lane_pure(e->kid[1]);
+        if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN) return false;
+        break;
+    case OP_INDEX: case OP_LINDEX: case OP_LAM:
+        return false;
+    default:
+        break;
+    }
+    for (int k = 0; k < e->n; k++)
+        if (!lane_walk(e->kid[k], li)) return false;
+    return true;
+}
+
+int cg_lane_count(const Node *lam)
+{
+    if (!lam || lam->op != OP_LAM || lam->n < 1) return 0;
+    LaneInfo li = {0, 0, 8};
+    if (!lane_walk(lam->kid[0], &li) || li.nloop == 0) return 0;
+    int n = (int)(CG_LANE_BYTES / li.leaf);
+    return n < CG_LANE_MAX ? n : CG_LANE_MAX;
+}
 
 /* ------------------------------------------------------------ arrays */
 
@@ -628,6 +873,16 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
     return out;
 }
 
+/* Code in a branch (if/else, short-circuit) of lane-block code: plain
+ * locals, which never outlive the branch; no run or while loop may close
+ * the lane loop there (G.lane_arr off).  Returns the setting to restore. */
+static bool branch_begin(G *g)
+{
+    bool arr = g->lane_arr;
+    g->lane_arr = false;
+    return arr;
+}
+
 static Val gen_prim(G *g, const Node *e)
 {
     Prim p = (Prim)e->a;
@@ -643,12 +898,13 @@ static Val gen_prim(G *g, const Node *e)
             out.v[0] = cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s %s %s)", a.v[0], p == P_AND ? "&" : "|", b.v[0]));
             return out;
         }
-        const char *r = cg_fresh(g, "t");
-        cg_line(g, "u8 %s = %s;", r, a.v[0]);
+        const char *r = cg_local(g, AX_BOOL, a.v[0]);
         cg_line(g, "if (%s%s) {", p == P_AND ? "" : "!", r);
         g->ind++;
+        bool arr = branch_begin(g);
         Val b = cg_exp(g, e->kid[1]);
         if (b.n == 1) cg_line(g, "%s = %s;", r, b.v[0]);
+        g->lane_arr = arr;
         g->ind--;
         cg_line(g, "}");
         out.v[0] = r;
@@ -770,14 +1026,147 @@ static Val gen_cond(G *g, const Node *e)
     Val r = cg_decl(g, e->type, "r");
     cg_line(g, "if (%s) {", c.v[0]);
     g->ind++;
+    bool arr = branch_begin(g);
     cg_assign(g, r, cg_exp(g, e->kid[1]));
     g->ind--;
     cg_line(g, "} else {");
     g->ind++;
     cg_assign(g, r, cg_exp(g, e->kid[2]));
+    g->lane_arr = arr;
     g->ind--;
     cg_line(g, "}");
     return r;
+}
+
+/* While loops across lanes (G.lane): the lanes of a block iterate
+ * together, under a mask of the lanes still looping.  The element code's
+ * lane loop closes; a loop runs the condition and the body on every lane
+ * while any lane's condition holds, a lane that is done keeping its value
+ * (a select: the condition and body cannot fault, cg_lane_count, so
+ * running them on a done lane is harmless); then the next lane loop opens
+ * for the code after the while.  The masked lane loop is straight-line
+ * code over a fixed number of lanes, which GCC vectorises: a scalar while
+ * loop per element cannot be. */
+static Val gen_while_lanes(G *g, const Node *cond, const Node *body, const Type *t, Val init)
+{
+    const char *l = g->lane;
+    Val cur = cg_bind(g, t, init, "w");
+    const char *live = lane_array(g, AX_BOOL, "live"), *any = cg_fresh(g, "any");
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "for (i64 %s = 0; %s < %d; %s++) %s = (u8)(%s < %s);", l, l, g->nlane, l, live, l, g->lane_n);
+    cg_line(g, "for (;;) {");
+    g->ind++;
+    cg_line(g, "if (__atomic_load_n(&c->err->code, __ATOMIC_RELAXED)) break;");
+    cg_line(g, "u8 %s = 0;", any);
+    cg_line(g, "#pragma omp simd reduction(|:%s)", any);
+    cg_line(g, "for (i64 %s = 0; %s < %d; %s++) {", l, l, g->nlane, l);
+    g->ind++;
+    g->lane_arr = false;
+    Val cv = cg_apply(g, cond, &cur, 1);
+    const char *ok = cv.n == 1 ? cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s & %s)", live, cv.v[0])) : "0";
+    Val nv = cg_bind(g, t, cg_apply(g, body, &cur, 1), "n");
+    for (int k = 0; k < cur.n && k < nv.n; k++) cg_line(g, "%s = %s ? %s : %s;", cur.v[k], ok, nv.v[k], cur.v[k]);
+    cg_line(g, "%s = %s;", live, ok);
+    cg_line(g, "%s |= %s;", any, ok);
+    g->lane_arr = true;
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "if (!%s) break;", any);
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", l, l, g->lane_n, l);
+    g->ind++;
+    return cur;
+}
+
+/* A run of unrolled steps in lane blocks (see "unrolled steps"): the state
+ * is what a group reads of the group before (in lane arrays, from the
+ * group before the run); a loop computes the next state from it on every
+ * lane, for all groups but the last or until no lane's state changed
+ * (compared bit for bit: a NaN equals itself, -0 differs from +0); the
+ * last group is then ordinary code on the state, so that all its bindings
+ * are there for the code after the run. */
+static void gen_run(G *g, const Chain *ch, int s, int per, int reps)
+{
+    const char *l = g->lane, *r = cg_fresh(g, "r"), *changed = cg_fresh(g, "ch");
+    Val *saved = arena_alloc(g->ar, sizeof *saved * (size_t)per), *st = arena_alloc(g->ar, sizeof *st * (size_t)per);
+    Val *nv = arena_alloc(g->ar, sizeof *nv * (size_t)per);
+    bool *need = arena_alloc(g->ar, sizeof *need * (size_t)per);
+    if (!saved || !st || !nv || !need) return cg_fail(g, "cpu codegen: out of memory");
+    for (int q = 0; q < per; q++) {
+        const Node *b = ch->let[s - per + q];
+        need[q] = false;
+        for (int k = 0; k < per && !need[q]; k++) need[q] = refers(ch, ch->let[s + k]->kid[0], s - per + q, s - per + q + 1);
+        saved[q] = g->env[b->id];
+        if (need[q]) g->env[b->id] = st[q] = cg_bind(g, b->kid[0]->type, saved[q], "s");
+    }
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "for (i64 %s = 1; %s < %d; %s++) {", r, r, reps, r);
+    g->ind++;
+    cg_line(g, "u8 %s = 0;", changed);
+    cg_line(g, "#pragma omp simd reduction(|:%s)", changed);
+    cg_line(g, "for (i64 %s = 0; %s < %d; %s++) {", l, l, g->nlane, l);
+    g->ind++;
+    g->lane_arr = false;
+    for (int q = 0; q < per && !g->failed; q++) g->env[ch->let[s + q]->id] = cg_exp(g, ch->let[s + q]->kid[0]);
+    Buf t = {0};
+    for (int q = 0; q < per; q++) {
+        if (!need[q]) continue;
+        const Type *ty = ch->let[s + q]->kid[0]->type;
+        nv[q] = cg_bind(g, ty, g->env[ch->let[s + q]->id], "n");
+        for (int k = 0; k < nv[q].n && k < st[q].n; k++) {
+            ax_scalar sc = ty_leaf(ty, k);
+            if (sc == AX_F32 || sc == AX_F64)
+                buf_printf(&t, " | (ax_bits_%s(%s) != ax_bits_%s(%s))", ctypes[sc], nv[q].v[k], ctypes[sc], st[q].v[k]);
+            else
+                buf_printf(&t, " | (%s != %s)", nv[q].v[k], st[q].v[k]);
+        }
+    }
+    cg_line(g, "%s |= (u8)((%s < %s) & (0%s));", changed, l, g->lane_n, t.oom ? " | 1" : t.s ? t.s : "");
+    free(t.s);
+    for (int q = 0; q < per; q++)
+        if (need[q]) cg_assign(g, st[q], nv[q]);
+    g->lane_arr = true;
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "if (!%s) break;", changed);
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", l, l, g->lane_n, l);
+    g->ind++;
+    /* the last group, on the state the loop leaves */
+    int last = s + (reps - 1) * per;
+    for (int q = 0; q < per; q++) {
+        g->env[ch->let[s - per + q]->id] = saved[q];
+        if (need[q]) g->env[ch->let[last - per + q]->id] = st[q];
+    }
+    for (int q = 0; q < per && !g->failed; q++) g->env[ch->let[last + q]->id] = cg_exp(g, ch->let[last + q]->kid[0]);
+}
+
+/* A let chain in lane blocks: runs of unrolled steps as loops. */
+static Val gen_let_lanes(G *g, const Node *e)
+{
+    Chain ch;
+    if (!chain_of(e, &ch)) return cg_fail(g, "cpu codegen: out of memory"), cg_val(g, 0);
+    const Node *body = ch.let[ch.n - 1]->kid[1];
+    for (int k = 0; k < ch.n && !g->failed; k++) {
+        const Node *b = ch.let[k];
+        if ((unsigned)b->id >= (unsigned)g->nvars) {
+            cg_fail(g, "cpu codegen: variable id out of range");
+            break;
+        }
+        int per = 0, reps = run_at(&ch, k, body, &per);
+        if (reps) {
+            gen_run(g, &ch, k, per, reps);
+            k += reps * per - 1;
+        } else {
+            g->env[b->id] = cg_exp(g, b->kid[0]);
+        }
+    }
+    chain_free(&ch);
+    return cg_exp(g, body);
 }
 
 /* while: the loop's value lives in locals; each iteration computes the
@@ -792,6 +1181,7 @@ static Val gen_while(G *g, const Node *e)
         return cg_val(g, 0);
     }
     Val init = cg_exp(g, e->kid[2]);
+    if (g->lane && g->lane_arr) return gen_while_lanes(g, cond, body, e->type, init);
     Val cur = cg_bind(g, e->type, init, "w");
     cg_line(g, "for (;;) {");
     g->ind++;
@@ -850,6 +1240,7 @@ Val cg_exp(G *g, const Node *e)
             cg_fail(g, "cpu codegen: variable id out of range");
             return cg_val(g, 0);
         }
+        if (g->lane && g->lane_arr) return gen_let_lanes(g, e);
         /* A chain of lets in a loop (long chains must not use the stack). */
         while (e->op == OP_LET && !g->failed) {
             g->env[e->id] = cg_exp(g, e->kid[0]);

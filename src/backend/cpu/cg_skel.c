@@ -288,6 +288,31 @@ static void put(G *g, Val ptrs, const char *i, Val v)
 
 typedef void (*ElemFn)(G *g, void *env, Val ix, const char *pos);
 
+/* Positions base + [0, m) in blocks of G.nlane lanes (cg_exp.c, "While
+ * loops across lanes"), for element code that has while loops: ix is the
+ * index of position base, its last leaf advancing with the position. */
+static void lane_blocks(G *g, const char *m, const char *base, Val ix, ElemFn f, void *env)
+{
+    const char *b = cg_fresh(g, "b"), *nl = cg_fresh(g, "nl"), *l = cg_fresh(g, "l");
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s += %d) {", b, b, m, b, g->nlane);
+    g->ind++;
+    cg_line(g, "const i64 %s = ax_min64(%d, %s - %s);", nl, g->nlane, m, b);
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", l, l, nl, l);
+    g->ind++;
+    g->lane = l;
+    g->lane_n = nl;
+    g->lane_arr = true;
+    Val lix = cg_val(g, ix.n);
+    for (int d = 0; d + 1 < ix.n; d++) lix.v[d] = ix.v[d];
+    if (ix.n > 0) lix.v[ix.n - 1] = cg_local(g, AX_I64, cg_fmt(g, "%s + %s + %s", ix.v[ix.n - 1], b, l));
+    g->pos = cg_fmt(g, "(%s + %s + %s)", base, b, l);
+    f(g, env, lix, g->pos);
+    g->lane = g->lane_n = NULL;
+    g->lane_arr = false;
+    block_end(g);
+    block_end(g);
+}
+
 /* Positions [start, end) of the shape of `slot` (rank r), row-major: the
  * innermost dimension is a plain counted loop (vectorisable), the outer
  * indices advance with a carry once per row. */
@@ -319,16 +344,20 @@ static void loop_ix(G *g, int slot, int r, ElemFn f, void *env)
     cg_line(g, "for (i64 %s = start; %s < end;) {", i, i);
     g->ind++;
     cg_line(g, "const i64 %s = ax_min64(s%d_%d - %s, end - %s);", m, slot, r - 1, ix.v[r - 1], i);
-    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", j, j, m, j);
-    g->ind++;
-    Val inner = cg_val(g, r);
-    for (int d = 0; d < r - 1 && d < inner.n; d++) inner.v[d] = ix.v[d];
-    const char *jj = cg_fresh(g, "x");
-    cg_line(g, "const i64 %s = %s + %s, %s = %s + %s;", jj, ix.v[r - 1], j, p, i, j);
-    if (inner.n == r) inner.v[r - 1] = jj;
-    g->pos = p;
-    f(g, env, inner, p);
-    block_end(g);
+    if (g->nlane > 0) {
+        lane_blocks(g, m, i, ix, f, env);
+    } else {
+        cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", j, j, m, j);
+        g->ind++;
+        Val inner = cg_val(g, r);
+        for (int d = 0; d < r - 1 && d < inner.n; d++) inner.v[d] = ix.v[d];
+        const char *jj = cg_fresh(g, "x");
+        cg_line(g, "const i64 %s = %s + %s, %s = %s + %s;", jj, ix.v[r - 1], j, p, i, j);
+        if (inner.n == r) inner.v[r - 1] = jj;
+        g->pos = p;
+        f(g, env, inner, p);
+        block_end(g);
+    }
     cg_line(g, "%s += %s;", i, m);
     cg_line(g, "%s += %s;", ix.v[r - 1], m);
     /* Carry into the outer dimensions once a row is complete. */
@@ -353,6 +382,7 @@ static void loop_ix(G *g, int slot, int r, ElemFn f, void *env)
 /* Positions [start, end), linear. */
 static void loop_lin(G *g, ElemFn f, void *env)
 {
+    if (g->nlane > 0) return lane_blocks(g, "(end - start)", "start", cg_val(g, 0), f, env);
     const char *i = cg_fresh(g, "i");
     cg_line(g, "for (i64 %s = start; %s < end; %s++) {", i, i, i);
     g->ind++;
@@ -461,13 +491,29 @@ static void producer_elem(G *g, void *envp, Val ix, const char *pos)
     store(g, 0, elt, pos, v);
 }
 
+/* The lanes of a block for the producer's element code (cg_lane_count),
+ * or 0: generate, map and zipWith of arrays in memory (a fused operand's
+ * code may read and fault), at rank >= 1. */
+static int producer_lanes(const CgNode *cn)
+{
+    const Node *x = cn->x;
+    if (x->type->rank < 1) return 0;
+    if (x->op == OP_GENERATE) return cg_lane_count(x->kid[1]);
+    if (x->op != OP_MAP && x->op != OP_ZIPWITH) return 0;
+    for (int i = 0; i < cn->nopd; i++)
+        if (opd_node(cn, i)->op == OP_DELAYED) return 0;
+    return cg_lane_count(x->kid[0]);
+}
+
 static void emit_producer(G *g, CgRole role)
 {
     PEnv env = {role == R_LIN};
     kernel_begin(g, role, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
+    g->nlane = producer_lanes(g->cn);
     if (role == R_LIN) loop_lin(g, producer_elem, &env);
     else loop_ix(g, 0, g->cn->x->type->rank, producer_elem, &env);
+    g->nlane = 0;
     kernel_end(g);
 }
 
