@@ -570,7 +570,9 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a);
 int ax_program_run(ax_program *p, ax_array **out, int max);
 void ax_program_free(ax_program *p);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
- * bindings, kernels, intermediate arrays, and phase times in ms. */
+ * bindings, kernels, intermediate arrays, and phase times in ms
+ * (codegen_ms, the backend generating its code, is part of compile_ms,
+ * which also counts the C compiler or the kernel cache). */
 typedef struct ax_stats {
     const char *backend;      /* the backend that runs it: "interp", "cpu", ... */
     int64_t nodes, lets, kernels, intermediates;

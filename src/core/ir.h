@@ -337,6 +337,7 @@ typedef struct Program {
     int nvars;                /* ids are 0..nvars-1 */
     const Type **vartype;     /* nvars entries */
     int capvars;              /* room in vartype (0: exactly nvars) */
+    double codegen_ms;        /* set by a backend's prepare: generating its code */
 } Program;
 
 /* Per array variable id, the number of reads of a let's variable in its

@@ -168,6 +168,7 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
         goto fail;
     }
     pr->stats.compile_ms = now_ms() - t0;
+    pr->stats.codegen_ms = pr->prog->codegen_ms;   /* part of compile_ms */
     if (cx->opt.debug & AX_DEBUG_TIMING)
         fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
                 "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, pr->be->name,

@@ -264,6 +264,7 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         return AX_ERR_BACKEND;
     }
     double t1 = now_ms();
+    p->codegen_ms = t1 - t0;
     if (cx->opt.debug & AX_DEBUG_CODE) fprintf(stderr, "axle: generated C:\n%s\n", g->text);
     Jit *jit = ctx_jit(cx, cc);
     if (!jit) {
