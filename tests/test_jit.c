@@ -64,6 +64,21 @@ static int count_files(const char *dir, const char *prefix)
     return n;
 }
 
+/* Cache entries (KEY.so) in dir; the compiler's identity file cc-*.id
+ * lies beside them. */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len > 3 && !strcmp(e->d_name + len - 3, ".so")) n++;
+    }
+    closedir(d);
+    return n;
+}
+
 static Jit *new_jit(const char *cache_dir, bool no_disk)
 {
     JitOptions o = {.cache_dir = cache_dir, .no_disk_cache = no_disk, .trace = true,
@@ -193,7 +208,9 @@ TEST(jit_compile_memory_and_disk)
         entry_path(path, sizeof path, cache, m);
         CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) == 0);
     }
-    CHECK_EQ_I(count_files(cache, NULL), 1);
+    CHECK_EQ_I(count_entries(cache), 1);
+    CHECK_EQ_I(count_files(cache, "cc-"), 1);   /* the compiler's identity */
+    CHECK_EQ_I(count_files(cache, NULL), 2);
     CHECK_EQ_I(count_files(cache, "tmp-"), 0);
 
     /* A new Jit on the same directory loads from disk. */
@@ -252,7 +269,9 @@ TEST(jit_key_covers_inputs)
         int (*g)(int) = (int (*)(int))jit_sym(ma2, "f");
         CHECK(g && g(1) == 3);
     }
-    CHECK_EQ_I(count_files(tmp, NULL), 4);
+    CHECK_EQ_I(count_entries(tmp), 4);
+    CHECK_EQ_I(count_files(tmp, "cc-"), 1);   /* one compiler, one identity */
+    CHECK_EQ_I(count_files(tmp, NULL), 5);
     jit_free(a);
     jit_free(b);
     jit_free(c);
@@ -384,7 +403,8 @@ TEST(jit_syntax_error)
     fprintf(stderr, "  jit: syntax error message: %s\n", err);
     CHECK(strstr(err, "the C compiler 'cc' failed:"));
     CHECK(strstr(err, "error"));
-    CHECK_EQ_I(count_files(tmp, NULL), 0);   /* nothing stored, nothing left */
+    CHECK_EQ_I(count_entries(tmp), 0);   /* nothing stored, nothing left */
+    CHECK_EQ_I(count_files(tmp, "tmp-"), 0);
     /* The Jit is still usable, and a tiny err buffer is not overrun. */
     char small[8];
     CHECK(jit_load(j, bad, strlen(bad), small, sizeof small, NULL, NULL) == NULL);
@@ -453,7 +473,8 @@ TEST(jit_unloadable_object)
     CHECK(jit_load(j, src, strlen(src), err, sizeof err, NULL, NULL) == NULL);
     fprintf(stderr, "  jit: unloadable object message: %s\n", err);
     CHECK(strstr(err, "could not load") && strstr(err, "axle_no_such_function"));
-    CHECK_EQ_I(count_files(tmp, NULL), 0);
+    CHECK_EQ_I(count_entries(tmp), 0);
+    CHECK_EQ_I(count_files(tmp, "tmp-"), 0);
     jit_free(j);
     rm_rf(tmp);
 }
@@ -482,7 +503,7 @@ TEST(jit_many_modules)
         int (*f)(int) = ms[i] ? (int (*)(int))jit_sym(ms[i], "f") : NULL;
         CHECK(f && f(3) == 3 * i);
     }
-    CHECK_EQ_I(count_files(tmp, NULL), N);
+    CHECK_EQ_I(count_entries(tmp), N);
     jit_free(j);
     rm_rf(tmp);
 }
@@ -584,7 +605,9 @@ TEST(jit_processes_share_cache)
         waitpid(pids[i], &st, 0);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
-    CHECK_EQ_I(count_files(tmp, NULL), 1);
+    CHECK_EQ_I(count_entries(tmp), 1);
+    CHECK_EQ_I(count_files(tmp, "cc-"), 1);
+    CHECK_EQ_I(count_files(tmp, "tmp-"), 0);
     rm_rf(tmp);
 }
 
@@ -666,4 +689,191 @@ TEST(jit_cold_compile_time)
         CHECK(isfinite(out[0]) && isfinite(out[3]));
     }
     jit_free(j);
+}
+
+/* ------------------------------------------------------------ identity */
+
+/* A fake compiler: a script that answers --version with "fakecc VER",
+ * counting those calls as lines of count, and hands anything else to cc. */
+static bool write_fake_cc(const char *path, const char *count, const char *ver)
+{
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.new", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return false;
+    fprintf(f, "#!/bin/sh\n"
+               "if [ \"$1\" = --version ]; then echo x >> '%s'; echo 'fakecc %s'; exit 0; fi\n"
+               "exec cc \"$@\"\n", count, ver);
+    /* Written in place (not renamed) the second time: an edit keeps the
+     * inode, so only size and times tell. */
+    bool ok = fclose(f) == 0 && chmod(tmp, 0755) == 0;
+    if (!ok) return false;
+    if (access(path, F_OK) != 0) return rename(tmp, path) == 0;
+    FILE *in = fopen(tmp, "r"), *out = fopen(path, "r+");
+    ok = in && out;
+    char buf[512];
+    size_t n = ok ? fread(buf, 1, sizeof buf, in) : 0;
+    ok = ok && fwrite(buf, 1, n, out) == n && ftruncate(fileno(out), (off_t)n) == 0;
+    if (in) fclose(in);
+    if (out) ok = fclose(out) == 0 && ok;
+    unlink(tmp);
+    return ok;
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int n = 0;
+    for (int c; (c = fgetc(f)) != EOF;) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* The identity found by a new Jit on cache (NULL: no disk cache) with the
+ * fake compiler; whether SRC_F then came from the cache in *hit. */
+static bool identity_is(const char *cc, const char *cache, const char *want, bool *hit)
+{
+    JitOptions o = {.cc = cc, .cache_dir = cache, .no_disk_cache = !cache, .trace = true,
+                    .version = "test-1"};
+    Jit *j = jit_new(&o);
+    if (!j) return false;
+    const char *id = jit_compiler_id(j);
+    bool ok = id && !strcmp(id, want);
+    CHECKF(ok, "identity '%s', expected '%s'", id ? id : "(null)", want);
+    if (hit) ok = load_f(j, hit, NULL) && ok;
+    jit_free(j);
+    return ok;
+}
+
+/* The first name starting with prefix in dir, into out. */
+static bool find_name(const char *dir, const char *prefix, char *out, size_t n)
+{
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d));)
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            snprintf(out, n, "%s/%s", dir, e->d_name);
+            found = true;
+        }
+    closedir(d);
+    return found;
+}
+
+/* `cc --version` runs once per compiler, not once per process: its answer
+ * is kept in an identity file, reused while the compiler's file is
+ * unchanged, and refused like a bad entry. */
+TEST(jit_identity_file)
+{
+    char tmp[PATH_MAX], cache[PATH_MAX + 16], cc[PATH_MAX + 16], count[PATH_MAX + 16];
+    char idpath[PATH_MAX * 2];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    snprintf(cache, sizeof cache, "%s/c", tmp);
+    snprintf(cc, sizeof cc, "%s/fakecc", tmp);
+    snprintf(count, sizeof count, "%s/count", tmp);
+    REQUIRE(write_fake_cc(cc, count, "1.0"));
+    bool hit = true;
+
+    /* First Jit: runs --version, compiles, writes the identity file. */
+    CHECK(identity_is(cc, cache, "fakecc 1.0", &hit));
+    CHECK(!hit);
+    CHECK_EQ_I(count_lines(count), 1);
+    CHECK_EQ_I(count_files(cache, "cc-"), 1);
+    CHECK_EQ_I(count_files(cache, "tmp-"), 0);
+    REQUIRE(find_name(cache, "cc-", idpath, sizeof idpath));
+    struct stat st;
+    CHECK(lstat(idpath, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+    FILE *f = fopen(idpath, "r");
+    char text[128] = "";
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    CHECKF(!strcmp(text, "axle-cc-id-1\nfakecc 1.0\n"), "identity file: '%s'", text);
+
+    /* Second Jit (as a new process would): the file, no --version; the
+     * same key, so a disk hit. */
+    CHECK(identity_is(cc, cache, "fakecc 1.0", &hit));
+    CHECK(hit);
+    CHECK_EQ_I(count_lines(count), 1);
+
+    /* An edited compiler (same inode, other size and times): asked again,
+     * a new identity and so a new key. */
+    REQUIRE(write_fake_cc(cc, count, "2.0-new"));
+    CHECK(identity_is(cc, cache, "fakecc 2.0-new", &hit));
+    CHECK(!hit);
+    CHECK_EQ_I(count_lines(count), 2);
+    CHECK_EQ_I(count_files(cache, "cc-"), 2);
+    CHECK(identity_is(cc, cache, "fakecc 2.0-new", &hit));
+    CHECK(hit);
+    CHECK_EQ_I(count_lines(count), 2);
+
+    /* Only its times changed (touch): asked again; the same answer keeps
+     * the same key. */
+    struct timespec ts[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    REQUIRE(utimensat(AT_FDCWD, cc, ts, 0) == 0);
+    CHECK(identity_is(cc, cache, "fakecc 2.0-new", &hit));
+    CHECK(hit);
+    CHECK_EQ_I(count_lines(count), 3);
+    CHECK_EQ_I(count_files(cache, "cc-"), 3);
+
+    /* A bad identity file for the current compiler is ignored and
+     * replaced: writable by others, a symbolic link, malformed, too old. */
+    char newest[PATH_MAX * 2] = "";
+    {
+        /* The current one: the file the last run wrote. */
+        DIR *d = opendir(cache);
+        REQUIRE(d);
+        struct timespec best = {0};
+        for (struct dirent *e; (e = readdir(d));) {
+            if (strncmp(e->d_name, "cc-", 3)) continue;
+            char p[PATH_MAX * 2];
+            snprintf(p, sizeof p, "%s/%s", cache, e->d_name);
+            if (stat(p, &st) == 0 &&
+                (st.st_mtim.tv_sec > best.tv_sec ||
+                 (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec > best.tv_nsec))) {
+                best = st.st_mtim;
+                snprintf(newest, sizeof newest, "%s", p);
+            }
+        }
+        closedir(d);
+    }
+    REQUIRE(newest[0]);
+    static const char *bad[] = {"mode 0666", "symlink", "malformed", "old"};
+    for (int k = 0; k < 4; k++) {
+        fprintf(stderr, "  jit: bad identity file: %s\n", bad[k]);
+        int before = count_lines(count);
+        char evil[PATH_MAX * 2 + 8];
+        snprintf(evil, sizeof evil, "%s.evil", tmp);
+        f = fopen(k == 1 ? evil : newest, "w");
+        REQUIRE(f);
+        fputs(k == 2 ? "axle-cc-id-1\nfakecc 6\nmore\n" : "axle-cc-id-1\nfakecc 6.6.6\n", f);
+        REQUIRE(fclose(f) == 0);
+        if (k == 0) REQUIRE(chmod(newest, 0666) == 0);
+        if (k == 1) REQUIRE(unlink(newest) == 0 && symlink(evil, newest) == 0);
+        if (k == 3) {
+            struct timespec old[2] = {{.tv_sec = time(NULL) - 2 * 24 * 3600},
+                                      {.tv_sec = time(NULL) - 2 * 24 * 3600}};
+            REQUIRE(utimensat(AT_FDCWD, newest, old, 0) == 0);
+        }
+        CHECK(identity_is(cc, cache, "fakecc 2.0-new", &hit));
+        CHECK(hit);
+        CHECK_EQ_I(count_lines(count), before + 1);
+        /* Rewritten: now a good file again. */
+        CHECK(lstat(newest, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+        CHECK(identity_is(cc, cache, "fakecc 2.0-new", NULL));
+        CHECK_EQ_I(count_lines(count), before + 1);
+        unlink(evil);
+    }
+    CHECK_EQ_I(count_files(cache, "tmp-"), 0);
+
+    /* Without a disk cache: --version for every Jit, as before. */
+    int before = count_lines(count);
+    CHECK(identity_is(cc, NULL, "fakecc 2.0-new", NULL));
+    CHECK(identity_is(cc, NULL, "fakecc 2.0-new", NULL));
+    CHECK_EQ_I(count_lines(count), before + 2);
+    rm_rf(tmp);
 }

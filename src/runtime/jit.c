@@ -11,6 +11,24 @@
  * hash state is copied for each load: a memory hit costs one pass over
  * the source.
  *
+ * Compiler identity.  Running `cc --version` costs milliseconds (a fork
+ * and exec, more than the rest of a disk hit together), so with a disk
+ * cache the answer is kept in an identity file, cc-<SHA-256>.id, the hash
+ * over the compiler command and, for each of its words that names a
+ * program (the first, found through $PATH, and later words not starting
+ * with '-', as in "ccache cc"), the program's real path, device, inode,
+ * size, modification and change times (stat, following symbolic links).
+ * Replacing or editing the compiler, or pointing cc at another one,
+ * changes these and so the file's name: the next process runs
+ * `cc --version` again.  The file holds "axle-cc-id-1\n", the identity
+ * and a newline; it is written and renamed into place like an entry and
+ * read with an entry's checks (no link, a regular file of ours that no
+ * one else may write); one that fails them, is malformed or is more than
+ * a day old is ignored and rewritten.  The age limit bounds the one case
+ * the stat cannot see: a wrapper (a script, or ccache installed as cc)
+ * whose compiler behind it is replaced while the wrapper stays the same.
+ * Without a disk cache `cc --version` runs once per Jit, as always.
+ *
  * Disk cache (DESIGN.md section 3: "never loads a file that another user
  * could have written").  The directory must be ours and not writable by
  * group or others, else the disk cache is not used at all.  An entry is
@@ -27,7 +45,8 @@
  * time of use: dlopen takes a path, so rather than dlopen KEY.so (which
  * could be replaced between our check and the loader's open) we copy the
  * verified bytes to a fresh O_EXCL file and dlopen that; the copy costs a
- * page-cache write of the object, tens of microseconds.  (dlopen of
+ * file creation and a page-cache write of the object, about 0.15 ms for a
+ * 20 KB object on ext4 (mostly the creation).  (dlopen of
  * /proc/self/fd/N would avoid the copy, but the loader recognises objects
  * by path name as well as by inode, so a reused descriptor number could
  * alias an earlier module, and /proc may be absent.)  An entry that fails
@@ -367,25 +386,28 @@ static int run_capture(char *const argv[], char *out, size_t cap, int *status)
 
 static bool not_found(int e) { return e == ENOENT || e == ENOTDIR; }
 
-/* Whether prog names an executable file, directly or through $PATH.
- * posix_spawn reports a failed exec as ENOENT on current glibc, but other
- * C libraries (and glibc under valgrind) report it as exit status 127
- * instead, which a compiler could also return: looking first makes "not
- * found" reliable. */
-static bool program_exists(const char *prog)
+/* Whether prog names an executable file, directly or through $PATH (the
+ * file found in found[PATH_MAX], its stat, symbolic links followed, in
+ * *st).  posix_spawn reports a failed exec as ENOENT on current glibc, but
+ * other C libraries (and glibc under valgrind) report it as exit status
+ * 127 instead, which a compiler could also return: looking first makes
+ * "not found" reliable. */
+static bool find_program(const char *prog, char found[PATH_MAX], struct stat *st)
 {
-    struct stat st;
-    if (strchr(prog, '/')) return !stat(prog, &st) && S_ISREG(st.st_mode) && !access(prog, X_OK);
+    if (strchr(prog, '/')) {
+        if (strlen(prog) >= PATH_MAX) return false;
+        strcpy(found, prog);
+        return !stat(prog, st) && S_ISREG(st->st_mode) && !access(prog, X_OK);
+    }
     const char *path = getenv("PATH");
     if (!path || !*path) path = "/bin:/usr/bin";
     for (const char *p = path;; p++) {
         const char *end = strchrnul(p, ':');
-        char full[PATH_MAX];
         /* An empty element means the current directory. */
-        int n = end > p ? snprintf(full, sizeof full, "%.*s/%s", (int)(end - p), p, prog)
-                        : snprintf(full, sizeof full, "./%s", prog);
-        if (n > 0 && (size_t)n < sizeof full && !stat(full, &st) && S_ISREG(st.st_mode) &&
-            !access(full, X_OK))
+        int n = end > p ? snprintf(found, PATH_MAX, "%.*s/%s", (int)(end - p), p, prog)
+                        : snprintf(found, PATH_MAX, "./%s", prog);
+        if (n > 0 && n < PATH_MAX && !stat(found, st) && S_ISREG(st->st_mode) &&
+            !access(found, X_OK))
             return true;
         if (!*end) return false;
         p = end;
@@ -448,57 +470,6 @@ static void put_host(JitSha256 *s)
     }
     free(line);
     if (!found) put_str(s, "");
-}
-
-/* Runs `cc --version` once and hashes the fixed part of the key.  False
- * (with a message) when the compiler cannot be started. */
-static bool ensure_identity(Jit *j, char *err, size_t n)
-{
-    if (!j->id_done) {
-        j->id_done = true;
-        Argv a = {0};
-        argv_words(&a, j->cc);
-        argv_push(&a, "--version");
-        char out[OUT_CAP];
-        int st, e;
-        char msg[512];
-        bool missing = a.n < 2 || !program_exists(a.v[0]);
-        if (a.oom) e = ENOMEM;
-        else if (missing) e = ENOENT;
-        else e = run_capture(a.v, out, sizeof out, &st);
-        argv_free(&a);
-        if (e) {
-            /* "Not found" only when the program is missing: a program that
-             * exists but cannot start gets the system's reason. */
-            if (missing) start_error(j, ENOENT, msg, sizeof msg);
-            else set_err(msg, sizeof msg, "the C compiler '%s' could not be run: %s", j->cc,
-                         strerror(e));
-            j->id_err = strdup(msg);
-        } else {
-            /* Whatever the exit status: a compiler without --version still
-             * compiles, and its output (or nothing) still identifies it. */
-            first_lines(out, 1);
-            j->compiler_id = strdup(out);
-            JitSha256 *s = &j->prefix;
-            jit_sha256_init(s);
-            put_str(s, "axle-jit-key-1");
-            put_str(s, j->cc);
-            put_str(s, out);
-            put_str(s, j->cflags);
-            put_str(s, j->libs);
-            put_str(s, j->version);
-            if (strstr(j->cflags, "native")) put_host(s);
-            else put_str(s, "");
-        }
-    }
-    if (j->compiler_id) return true;
-    set_err(err, n, "%s", j->id_err ? j->id_err : "out of memory");
-    return false;
-}
-
-const char *jit_compiler_id(Jit *j)
-{
-    return j && ensure_identity(j, NULL, 0) ? j->compiler_id : NULL;
 }
 
 /* ------------------------------------------------------------ files */
@@ -692,6 +663,17 @@ static const char *check_entry(const uint8_t *b, size_t n, const uint8_t key[KEY
     return NULL;
 }
 
+/* NULL if st is a regular file of ours that no one else may write (and
+ * not absurdly large), else what is wrong. */
+static const char *not_ours(const struct stat *st)
+{
+    if (!S_ISREG(st->st_mode)) return "not a regular file";
+    if (st->st_uid != geteuid()) return "owned by another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) return "writable by group or others";
+    if (st->st_size > MAX_ENTRY) return "too large";
+    return NULL;
+}
+
 /* Loads the verified entry hex.so.  NULL with *why unset: no entry; NULL
  * with *why set: a bad entry (the caller deletes it). */
 static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], const char **why,
@@ -709,10 +691,7 @@ static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], c
     struct stat st;
     uint8_t *b = NULL;
     if (fstat(fd, &st)) *why = strerror(errno);
-    else if (!S_ISREG(st.st_mode)) *why = "not a regular file";
-    else if (st.st_uid != geteuid()) *why = "owned by another user";
-    else if (st.st_mode & (S_IWGRP | S_IWOTH)) *why = "writable by group or others";
-    else if (st.st_size > MAX_ENTRY) *why = "too large";
+    else if ((*why = not_ours(&st))) {}
     else if (!(b = read_exact(fd, (size_t)st.st_size))) *why = "changed while read";
     else *why = check_entry(b, (size_t)st.st_size, key);
     close(fd);
@@ -879,7 +858,184 @@ out_dir:
     return h;
 }
 
+/* ------------------------------------------------------------ compiler identity */
+
+#define ID_MAGIC "axle-cc-id-1\n"
+enum { ID_MAX_AGE = 24 * 3600 };      /* seconds an identity file is trusted */
+
+static void put_u64(JitSha256 *s, uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
+    jit_sha256_update(s, b, 8);
+}
+
+/* What identifies an executable file without running it: its real path,
+ * device, inode, size, modification and change times. */
+static void put_file_id(JitSha256 *s, const char *found, const struct stat *st)
+{
+    char *real = realpath(found, NULL);
+    put_str(s, real ? real : found);
+    free(real);
+    put_u64(s, (uint64_t)st->st_dev);
+    put_u64(s, (uint64_t)st->st_ino);
+    put_u64(s, (uint64_t)st->st_size);
+    put_u64(s, (uint64_t)st->st_mtim.tv_sec);
+    put_u64(s, (uint64_t)st->st_mtim.tv_nsec);
+    put_u64(s, (uint64_t)st->st_ctim.tv_sec);
+    put_u64(s, (uint64_t)st->st_ctim.tv_nsec);
+}
+
+/* The name of the identity file for the command words w, whose first word
+ * was found as prog0 (stat st0): "cc-<SHA-256>.id" over the command and
+ * the file identity of every word that names a program (the first, and
+ * later ones not starting with '-': "ccache cc" names both). */
+static void id_file_name(const Jit *j, const Argv *w, const char *prog0, const struct stat *st0,
+                         char name[80])
+{
+    JitSha256 s;
+    uint8_t h[32];
+    char hex[65];
+    jit_sha256_init(&s);
+    put_str(&s, "axle-cc-id-1");
+    put_str(&s, j->cc);
+    put_file_id(&s, prog0, st0);
+    for (size_t i = 1; i < w->n; i++) {
+        char found[PATH_MAX];
+        struct stat st;
+        if (w->v[i][0] != '-' && find_program(w->v[i], found, &st)) put_file_id(&s, found, &st);
+        else put_str(&s, "");
+    }
+    jit_sha256_final(&s, h);
+    to_hex(h, 32, hex);
+    snprintf(name, 80, "cc-%s.id", hex);
+}
+
+/* Reads the identity file name (ID_MAGIC, then the identity and a
+ * newline) into out[cap], with the same checks as a cache entry.  False
+ * when there is none or it is refused, malformed or older than
+ * ID_MAX_AGE. */
+static bool read_id(Jit *j, const char *name, char *out, size_t cap)
+{
+    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            trace(j, "ignoring %s/%s (%s)", j->dir, name,
+                  errno == ELOOP ? "a symbolic link" : strerror(errno));
+        return false;
+    }
+    const size_t ml = sizeof ID_MAGIC - 1;
+    struct stat st;
+    const char *why = NULL;
+    uint8_t *b = NULL;
+    time_t age = 0;
+    if (fstat(fd, &st)) why = strerror(errno);
+    else if ((why = not_ours(&st))) {}
+    else if ((size_t)st.st_size <= ml || (size_t)st.st_size - ml > cap) why = "wrong size";
+    else if ((age = time(NULL) - st.st_mtime) > ID_MAX_AGE || age < -60) why = "out of date";
+    else if (!(b = read_exact(fd, (size_t)st.st_size))) why = "changed while read";
+    else {
+        size_t n = (size_t)st.st_size - ml - 1;   /* the identity's length */
+        if (memcmp(b, ID_MAGIC, ml) || b[ml + n] != '\n' || memchr(b + ml, '\n', n) ||
+            memchr(b + ml, 0, n))
+            why = "malformed";
+        else {
+            memcpy(out, b + ml, n);
+            out[n] = 0;
+        }
+    }
+    close(fd);
+    free(b);
+    if (why) trace(j, "ignoring %s/%s (%s)", j->dir, name, why);
+    return !why;
+}
+
+/* Saves id as the identity file name: written under a fresh name and
+ * renamed into place, like an entry. */
+static void write_id(Jit *j, const char *name, const char *id)
+{
+    char base[32], tmp[64];
+    int fd = create_unique(j, j->dirfd, ".id", base);
+    if (fd < 0) {
+        trace(j, "could not save the compiler identity in %s: %s", j->dir, strerror(errno));
+        return;
+    }
+    snprintf(tmp, sizeof tmp, "%s.id", base);
+    bool ok = write_all(fd, ID_MAGIC, sizeof ID_MAGIC - 1) && write_all(fd, id, strlen(id)) &&
+              write_all(fd, "\n", 1);
+    ok = !close(fd) && ok;
+    if (ok && !renameat(j->dirfd, tmp, j->dirfd, name)) return;
+    trace(j, "could not save the compiler identity as %s/%s", j->dir, name);
+    unlinkat(j->dirfd, tmp, 0);
+}
+
+/* Finds the compiler's identity once (from its identity file, else by
+ * running `cc --version`) and hashes the fixed part of the key.  False
+ * (with a message) when the compiler cannot be started. */
+static bool ensure_identity(Jit *j, char *err, size_t n)
+{
+    if (!j->id_done) {
+        j->id_done = true;
+        Argv a = {0};
+        argv_words(&a, j->cc);
+        char out[OUT_CAP], prog[PATH_MAX], msg[512], idname[80] = "";
+        struct stat pst;
+        int e = 0;
+        bool missing = !a.oom && (a.n < 1 || !find_program(a.v[0], prog, &pst));
+        if (a.oom) e = ENOMEM;
+        else if (missing) e = ENOENT;
+        else {
+            ensure_dir(j);
+            if (j->dirfd >= 0) id_file_name(j, &a, prog, &pst, idname);
+            if (idname[0] && read_id(j, idname, out, sizeof out)) {
+                trace(j, "compiler identity from %s", idname);
+            } else {
+                argv_push(&a, "--version");
+                int st;
+                e = a.oom ? ENOMEM : run_capture(a.v, out, sizeof out, &st);
+                /* Whatever the exit status: a compiler without --version
+                 * still compiles, and its output (or nothing) still
+                 * identifies it. */
+                if (!e) {
+                    first_lines(out, 1);
+                    if (idname[0]) write_id(j, idname, out);
+                }
+            }
+        }
+        argv_free(&a);
+        if (e) {
+            /* "Not found" only when the program is missing: a program that
+             * exists but cannot start gets the system's reason. */
+            if (missing) start_error(j, ENOENT, msg, sizeof msg);
+            else set_err(msg, sizeof msg, "the C compiler '%s' could not be run: %s", j->cc,
+                         strerror(e));
+            j->id_err = strdup(msg);
+        } else {
+            j->compiler_id = strdup(out);
+            JitSha256 *s = &j->prefix;
+            jit_sha256_init(s);
+            put_str(s, "axle-jit-key-1");
+            put_str(s, j->cc);
+            put_str(s, out);
+            put_str(s, j->cflags);
+            put_str(s, j->libs);
+            put_str(s, j->version);
+            if (strstr(j->cflags, "native")) put_host(s);
+            else put_str(s, "");
+        }
+    }
+    if (j->compiler_id) return true;
+    set_err(err, n, "%s", j->id_err ? j->id_err : "out of memory");
+    return false;
+}
+
+const char *jit_compiler_id(Jit *j)
+{
+    return j && ensure_identity(j, NULL, 0) ? j->compiler_id : NULL;
+}
+
 /* ------------------------------------------------------------ memory cache */
+
 
 static size_t bucket_of(const uint8_t *key, size_t nb)
 {

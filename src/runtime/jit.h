@@ -60,7 +60,9 @@ void *jit_sym(JitModule *m, const char *name);
 const char *jit_module_key(const JitModule *m);
 
 /* The compiler's identity: the first line of `cc --version`, found once
- * per Jit, on first need.  NULL if the compiler cannot be run. */
+ * per Jit, on first need (read from the disk cache's identity file while
+ * the compiler's files are unchanged: see jit.c).  NULL if the compiler
+ * cannot be run. */
 const char *jit_compiler_id(Jit *j);
 /* The disk cache directory in use (checking it on first call), or NULL
  * when the disk cache is off or its directory was refused. */
