@@ -649,6 +649,16 @@ static int fact_of(G *g, const Node *v)
     return -1;
 }
 
+/* Adds condition c to the kernel's pre_ (once); false when full. */
+static bool pre_add(G *g, const char *c)
+{
+    for (int k = 0; k < g->npre; k++)
+        if (!strcmp(g->pre[k], c)) return true;
+    if (g->npre >= (int)(sizeof g->pre / sizeof *g->pre)) return false;
+    g->pre[g->npre++] = c;
+    return true;
+}
+
 static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at)
 {
     const Node *i = e->kid[1];
@@ -685,11 +695,7 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
     } else {
         return NULL;
     }
-    for (int k = 0; k < g->npre; k++)
-        if (!strcmp(g->pre[k], c)) return c;
-    if (g->npre >= (int)(sizeof g->pre / sizeof *g->pre)) return NULL;
-    g->pre[g->npre++] = c;
-    return c;
+    return pre_add(g, c) ? c : NULL;
 }
 
 static Val gen_index(G *g, const Node *e)
@@ -749,6 +755,15 @@ static Val gen_index(G *g, const Node *e)
         ok = cg_local(g, AX_BOOL, cg_fmt(g, "(u64)%s < (u64)n%d", lin, slot));
     }
     cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, e->op == OP_INDEX ? SITE_AT : SITE_ATLIN, slot, ix, r));
+    if (g->defer && pre_add(g, cg_fmt(g, "n%d > 0", slot))) {
+        /* Deferred checks: a bad index reads element 0 (there is one when
+         * pre_ holds) and only sets bad_, the checked copy then computing
+         * the range again.  An unconditional load of a clamped index is a
+         * gather the vectoriser takes; a conditional one it does not. */
+        const char *cl = cg_local(g, AX_I64, cg_fmt(g, "%s ? %s : 0", ok, lin));
+        for (int k = 0; k < out.n; k++) out.v[k] = cg_local(g, ty_leaf(at->elt, k), cg_load(g, ty_leaf(at->elt, k), slot, k, cl));
+        return out;
+    }
     for (int k = 0; k < out.n; k++) {
         ax_scalar s = ty_leaf(at->elt, k);
         out.v[k] = cg_local(g, s, cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin)));

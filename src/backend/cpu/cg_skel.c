@@ -439,6 +439,7 @@ static void producer_elem(G *g, void *envp, Val ix, const char *pos)
     Val v;
     switch (x->op) {
     case OP_GENERATE:
+        add_fact(g, x->kid[1], 0, false);   /* its index is inside the result's extent */
         v = cg_apply(g, x->kid[1], &ix, 1);
         break;
     case OP_MAP:
