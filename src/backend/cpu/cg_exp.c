@@ -755,15 +755,6 @@ static Val gen_index(G *g, const Node *e)
         ok = cg_local(g, AX_BOOL, cg_fmt(g, "(u64)%s < (u64)n%d", lin, slot));
     }
     cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, e->op == OP_INDEX ? SITE_AT : SITE_ATLIN, slot, ix, r));
-    if (g->defer && pre_add(g, cg_fmt(g, "n%d > 0", slot))) {
-        /* Deferred checks: a bad index reads element 0 (there is one when
-         * pre_ holds) and only sets bad_, the checked copy then computing
-         * the range again.  An unconditional load of a clamped index is a
-         * gather the vectoriser takes; a conditional one it does not. */
-        const char *cl = cg_local(g, AX_I64, cg_fmt(g, "%s ? %s : 0", ok, lin));
-        for (int k = 0; k < out.n; k++) out.v[k] = cg_local(g, ty_leaf(at->elt, k), cg_load(g, ty_leaf(at->elt, k), slot, k, cl));
-        return out;
-    }
     for (int k = 0; k < out.n; k++) {
         ax_scalar s = ty_leaf(at->elt, k);
         out.v[k] = cg_local(g, s, cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin)));
