@@ -19,12 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(_OPENMP) && !defined(__FAST_MATH__) && defined(__x86_64__) && defined(__GLIBC__)
-#pragma omp declare simd notinbranch
-extern float expf(float);
-#pragma omp declare simd notinbranch
-extern float logf(float);
-#endif
+AX_BL_SIMD_EXPLOG
 
 static inline float cnd(float d)
 {

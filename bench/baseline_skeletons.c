@@ -36,12 +36,7 @@
 #include <omp.h>
 #endif
 
-#if defined(_OPENMP) && !defined(__FAST_MATH__) && defined(__x86_64__) && defined(__GLIBC__)
-#pragma omp declare simd notinbranch
-extern float expf(float);
-#pragma omp declare simd notinbranch
-extern float logf(float);
-#endif
+AX_BL_SIMD_EXPLOG
 
 void BL(bl_map_explog)(const float *restrict x, float *restrict y, int64_t n)
 {

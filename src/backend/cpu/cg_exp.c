@@ -1044,6 +1044,21 @@ static Val gen_cond(G *g, const Node *e)
     return r;
 }
 
+/* Ends a loop over the lanes of a block, nested in a loop that stops
+ * once `flag` is clear, and reopens a loop over the lanes named l for the
+ * code that follows (gen_while_lanes, gen_run). */
+static void lanes_resume(G *g, const char *flag, const char *l)
+{
+    g->lane_arr = true;
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "if (!%s) break;", flag);
+    g->ind--;
+    cg_line(g, "}");
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", l, l, g->lane_n, l);
+    g->ind++;
+}
+
 /* While loops across lanes (G.lane): the lanes of a block iterate
  * together, under a mask of the lanes still looping.  The element code's
  * lane loop closes; a loop runs the condition and the body on every lane
@@ -1075,14 +1090,7 @@ static Val gen_while_lanes(G *g, const Node *cond, const Node *body, const Type 
     for (int k = 0; k < cur.n && k < nv.n; k++) cg_line(g, "%s = %s ? %s : %s;", cur.v[k], ok, nv.v[k], cur.v[k]);
     cg_line(g, "%s = %s;", live, ok);
     cg_line(g, "%s |= %s;", any, ok);
-    g->lane_arr = true;
-    g->ind--;
-    cg_line(g, "}");
-    cg_line(g, "if (!%s) break;", any);
-    g->ind--;
-    cg_line(g, "}");
-    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", l, l, g->lane_n, l);
-    g->ind++;
+    lanes_resume(g, any, l);
     return cur;
 }
 
@@ -1134,14 +1142,7 @@ static void gen_run(G *g, const Chain *ch, int s, int per, int reps)
     free(t.s);
     for (int q = 0; q < per; q++)
         if (need[q]) cg_assign(g, st[q], nv[q]);
-    g->lane_arr = true;
-    g->ind--;
-    cg_line(g, "}");
-    cg_line(g, "if (!%s) break;", changed);
-    g->ind--;
-    cg_line(g, "}");
-    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", l, l, g->lane_n, l);
-    g->ind++;
+    lanes_resume(g, changed, l);
     /* the last group, on the state the loop leaves */
     int last = s + (reps - 1) * per;
     for (int q = 0; q < per; q++) {
