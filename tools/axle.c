@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "                        [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
-            "stages: source, sharing, simplify, fusion, kernels, c (the generated C of the CPU backend)\n");
+            "stages: source, sharing, simplify, fusion, kernels, dot (Graphviz), c (the generated C of the CPU backend)\n");
 }
 
 typedef struct {
@@ -44,6 +44,8 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+bool axle_parse_size(const char *s, int64_t *out);   /* tools/bench.c */
+
 static int parse_args(int argc, char **argv, Args *a)
 {
     memset(a, 0, sizeof *a);
@@ -54,7 +56,13 @@ static int parse_args(int argc, char **argv, Args *a)
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(s, "--size") && v) { a->size = strtoll(v, NULL, 10); i++; }
+        if (!strcmp(s, "--size") && v) {
+            if (!axle_parse_size(v, &a->size)) {
+                fprintf(stderr, "axle: bad size '%s' (1000, 1e6, 4M, 2^20)\n", v);
+                return -1;
+            }
+            i++;
+        }
         else if (!strcmp(s, "--runs") && v) { a->runs = atoi(v); i++; }
         else if (!strcmp(s, "--stage") && v) { a->stage = v; i++; }
         else if (!strcmp(s, "--backend") && v) {

@@ -145,8 +145,9 @@ static void usage(FILE *f)
             "  lines to FILE (the table still goes to the terminal).\n");
 }
 
-/* 1000, 1e6, 4M, 2^20, 64k */
-static bool parse_size(const char *s, int64_t *out)
+/* 1000, 1e6, 4M, 2^20, 64k (also `axle run` / `axle dump`'s --size) */
+bool axle_parse_size(const char *s, int64_t *out);
+bool axle_parse_size(const char *s, int64_t *out)
 {
     char *end;
     errno = 0;
@@ -196,7 +197,7 @@ static int parse(int argc, char **argv, Bench *b)
             char *list = strdup(v), *save = NULL;
             if (!list) return -1;
             for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (b->nsizes == MAX_SIZES || !parse_size(t, &b->sizes[b->nsizes])) {
+                if (b->nsizes == MAX_SIZES || !axle_parse_size(t, &b->sizes[b->nsizes])) {
                     fprintf(stderr, "axle bench: bad size '%s'\n", t);
                     free(list);
                     return -1;
