@@ -312,8 +312,11 @@ bool cg_speculable(const Node *e) { return spec_walk(e, 40, false) >= 0; }
  * failed check only sets bad_, after which the checked copy, which
  * branches, decides whether the fault is real.  A data-dependent choice
  * between reads (radix sort's split) then compiles to selects instead of
- * a branch mispredicted half the time. */
-static bool speculable(G *g, const Node *e) { return spec_walk(e, 40, g->safe && g->defer) >= 0; }
+ * a branch mispredicted half the time.  The budget (64 nodes) admits a
+ * stencil's direction choice (canny's non-maximum suppression): a
+ * short-circuit branch there becomes, after GCC's if-conversion, a select
+ * between comparison masks, which GCC 12 does not vectorise. */
+static bool speculable(G *g, const Node *e) { return spec_walk(e, 64, g->safe && g->defer) >= 0; }
 
 /* Lane blocks: can e not fault (and is it code that lane arrays carry:
  * no shape primitives, whose code declares locals of its own)? */
@@ -1024,9 +1027,16 @@ static Val gen_cond(G *g, const Node *e)
         Val t = cg_exp(g, e->kid[1]);
         Val f = cg_exp(g, e->kid[2]);
         Val r = cg_val(g, e->type->width);
-        for (int k = 0; k < r.n && k < t.n && k < f.n; k++)
-            r.v[k] = strcmp(t.v[k], f.v[k]) ? cg_local(g, ty_leaf(e->type, k), cg_fmt(g, "%s ? %s : %s", c.v[0], t.v[k], f.v[k]))
-                                             : t.v[k];
+        /* A float select is a bit select (ax_sel_*): written as `?:` GCC
+           may sink a later comparison of the result into the arms, and a
+           select between comparison results (masks of a different width
+           than the condition's) does not vectorise (GCC 12). */
+        for (int k = 0; k < r.n && k < t.n && k < f.n; k++) {
+            const ax_scalar s = ty_leaf(e->type, k);
+            r.v[k] = !strcmp(t.v[k], f.v[k]) ? t.v[k]
+                     : is_float(s) ? cg_local(g, s, cg_fmt(g, "ax_sel_%s(%s, %s, %s)", cg_ctype(s), c.v[0], t.v[k], f.v[k]))
+                                   : cg_local(g, s, cg_fmt(g, "%s ? %s : %s", c.v[0], t.v[k], f.v[k]));
+        }
         return r;
     }
     Val r = cg_decl(g, e->type, "r");
