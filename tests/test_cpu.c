@@ -1463,3 +1463,66 @@ TEST(cpu_speculated_reads_report_only_real_faults)
     }
     free(x);
 }
+
+/* ================================================================ conversions */
+
+typedef struct { ax_scalar to; } CvtEnv;
+static ax_exp cvt_fn(ax_exp x, void *env) { return ax_cvt(x, ((CvtEnv *)env)->to); }
+
+/* Runs map (cvt to) over a on one backend; the result's bytes in out. */
+static bool run_cvt(ax_backend_kind b, ax_scalar from, const void *data, int64_t n, ax_scalar to, void *out)
+{
+    ax_options o = {0};
+    o.backend = b;
+    ax_ctx *cx = ax_ctx_new(&o);
+    CvtEnv e = {to};
+    ax_array *r = ax_run(cx, ax_map(cvt_fn, &e, ax_use(cx, ax_array_from(cx, from, 1, &n, data))));
+    bool ok = r != NULL;
+    if (r) ax_array_copy_out(r, 0, out);
+    ax_array_release(r);
+    ax_ctx_free(cx);
+    return ok;
+}
+
+/* 64-bit integer <-> float conversions go through i32 in kernels with
+ * deferred checks (cg_exp.c cvt_via_i32) and hand values outside its
+ * range to the checked copy: every result must still be the exact one,
+ * NaN, infinities, saturation and the i32 boundaries included, in lengths
+ * that fill vector loops. */
+TEST(cpu_wide_conversions_are_exact)
+{
+    const int64_t ints[] = {0, 1, -1, 2147483647LL, 2147483648LL, -2147483648LL, -2147483649LL,
+                            9007199254740993LL, INT64_MIN, INT64_MAX, 123456789, -987654321};
+    const double flts[] = {0.0, -0.0, -0.5, 0.999, 3.7, -3.7, 2147483520.0, 2147483647.0, 2147483648.0,
+                           -2147483648.0, -2147483649.0, -2147484160.0, 4294967295.0, 1e19, -1e19,
+                           NAN, INFINITY, -INFINITY};
+    enum { N = 1000 };
+    int64_t iv[N];
+    double dv[N];
+    float fv[N];
+    for (int i = 0; i < N; i++) {
+        iv[i] = ints[i % (int)(sizeof ints / sizeof *ints)];
+        dv[i] = flts[i % (int)(sizeof flts / sizeof *flts)];
+        fv[i] = (float)dv[i];
+    }
+    static const ax_scalar ftypes[] = {AX_F32, AX_F64}, itypes[] = {AX_I64, AX_U64};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            uint64_t r0[N], r1[N];
+            /* integer -> float */
+            memset(r0, 0, sizeof r0);
+            memset(r1, 0, sizeof r1);
+            CHECK(run_cvt(AX_BACKEND_INTERP, itypes[a], iv, N, ftypes[b], r0));
+            CHECK(run_cvt(AX_BACKEND_CPU, itypes[a], iv, N, ftypes[b], r1));
+            CHECKF(!memcmp(r0, r1, sizeof r0), "%s -> %s differs", itypes[a] == AX_I64 ? "i64" : "u64",
+                   ftypes[b] == AX_F32 ? "f32" : "f64");
+            /* float -> integer */
+            memset(r0, 0, sizeof r0);
+            memset(r1, 0, sizeof r1);
+            const void *src = ftypes[b] == AX_F32 ? (const void *)fv : (const void *)dv;
+            CHECK(run_cvt(AX_BACKEND_INTERP, ftypes[b], src, N, itypes[a], r0));
+            CHECK(run_cvt(AX_BACKEND_CPU, ftypes[b], src, N, itypes[a], r1));
+            CHECKF(!memcmp(r0, r1, sizeof r0), "%s -> %s differs", ftypes[b] == AX_F32 ? "f32" : "f64",
+                   itypes[a] == AX_I64 ? "i64" : "u64");
+        }
+}

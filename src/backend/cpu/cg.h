@@ -222,6 +222,8 @@ typedef struct G {
     int ndefer;
     bool need_chk[R_NROLE];   /* per role: the deferred kernel calls its checked copy */
     CgRole role;              /* the kernel being emitted */
+    bool own_out;             /* the loop's iterations write only their own
+                                 elements of fresh results (GCC ivdep) */
     /* Lane blocks (cg_exp.c, "While loops across lanes"): a producer loop
      * emitted in blocks of nlane elements runs its element code in lane
      * loops over `lane` (the index's name) below lane_n (the lanes in

@@ -781,9 +781,32 @@ static const char *const fn_f64[P_NPRIM] = {
 };
 
 /* x converted from `from` to `to` with ax_cvt's rules (x an atom). */
+/* The 64-bit integer <-> float conversions AVX2 cannot vectorise, in a
+ * kernel with deferred checks (G.defer): through i32 when the value fits,
+ * where they equal the exact conversion, else bad_ is set and the checked
+ * copy (which converts exactly) computes the range again. */
+static const char *cvt_via_i32(G *g, ax_scalar from, ax_scalar to, const char *x)
+{
+    bool wide_int = from == AX_I64 || from == AX_U64, to_wide_int = to == AX_I64 || to == AX_U64;
+    if (!g->defer || !((wide_int && is_float(to)) || (is_float(from) && to_wide_int))) return NULL;
+    const char *fits;
+    if (wide_int)
+        fits = from == AX_I64 ? cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s == (i64)(i32)%s)", x, x))
+                              : cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s <= 0x7fffffffu)", x));
+    else   /* truncation lands in i32 (NaN fails: the checked copy gives its 0) */
+        fits = cg_local(g, AX_BOOL, from == AX_F32
+            ? cg_fmt(g, "(u8)((%s %s) & (%s < 0x1p31f))", x, to == AX_U64 ? "> -1.0f" : ">= -0x1p31f", x)
+            : cg_fmt(g, "(u8)((%s %s) & (%s < 0x1p31))", x, to == AX_U64 ? "> -1.0" : "> -2147483649.0", x));
+    cg_line(g, "bad_ |= (u8)!%s;", fits);
+    g->ndefer++;
+    return cg_fmt(g, "(%s)(i32)(%s ? %s : 0)", ctypes[to], fits, x);
+}
+
 static const char *cvt_expr(G *g, ax_scalar from, ax_scalar to, const char *x)
 {
     if (from == to) return x;
+    const char *v = cvt_via_i32(g, from, to, x);
+    if (v) return v;
     if (to == AX_BOOL) return cg_fmt(g, "(u8)(%s != 0)", x);   /* NaN != 0 holds: NaN is true */
     if (is_float(from) && !is_float(to)) return cg_fmt(g, "ax_cvt_%s_%s(%s)", ctypes[from], ctypes[to], x);
     /* int/bool -> anything, float -> float: C's conversion (integers wrap:

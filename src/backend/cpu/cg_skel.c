@@ -347,6 +347,7 @@ static void loop_ix(G *g, int slot, int r, ElemFn f, void *env)
     if (g->nlane > 0) {
         lane_blocks(g, m, i, ix, f, env);
     } else {
+        if (g->own_out) cg_line(g, "#pragma GCC ivdep");
         cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", j, j, m, j);
         g->ind++;
         Val inner = cg_val(g, r);
@@ -384,6 +385,7 @@ static void loop_lin(G *g, ElemFn f, void *env)
 {
     if (g->nlane > 0) return lane_blocks(g, "(end - start)", "start", cg_val(g, 0), f, env);
     const char *i = cg_fresh(g, "i");
+    if (g->own_out) cg_line(g, "#pragma GCC ivdep");
     cg_line(g, "for (i64 %s = start; %s < end; %s++) {", i, i, i);
     g->ind++;
     g->pos = i;
@@ -512,8 +514,16 @@ static void emit_producer(G *g, CgRole role)
     kernel_begin(g, role, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
     g->nlane = producer_lanes(g->cn);
+    /* Each iteration writes its own element of the results, which the
+     * executor allocates afresh and which no operand can alias (the
+     * operands are held for the whole operation): no loop-carried memory
+     * dependence, so say so.  GCC 12 does not apply `restrict` to the
+     * kernel's local pointers, and cannot check aliasing at run time for
+     * gathers (data-dependent reads, as fluid's advection makes). */
+    g->own_out = true;
     if (role == R_LIN) loop_lin(g, producer_elem, &env);
     else loop_ix(g, 0, g->cn->x->type->rank, producer_elem, &env);
+    g->own_out = false;
     g->nlane = 0;
     kernel_end(g);
 }
@@ -937,11 +947,22 @@ static void emit_scan(G *g)
     cg_line(g, "j = %s;", next);
     block_end(g);
     /* The loop twice, with and without a carry: no test per element.  An
-     * operator that is an OpenMP reduction on every leaf, over a manifest
-     * operand, scans under `omp simd reduction(inscan)`, which GCC
+     * operator that is an OpenMP reduction on every leaf scans under
+     * `omp simd reduction(inscan)`, which GCC
      * vectorises (log-step prefix sums in registers); -fopenmp-simd
      * honours it without the OpenMP runtime. */
-    const char *red = opd_node(cn, 0)->op == OP_DELAYED ? NULL : simd_scan_clause(g, f, acc);
+    /* A delayed operand's code may check indices: in a kernel with
+     * deferred checks the flag bad_ joins the scan as an inscan `|`
+     * (OpenMP allows no other reduction beside inscan ones); its checked
+     * copy, which calls ax_fail, keeps the plain loop. */
+    bool delayed = opd_node(cn, 0)->op == OP_DELAYED;
+    const char *red = delayed && g->safe && !g->defer ? NULL : simd_scan_clause(g, f, acc);
+    const char *rvars = red ? red_vars(g, acc) : NULL;
+    if (red && delayed && g->defer) {
+        red = cg_fmt(g, "%s reduction(inscan, |: bad_)", red);
+        rvars = cg_fmt(g, "%s, bad_", rvars);
+        g->ndefer++;   /* declares bad_ */
+    }
     const char *out = !ex && left && incl_z ? "ob + jv + 1" : "ob + jv";
     for (int carry = 1; carry >= 0; carry--) {
         cg_line(g, carry ? "if (hc) {" : "} else {");
@@ -964,7 +985,7 @@ static void emit_scan(G *g)
                 store(g, 0, elt, out, !carry ? acc : left ? apply2(g, f, cv, acc) : apply2(g, f, acc, cv));
             }
             if (red) block_end(g);
-            if (red && pass == 0) cg_line(g, "#pragma omp scan %s(%s)", ex ? "exclusive" : "inclusive", red_vars(g, acc));
+            if (red && pass == 0) cg_line(g, "#pragma omp scan %s(%s)", ex ? "exclusive" : "inclusive", rvars);
         }
         block_end(g);
         g->ind--;
