@@ -259,9 +259,6 @@ Val cg_bind(G *g, const Type *t, Val v, const char *prefix);
 Val cg_decl(G *g, const Type *t, const char *prefix);
 /* Assigns v to the locals of dst. */
 void cg_assign(G *g, Val dst, Val v);
-/* Is e free of faults (division, bounds-checked reads, loops, shape
- * sizes) and small: safe and cheap to evaluate speculatively. */
-bool cg_speculable(const Node *e);
 /* The lanes of a block (G.lane) for element function lam, or 0 where it
  * is not worth it or not allowed: lam must have a while loop, none nested
  * in a branch or another loop, and nothing that can fault (any lane may

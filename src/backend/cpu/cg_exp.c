@@ -305,10 +305,10 @@ static int spec_walk(const Node *e, int budget, bool reads)
     return budget;
 }
 
-bool cg_speculable(const Node *e) { return spec_walk(e, 40, false) >= 0; }
-
-/* In a kernel with deferred checks (G.defer) an array read may be
- * speculated too: its load is guarded (a bad index reads a zero) and a
+/* Is e free of faults (integer division by a possibly-zero divisor,
+ * shape sizes, loops) and small: safe and cheap to evaluate whether or not
+ * its branch is taken.  In a kernel with deferred checks (G.defer) an
+ * array read may be speculated too: its load is guarded (a bad index reads a zero) and a
  * failed check only sets bad_, after which the checked copy, which
  * branches, decides whether the fault is real.  A data-dependent choice
  * between reads (radix sort's split) then compiles to selects instead of
