@@ -32,8 +32,10 @@ typedef struct JitOptions {
     const char *version;    /* axle's version, part of the key; NULL: "" */
 } JitOptions;
 
+/* -pipe: no temporary assembly file between the compiler and the
+ * assembler (measured 10-20 ms of a ~200 ms cold compile). */
 #define JIT_DEFAULT_CFLAGS \
-    "-O3 -march=native -fPIC -shared -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
+    "-O3 -march=native -pipe -fPIC -shared -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define JIT_DEFAULT_LIBS "-lm"
 
 typedef struct Jit Jit;
