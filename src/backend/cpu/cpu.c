@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "cg.h"
+#include "runtime/host.h"
 #include "runtime/jit.h"
 #include "runtime/pool.h"
 
@@ -340,23 +341,14 @@ typedef struct Ex {
     CpuProg *pp;
     Pool *pool;
     int nthreads;
-    int nvars;
-    ax_array ***aenv;
-    /* Early release (liveness.c): per let variable, the reads left in
-     * its body (-1: released at scope end) and its width. */
-    const int *live;
-    int *left, *width;
+    Host h;                   /* the array level (src/runtime/host.c) */
 } Ex;
 
-static int eval_acc(Ex *ex, const Node *x, ax_array **out);
-static void release_all(ax_array **v, int n);
-
-/* One read of let variable id done: after the last one its arrays go. */
-static void drop(Ex *ex, int id)
-{
-    if ((unsigned)id >= (unsigned)ex->nvars || ex->left[id] <= 0) return;
-    if (--ex->left[id] == 0 && ex->aenv[id]) release_all(ex->aenv[id], ex->width[id]);
-}
+static int eval_acc(Ex *ex, const Node *x, ax_array **out) { return host_eval(&ex->h, x, out); }
+static int eval1(Ex *ex, const Node *x, ax_array **a) { return host_eval1(&ex->h, x, a); }
+#define release_all host_release
+#define awidth host_width
+#define aoffset host_offset
 
 static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(Ex *ex, ax_status st, const char *fmt, ...)
@@ -366,16 +358,11 @@ static int fail(Ex *ex, ax_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    ctx_error(ex->cx, st, "%s", msg);
-    return -1;
+    return host_fail(&ex->h, st, "%s", msg);
 }
 
-static int nomem(Ex *ex) { return fail(ex, AX_ERR_NOMEM, "cpu: out of memory"); }
-
-static int malformed(Ex *ex, const Node *x, const char *what)
-{
-    return fail(ex, AX_ERR_BACKEND, "cpu: malformed program at %s: %s", x ? op_name(x->op) : "(null)", what);
-}
+static int nomem(Ex *ex) { return host_nomem(&ex->h); }
+static int malformed(Ex *ex, const Node *x, const char *what) { return host_malformed(&ex->h, x, what); }
 
 static const char *api_name(Op op)
 {
@@ -483,37 +470,6 @@ static int run_kernel(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t gr
     return check(ex, c->err);
 }
 
-static void release_all(ax_array **v, int n)
-{
-    for (int k = 0; k < n; k++) {
-        ax_array_release(v[k]);
-        v[k] = NULL;
-    }
-}
-
-static int awidth(const Type *t)
-{
-    if (t->kind == TY_ARRAY) return 1;
-    if (t->kind != TY_ARRAYS) return 0;
-    int w = 0;
-    for (int k = 0; k < t->n; k++) w += awidth(t->elts[k]);
-    return w;
-}
-
-static int aoffset(const Type *t, int i)
-{
-    int off = 0;
-    for (int k = 0; k < i && k < t->n; k++) off += awidth(t->elts[k]);
-    return off;
-}
-
-static int eval1(Ex *ex, const Node *x, ax_array **a)
-{
-    *a = NULL;
-    if (!x || x->type->kind != TY_ARRAY) return malformed(ex, x, "expected a single array");
-    return eval_acc(ex, x, a);
-}
-
 static void fill(AxArg *a, const ax_array *arr)
 {
     a->buf = arr->buf;
@@ -557,8 +513,8 @@ static void op_free(Op1 *o)
 static ax_array **free_array(Ex *ex, const CgFree *f)
 {
     if (f->use) return (ax_array **)&f->use->arr;
-    if ((unsigned)f->id >= (unsigned)ex->nvars || !ex->aenv[f->id]) return NULL;
-    return ex->aenv[f->id] + f->off;
+    if ((unsigned)f->id >= (unsigned)ex->h.nvars || !ex->h.aenv[f->id]) return NULL;
+    return ex->h.aenv[f->id] + f->off;
 }
 
 /* Operands, free arrays, thunks, DELAYED operands' shapes. */
@@ -953,29 +909,6 @@ static int ex_unit(Ex *ex, const Node *x, Op1 *o)
     return 0;
 }
 
-/* The reads of op x's arrays other than through its evaluated operands
- * (those count in eval_acc): scalar code, delayed operands, shapes. */
-static void drop_tree(Ex *ex, const Node *y)
-{
-    if (!y) return;
-    if (y->op == OP_AVAR) {
-        drop(ex, y->id);
-        return;
-    }
-    for (int i = 0; i < y->n; i++) drop_tree(ex, y->kid[i]);
-}
-
-static void drop_reads(Ex *ex, const Node *x)
-{
-    const CgNode *cn = &ex->pp->cg->nodes[x->num];
-    for (int i = 0; i < x->n; i++) {
-        bool evaluated = false;
-        for (int k = 0; k < cn->nopd; k++)
-            if (cn->opd_kid[k] == i && x->kid[i]->op != OP_DELAYED) evaluated = true;
-        if (!evaluated) drop_tree(ex, x->kid[i]);
-    }
-}
-
 static int ex_op(Ex *ex, const Node *x, ax_array **out)
 {
     Op1 o;
@@ -1003,7 +936,6 @@ static int ex_op(Ex *ex, const Node *x, ax_array **out)
         }
     }
     rc = op_end(ex, &o, rc ? -1 : 0, out);
-    if (rc == 0) drop_reads(ex, x);
     if (prof && rc == 0 && out && out[0])
         fprintf(stderr, "axle: profile: %4d %-11s %10lld elements %9.3f ms\n", x->num, op_name(x->op),
                 (long long)out[0]->size, now_ms() - t0);
@@ -1012,144 +944,20 @@ static int ex_op(Ex *ex, const Node *x, ax_array **out)
 
 /* ---------------------------------------------------- structure */
 
-static int bind_alam(Ex *ex, const Node *f, ax_array **v, int width)
-{
-    if (!f || f->op != OP_LAM || f->n < 1 || !f->kid[0]) return malformed(ex, f, "expected an array function");
-    int off = 0;
-    for (int k = 0; k < f->nparam; k++) {
-        const Node *p = f->param[k];
-        if (!p || (unsigned)p->id >= (unsigned)ex->nvars) return malformed(ex, f, "bad parameter");
-        ex->aenv[p->id] = v + off;
-        off += awidth(p->type);
-    }
-    if (off != width) return malformed(ex, f, "parameters do not match the arguments");
-    return 0;
-}
+/* The host walk's callbacks (src/runtime/host.c). */
+static int host_op(Host *h, const Node *x, ax_array **out) { return ex_op(h->self, x, out); }
 
-static void unbind_alam(Ex *ex, const Node *f)
+static int host_cond(Host *h, const Node *x, bool *c)
 {
-    for (int k = 0; f && k < f->nparam; k++)
-        if (f->param[k] && (unsigned)f->param[k]->id < (unsigned)ex->nvars) ex->aenv[f->param[k]->id] = NULL;
-}
-
-/* awhile, driven here: each iteration evaluates the condition (a rank-0
- * bool array) and the body; the previous arrays go as soon as the next
- * ones exist. */
-static int ex_awhile(Ex *ex, const Node *x, ax_array **out)
-{
-    const Node *cond = x->kid[0], *body = x->kid[1];
-    int w = awidth(x->type);
-    ax_array **cur = calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
-    ax_array **nxt = calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
-    int rc = cur && nxt ? eval_acc(ex, x->kid[2], cur) : nomem(ex);
-    bool have = rc == 0;
-    while (rc == 0) {
-        ax_array *flag = NULL;
-        if ((rc = bind_alam(ex, cond, cur, w))) break;
-        if ((rc = eval1(ex, cond->kid[0], &flag))) break;
-        if (flag->rank != 0 || flag->ncomp != 1 || flag->elt->kind != TY_SCALAR || flag->elt->s != AX_BOOL) {
-            ax_array_release(flag);
-            rc = malformed(ex, x, "the condition is not a rank-0 bool array");
-            break;
-        }
-        bool go = ((const unsigned char *)flag->buf[0])[0] != 0;
-        ax_array_release(flag);
-        if (!go) break;
-        if ((rc = bind_alam(ex, body, cur, w))) break;
-        if ((rc = eval_acc(ex, body->kid[0], nxt))) break;
-        release_all(cur, w);
-        ax_array **t = cur;
-        cur = nxt;
-        nxt = t;
-    }
-    unbind_alam(ex, cond);
-    unbind_alam(ex, body);
-    if (rc == 0) memcpy(out, cur, sizeof *out * (size_t)w);
-    else if (have) release_all(cur, w);
-    free(cur);
-    free(nxt);
-    return rc;
-}
-
-static int ex_alet(Ex *ex, const Node *x, ax_array **out)
-{
-    if ((unsigned)x->id >= (unsigned)ex->nvars) return malformed(ex, x, "variable id out of range");
-    int w = awidth(x->kid[0]->type);
-    ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
-    if (!v) return nomem(ex);
-    int rc = eval_acc(ex, x->kid[0], v);
-    if (rc == 0) {
-        ex->aenv[x->id] = v;
-        ex->left[x->id] = ex->live ? ex->live[x->id] : -1;
-        ex->width[x->id] = w;
-        rc = eval_acc(ex, x->kid[1], out);
-        ex->aenv[x->id] = NULL;
-        release_all(v, w);
-    }
-    free(v);
-    return rc;
-}
-
-static int ex_acond(Ex *ex, const Node *x, ax_array **out)
-{
+    Ex *ex = h->self;
     Op1 o;
     int rc = op_begin(ex, x, &o);
-    bool c = rc == 0 && thunk_val(&o, 0)->b != 0;
+    *c = rc == 0 && thunk_val(&o, 0)->b != 0;
     op_free(&o);
-    if (rc) return -1;
-    return eval_acc(ex, x->kid[c ? 1 : 2], out);
+    return rc ? -1 : 0;
 }
 
-static int eval_acc(Ex *ex, const Node *x, ax_array **out)
-{
-    switch (x->op) {
-    case OP_USE:
-        if (!x->arr) return malformed(ex, x, "no array");
-        out[0] = ax_array_retain(x->arr);
-        return 0;
-    case OP_AVAR: {
-        ax_array **v = (unsigned)x->id < (unsigned)ex->nvars ? ex->aenv[x->id] : NULL;
-        if (!v) return malformed(ex, x, "unbound array variable");
-        int w = awidth(x->type);
-        for (int k = 0; k < w; k++) out[k] = ax_array_retain(v[k]);
-        drop(ex, x->id);
-        return 0;
-    }
-    case OP_ALET: return ex_alet(ex, x, out);
-    case OP_ACOND: return ex_acond(ex, x, out);
-    case OP_AWHILE: return ex_awhile(ex, x, out);
-    case OP_ATUPLE: {
-        int off = 0;
-        for (int k = 0; k < x->n; k++) {
-            if (eval_acc(ex, x->kid[k], out + off)) {
-                release_all(out, off);
-                return -1;
-            }
-            off += awidth(x->kid[k]->type);
-        }
-        return 0;
-    }
-    case OP_APROJ: {
-        const Type *tt = x->kid[0]->type;
-        if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return malformed(ex, x, "bad projection");
-        int w = awidth(tt), off = aoffset(tt, x->a), cw = awidth(x->type);
-        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
-        if (!v) return nomem(ex);
-        int rc = eval_acc(ex, x->kid[0], v);
-        if (rc == 0)
-            for (int k = 0; k < w; k++) {
-                if (k >= off && k < off + cw) out[k - off] = v[k];
-                else ax_array_release(v[k]);
-            }
-        free(v);
-        return rc;
-    }
-    case OP_DELAYED:
-        return malformed(ex, x, "a delayed array outside a consumer");
-    default:
-        return ex_op(ex, x, out);
-    }
-}
+static const HostOps cpu_host = {.name = "cpu", .op = host_op, .cond = host_cond, .embeds_delayed = true};
 
 static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
 {
@@ -1167,16 +975,12 @@ static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
     ex.pp = pp;
     if (!(ex.pool = ctx_pool(cx, cc))) return -1;
     ex.nthreads = pool_threads(ex.pool);
-    ex.nvars = p->nvars;
     int w = awidth(p->root->type);
-    ex.aenv = calloc((size_t)(p->nvars > 0 ? p->nvars : 1), sizeof *ex.aenv);
-    ex.left = calloc((size_t)(p->nvars > 0 ? p->nvars : 1), sizeof *ex.left);
-    ex.width = calloc((size_t)(p->nvars > 0 ? p->nvars : 1), sizeof *ex.width);
     if (!pp->live) pp->live = liveness_counts(p);   /* NULL: no early release */
-    ex.live = pp->live;
+    if (!host_init(&ex.h, &cpu_host, &ex, cx, p, pp->live)) return -1;
     ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
     int n = -1;
-    if (!ex.aenv || !ex.left || !ex.width || !res) {
+    if (!res) {
         nomem(&ex);
     } else if (eval_acc(&ex, p->root, res) == 0) {
         n = max < 0 ? 0 : w < max ? w : max;
@@ -1186,9 +990,7 @@ static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
         }
     }
     free(res);
-    free(ex.aenv);
-    free(ex.left);
-    free(ex.width);
+    host_free(&ex.h);
     return n;
 }
 

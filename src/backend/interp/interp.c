@@ -48,6 +48,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "runtime/host.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -82,7 +83,8 @@ typedef struct Interp {
     bool safe;                /* !cx->opt.unsafe */
     int nvars;
     const Scalar **senv;      /* scalar variables: their leaves */
-    ax_array ***aenv;         /* array variables: their arrays */
+    Host h;                   /* the array level (src/runtime/host.c): h.aenv
+                                 holds the array variables' arrays */
     Chunk *first, *cur;       /* the scratch stack */
     LeafTypes *leaf;
     int nleaf, capleaf;
@@ -91,7 +93,10 @@ typedef struct Interp {
 enum { CHUNK_MIN = 4096, PRIM_MAXARGS = 4 };
 
 static int ev(Interp *in, const Node *e, Scalar *out);
-static int eval_acc(Interp *in, const Node *x, ax_array **out);
+static int eval_acc(Interp *in, const Node *x, ax_array **out) { return host_eval(&in->h, x, out); }
+#define awidth host_width
+#define aoffset host_offset
+#define release_all host_release
 
 /* --------------------------------------------------------------- errors */
 
@@ -103,21 +108,12 @@ static int fail(Interp *in, ax_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    ctx_error(in->cx, st, "%s", msg);
-    return -1;
+    return host_fail(&in->h, st, "%s", msg);
 }
 
 /* A program the verifier should have refused: never a user error. */
-static int malformed(Interp *in, const Node *x, const char *what)
-{
-    return fail(in, AX_ERR_BACKEND, "interp: malformed program at %s: %s", x ? op_name(x->op) : "(null)",
-                what);
-}
-
-static int nomem(Interp *in)
-{
-    return fail(in, AX_ERR_NOMEM, "interp: out of memory");
-}
+static int malformed(Interp *in, const Node *x, const char *what) { return host_malformed(&in->h, x, what); }
+static int nomem(Interp *in) { return host_nomem(&in->h); }
 
 /* The public name of an operation, for run-time messages. */
 static const char *api_name(Op op)
@@ -336,30 +332,6 @@ static inline Scalar mk_bool(bool x)
 }
 
 /* Leaves of a scalar-stratum type; arrays of an array-stratum type. */
-static int awidth(const Type *t)
-{
-    if (t->kind == TY_ARRAY) return 1;
-    if (t->kind != TY_ARRAYS) return 0;
-    int w = 0;
-    for (int k = 0; k < t->n; k++) w += awidth(t->elts[k]);
-    return w;
-}
-
-static int aoffset(const Type *t, int i)
-{
-    int off = 0;
-    for (int k = 0; k < i && k < t->n; k++) off += awidth(t->elts[k]);
-    return off;
-}
-
-static void release_all(ax_array **v, int n)
-{
-    for (int k = 0; k < n; k++) {
-        ax_array_release(v[k]);
-        v[k] = NULL;
-    }
-}
-
 /* A row-major multi-index: steps to the next position within shape. */
 static inline void ix_next(int rank, const int64_t *shape, int64_t *ix)
 {
@@ -435,7 +407,7 @@ static ax_array **aref(Interp *in, const Node *a)
         return a->arr ? (ax_array **)&a->arr : NULL;
     }
     if (a->op == OP_AVAR) {
-        ax_array **v = (unsigned)a->id < (unsigned)in->nvars ? in->aenv[a->id] : NULL;
+        ax_array **v = (unsigned)a->id < (unsigned)in->nvars ? in->h.aenv[a->id] : NULL;
         if (!v) malformed(in, a, "unbound array variable");
         return v;
     }
@@ -702,12 +674,7 @@ static int ev_i64(Interp *in, const Node *e, int64_t *out)
 /* ------------------------------------------------------- array helpers */
 
 /* Evaluates a term that is a single array. */
-static int eval1(Interp *in, const Node *x, ax_array **a)
-{
-    *a = NULL;
-    if (!x || x->type->kind != TY_ARRAY) return malformed(in, x, "expected a single array");
-    return eval_acc(in, x, a);
-}
+static int eval1(Interp *in, const Node *x, ax_array **a) { return host_eval1(&in->h, x, a); }
 
 static ax_array *new_array(Interp *in, const Type *elt, int rank, const int64_t *shape, const char *what)
 {
@@ -1497,160 +1464,14 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
     return finish(rc, res, out);
 }
 
-/* Binds an array function's parameters to consecutive arrays of v. */
-static int bind_alam(Interp *in, const Node *f, ax_array **v, int width)
+/* One array operation (the host walk's callback: lets, tuples, acond and
+ * awhile are walked in src/runtime/host.c). */
+static int interp_op(Host *h, const Node *x, ax_array **out)
 {
-    if (!f || f->op != OP_LAM || f->n < 1 || !f->kid[0]) return malformed(in, f, "expected an array function");
-    int off = 0;
-    for (int k = 0; k < f->nparam; k++) {
-        const Node *p = f->param[k];
-        if (!p || (unsigned)p->id >= (unsigned)in->nvars) return malformed(in, f, "bad parameter");
-        in->aenv[p->id] = v + off;
-        off += awidth(p->type);
-    }
-    if (off != width) return malformed(in, f, "parameters do not match the arguments");
-    return 0;
-}
-
-static void unbind_alam(Interp *in, const Node *f)
-{
-    for (int k = 0; f && k < f->nparam; k++)
-        if (f->param[k] && (unsigned)f->param[k]->id < (unsigned)in->nvars) in->aenv[f->param[k]->id] = NULL;
-}
-
-/* AWHILE: x = init; while (cond(x)[]) x = body(x).  Each iteration's
- * arrays are released as soon as the next one exists. */
-static int op_awhile(Interp *in, const Node *x, ax_array **out)
-{
-    const Node *cond = x->kid[0], *body = x->kid[1];
-    int w = awidth(x->type);
-    ax_array **cur = calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
-    ax_array **nxt = calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
-    int rc = cur && nxt ? eval_acc(in, x->kid[2], cur) : nomem(in);
-    bool have = rc == 0;
-    while (rc == 0) {
-        ax_array *flag = NULL;
-        if ((rc = bind_alam(in, cond, cur, w))) break;
-        if ((rc = eval1(in, cond->kid[0], &flag))) break;
-        if (flag->rank != 0 || flag->ncomp != 1 || flag->elt->kind != TY_SCALAR || flag->elt->s != AX_BOOL) {
-            ax_array_release(flag);
-            rc = malformed(in, x, "the condition is not a rank-0 bool array");
-            break;
-        }
-        bool go = truth(sc_load(flag->buf[0], AX_BOOL, 0));
-        ax_array_release(flag);
-        if (!go) break;
-        if ((rc = bind_alam(in, body, cur, w))) break;
-        if ((rc = eval_acc(in, body->kid[0], nxt))) break;
-        release_all(cur, w);
-        ax_array **t = cur;
-        cur = nxt;
-        nxt = t;
-    }
-    unbind_alam(in, cond);
-    unbind_alam(in, body);
-    if (rc == 0) {
-        memcpy(out, cur, sizeof *out * (size_t)w);
-    } else if (have) {
-        release_all(cur, w);
-    }
-    free(cur);
-    free(nxt);
-    return rc;
-}
-
-/* ALET.  A row of lets is walked in a loop (bind, then go on with the
- * body) rather than by recursion, so that the C stack follows the nesting
- * of the other operations, not the number of bindings in a row (sharing
- * recovery binds every array a function reads at one place).  The arrays
- * of all the lets in the row live until the innermost body is done, as
- * they would with the recursion. */
-static int op_alet(Interp *in, const Node *x, ax_array **out)
-{
-    const Node *y = x;
-    int rc = 0;
-    while (y->op == OP_ALET) {
-        if ((unsigned)y->id >= (unsigned)in->nvars) {
-            rc = malformed(in, y, "variable id out of range");
-            break;
-        }
-        int w = awidth(y->kid[0]->type);
-        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
-        if (!v) {
-            rc = nomem(in);
-            break;
-        }
-        if (eval_acc(in, y->kid[0], v)) {
-            free(v);
-            rc = -1;
-            break;
-        }
-        in->aenv[y->id] = v;
-        y = y->kid[1];
-    }
-    if (rc == 0) rc = eval_acc(in, y, out);
-    /* Release what was bound (the lets from x down to y), innermost
-     * last: the order does not matter, each binding owns its arrays. */
-    for (const Node *z = x; z != y && z->op == OP_ALET; z = z->kid[1]) {
-        if ((unsigned)z->id >= (unsigned)in->nvars) break;
-        ax_array **v = in->aenv[z->id];
-        in->aenv[z->id] = NULL;
-        if (v) release_all(v, awidth(z->kid[0]->type));
-        free(v);
-    }
-    return rc;
-}
-
-static int op_atuple(Interp *in, const Node *x, ax_array **out)
-{
-    int off = 0;
-    for (int k = 0; k < x->n; k++) {
-        if (eval_acc(in, x->kid[k], out + off)) {
-            release_all(out, off);
-            return -1;
-        }
-        off += awidth(x->kid[k]->type);
-    }
-    return 0;
-}
-
-static int op_aproj(Interp *in, const Node *x, ax_array **out)
-{
-    const Type *tt = x->kid[0]->type;
-    if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return malformed(in, x, "bad projection");
-    int w = awidth(tt), off = aoffset(tt, x->a), cw = awidth(x->type);
-    ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
-    if (!v) return nomem(in);
-    int rc = eval_acc(in, x->kid[0], v);
-    if (rc == 0) {
-        for (int k = 0; k < w; k++) {
-            if (k >= off && k < off + cw) out[k - off] = v[k];
-            else ax_array_release(v[k]);
-        }
-    }
-    free(v);
-    return rc;
-}
-
-/* Evaluates an array-stratum term into out (awidth(x->type) new
- * references). */
-static int eval_acc(Interp *in, const Node *x, ax_array **out)
-{
+    Interp *in = h->self;
     switch (x->op) {
-    case OP_USE:
-        if (!x->arr) return malformed(in, x, "no array");
-        out[0] = ax_array_retain(x->arr);
-        return 0;
 
-    case OP_AVAR: {
-        ax_array **v = (unsigned)x->id < (unsigned)in->nvars ? in->aenv[x->id] : NULL;
-        if (!v) return malformed(in, x, "unbound array variable");
-        int w = awidth(x->type);
-        for (int k = 0; k < w; k++) out[k] = ax_array_retain(v[k]);
-        return 0;
-    }
 
-    case OP_ALET: return op_alet(in, x, out);
     case OP_UNIT: return op_unit(in, x, out);
     case OP_GENERATE: return op_generate(in, x, out);
     case OP_MAP:
@@ -1676,20 +1497,22 @@ static int eval_acc(Interp *in, const Node *x, ax_array **out)
     case OP_STENCIL:
     case OP_STENCIL2: return op_stencil(in, x, out);
 
-    case OP_ACOND: {
-        Scalar c;
-        if (ev_top(in, x->kid[0], &c)) return -1;
-        return eval_acc(in, x->kid[truth(c) ? 1 : 2], out);
-    }
 
-    case OP_AWHILE: return op_awhile(in, x, out);
-    case OP_ATUPLE: return op_atuple(in, x, out);
-    case OP_APROJ: return op_aproj(in, x, out);
 
     default:
         return malformed(in, x, "not an array computation");
     }
 }
+
+static int interp_cond(Host *h, const Node *x, bool *c)
+{
+    Scalar v;
+    if (ev_top(h->self, x->kid[0], &v)) return -1;
+    *c = truth(v);
+    return 0;
+}
+
+static const HostOps interp_host = {.name = "interp", .op = interp_op, .cond = interp_cond, .embeds_delayed = false};
 
 /* ------------------------------------------------------------ entry */
 
@@ -1707,11 +1530,18 @@ int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max)
     size_t nv = (size_t)(p->nvars > 0 ? p->nvars : 1);
     int w = awidth(p->root->type);
     in.senv = calloc(nv, sizeof *in.senv);
-    in.aenv = calloc(nv, sizeof *in.aenv);
+    /* the interpreter is the oracle, run at test sizes: it also releases
+     * arrays after their last read, as the CPU executor does */
+    int *live = liveness_counts(p);
+    if (!host_init(&in.h, &interp_host, &in, cx, p, live)) {
+        free(live);
+        free(in.senv);
+        return -1;
+    }
     in.first = in.cur = chunk_new(CHUNK_MIN);
     ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
     int n = -1;
-    if (!in.senv || !in.aenv || !in.first || !res) {
+    if (!in.senv || !in.first || !res) {
         nomem(&in);
     } else if (eval_acc(&in, p->root, res) == 0) {
         n = max < 0 ? 0 : w < max ? w : max;
@@ -1729,7 +1559,8 @@ int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max)
     for (int i = 0; i < in.nleaf; i++) free(in.leaf[i].lt);
     free(in.leaf);
     free(in.senv);
-    free(in.aenv);
+    host_free(&in.h);
+    free(live);
     return n;
 }
 

@@ -1,0 +1,270 @@
+/*
+ * The array level of a program, walked on the host (host.h).
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "host.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int host_fail(Host *h, ax_status st, const char *fmt, ...)
+{
+    char msg[AX_ERRMSG];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ctx_error(h->cx, st, "%s", msg);
+    return -1;
+}
+
+int host_malformed(Host *h, const Node *x, const char *what)
+{
+    return host_fail(h, AX_ERR_BACKEND, "%s: malformed program at %s: %s", h->ops->name,
+                     x ? op_name(x->op) : "(null)", what);
+}
+
+int host_nomem(Host *h) { return host_fail(h, AX_ERR_NOMEM, "%s: out of memory", h->ops->name); }
+
+int host_width(const Type *t)
+{
+    if (t->kind == TY_ARRAY) return 1;
+    if (t->kind != TY_ARRAYS) return 0;
+    int w = 0;
+    for (int k = 0; k < t->n; k++) w += host_width(t->elts[k]);
+    return w;
+}
+
+int host_offset(const Type *t, int i)
+{
+    int off = 0;
+    for (int k = 0; k < i && k < t->n; k++) off += host_width(t->elts[k]);
+    return off;
+}
+
+void host_release(ax_array **v, int n)
+{
+    for (int k = 0; k < n; k++) {
+        ax_array_release(v[k]);
+        v[k] = NULL;
+    }
+}
+
+bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const int *live)
+{
+    memset(h, 0, sizeof *h);
+    h->ops = ops;
+    h->self = self;
+    h->cx = cx;
+    h->nvars = p->nvars;
+    h->live = live;
+    size_t n = (size_t)(p->nvars > 0 ? p->nvars : 1);
+    h->aenv = calloc(n, sizeof *h->aenv);
+    h->left = calloc(n, sizeof *h->left);
+    h->width = calloc(n, sizeof *h->width);
+    if (h->aenv && h->left && h->width) return true;
+    host_nomem(h);
+    host_free(h);
+    return false;
+}
+
+void host_free(Host *h)
+{
+    free(h->aenv);
+    free(h->left);
+    free(h->width);
+    h->aenv = NULL;
+    h->left = h->width = NULL;
+}
+
+/* One read of let variable id done: after the last one its arrays go. */
+static void drop(Host *h, int id)
+{
+    if ((unsigned)id >= (unsigned)h->nvars || h->left[id] <= 0) return;
+    if (--h->left[id] == 0 && h->aenv[id]) host_release(h->aenv[id], h->width[id]);
+}
+
+static void drop_tree(Host *h, const Node *y)
+{
+    if (!y) return;
+    if (y->op == OP_AVAR) {
+        drop(h, y->id);
+        return;
+    }
+    for (int i = 0; i < y->n; i++) drop_tree(h, y->kid[i]);
+}
+
+/* The reads of operation x's arrays other than through the operands the
+ * walk evaluated for it (those counted in host_eval): its scalar code,
+ * shapes, and, where the executor embeds them, delayed operands. */
+static void drop_reads(Host *h, const Node *x)
+{
+    for (int i = 0; i < x->n; i++) {
+        const Node *k = x->kid[i];
+        bool array = k->type && (k->type->kind == TY_ARRAY || k->type->kind == TY_ARRAYS) && k->op != OP_LAM;
+        if (!array || (k->op == OP_DELAYED && h->ops->embeds_delayed)) drop_tree(h, k);
+    }
+}
+
+int host_eval1(Host *h, const Node *x, ax_array **a)
+{
+    *a = NULL;
+    if (!x || x->type->kind != TY_ARRAY) return host_malformed(h, x, "expected a single array");
+    return host_eval(h, x, a);
+}
+
+static int bind_alam(Host *h, const Node *f, ax_array **v, int width)
+{
+    if (!f || f->op != OP_LAM || f->n < 1 || !f->kid[0]) return host_malformed(h, f, "expected an array function");
+    int off = 0;
+    for (int k = 0; k < f->nparam; k++) {
+        const Node *p = f->param[k];
+        if (!p || (unsigned)p->id >= (unsigned)h->nvars) return host_malformed(h, f, "bad parameter");
+        h->aenv[p->id] = v + off;
+        off += host_width(p->type);
+    }
+    if (off != width) return host_malformed(h, f, "parameters do not match the arguments");
+    return 0;
+}
+
+static void unbind_alam(Host *h, const Node *f)
+{
+    for (int k = 0; f && k < f->nparam; k++)
+        if (f->param[k] && (unsigned)f->param[k]->id < (unsigned)h->nvars) h->aenv[f->param[k]->id] = NULL;
+}
+
+/* AWHILE: x = init; while (cond(x)[]) x = body(x).  Each iteration's
+ * arrays are released as soon as the next one exists. */
+static int awhile(Host *h, const Node *x, ax_array **out)
+{
+    const Node *cond = x->kid[0], *body = x->kid[1];
+    int w = host_width(x->type);
+    ax_array **cur = calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
+    ax_array **nxt = calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
+    int rc = cur && nxt ? host_eval(h, x->kid[2], cur) : host_nomem(h);
+    bool have = rc == 0;
+    while (rc == 0) {
+        ax_array *flag = NULL;
+        if ((rc = bind_alam(h, cond, cur, w))) break;
+        if ((rc = host_eval1(h, cond->kid[0], &flag))) break;
+        if (flag->rank != 0 || flag->ncomp != 1 || flag->elt->kind != TY_SCALAR || flag->elt->s != AX_BOOL) {
+            ax_array_release(flag);
+            rc = host_malformed(h, x, "the condition is not a rank-0 bool array");
+            break;
+        }
+        bool go = sc_load(flag->buf[0], AX_BOOL, 0).u != 0;
+        ax_array_release(flag);
+        if (!go) break;
+        if ((rc = bind_alam(h, body, cur, w))) break;
+        if ((rc = host_eval(h, body->kid[0], nxt))) break;
+        host_release(cur, w);
+        ax_array **t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    unbind_alam(h, cond);
+    unbind_alam(h, body);
+    if (rc == 0) memcpy(out, cur, sizeof *out * (size_t)w);
+    else if (have) host_release(cur, w);
+    free(cur);
+    free(nxt);
+    return rc;
+}
+
+/* ALET.  A row of lets is walked in a loop (bind, then go on with the
+ * body) rather than by recursion, so that the C stack follows the nesting
+ * of the other operations, not the number of bindings in a row (sharing
+ * recovery binds every array a function reads at one place).  Each
+ * binding's arrays go after their last read, or when the row is done. */
+static int alet(Host *h, const Node *x, ax_array **out)
+{
+    const Node *y = x;
+    int rc = 0;
+    while (y->op == OP_ALET) {
+        if ((unsigned)y->id >= (unsigned)h->nvars) {
+            rc = host_malformed(h, y, "variable id out of range");
+            break;
+        }
+        int w = host_width(y->kid[0]->type);
+        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        if (!v) {
+            rc = host_nomem(h);
+            break;
+        }
+        if (host_eval(h, y->kid[0], v)) {
+            free(v);
+            rc = -1;
+            break;
+        }
+        h->aenv[y->id] = v;
+        h->left[y->id] = h->live ? h->live[y->id] : -1;
+        h->width[y->id] = w;
+        y = y->kid[1];
+    }
+    if (rc == 0) rc = host_eval(h, y, out);
+    for (const Node *z = x; z != y && z->op == OP_ALET; z = z->kid[1]) {
+        if ((unsigned)z->id >= (unsigned)h->nvars) break;
+        ax_array **v = h->aenv[z->id];
+        h->aenv[z->id] = NULL;
+        if (v) host_release(v, host_width(z->kid[0]->type));
+        free(v);
+    }
+    return rc;
+}
+
+int host_eval(Host *h, const Node *x, ax_array **out)
+{
+    switch (x->op) {
+    case OP_USE:
+        if (!x->arr) return host_malformed(h, x, "no array");
+        out[0] = ax_array_retain(x->arr);
+        return 0;
+    case OP_AVAR: {
+        ax_array **v = (unsigned)x->id < (unsigned)h->nvars ? h->aenv[x->id] : NULL;
+        if (!v) return host_malformed(h, x, "unbound array variable");
+        int w = host_width(x->type);
+        for (int k = 0; k < w; k++) out[k] = ax_array_retain(v[k]);
+        drop(h, x->id);
+        return 0;
+    }
+    case OP_ALET: return alet(h, x, out);
+    case OP_AWHILE: return awhile(h, x, out);
+    case OP_ACOND: {
+        bool c;
+        if (h->ops->cond(h, x, &c)) return -1;
+        return host_eval(h, x->kid[c ? 1 : 2], out);
+    }
+    case OP_ATUPLE: {
+        int off = 0;
+        for (int k = 0; k < x->n; k++) {
+            if (host_eval(h, x->kid[k], out + off)) {
+                host_release(out, off);
+                return -1;
+            }
+            off += host_width(x->kid[k]->type);
+        }
+        return 0;
+    }
+    case OP_APROJ: {
+        const Type *tt = x->kid[0]->type;
+        if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return host_malformed(h, x, "bad projection");
+        int w = host_width(tt), off = host_offset(tt, x->a), cw = host_width(x->type);
+        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        if (!v) return host_nomem(h);
+        int rc = host_eval(h, x->kid[0], v);
+        if (rc == 0)
+            for (int k = 0; k < w; k++) {
+                if (k >= off && k < off + cw) out[k - off] = v[k];
+                else ax_array_release(v[k]);
+            }
+        free(v);
+        return rc;
+    }
+    default: {
+        int rc = h->ops->op(h, x, out);
+        if (rc == 0) drop_reads(h, x);
+        return rc;
+    }
+    }
+}

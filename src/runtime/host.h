@@ -1,0 +1,61 @@
+/*
+ * The array level of a program, walked on the host: lets, array tuples and
+ * projections, acond, awhile and array variables are the same for every
+ * executor, so they are walked here once; each executor (the reference
+ * interpreter, the CPU backend) supplies how to run one array operation and
+ * how to evaluate an acond's condition.
+ *
+ * The walk also releases let-bound arrays after their last read
+ * (liveness.c): a read through an AVAR the walk evaluates counts when it is
+ * evaluated, reads from an operation's scalar code, shapes and embedded
+ * (delayed) operands when the operation is done.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_HOST_H
+#define AX_HOST_H
+#include "ir.h"
+
+typedef struct Host Host;
+
+typedef struct HostOps {
+    const char *name;   /* the executor, in messages ("interp", "cpu") */
+    /* Runs array operation x (anything but the forms above) into out. */
+    int (*op)(Host *h, const Node *x, ax_array **out);
+    /* An acond's condition (x->kid[0]) into *c. */
+    int (*cond)(Host *h, const Node *x, bool *c);
+    /* Whether a DELAYED operand is code inside its consumer (CPU) rather
+     * than an array the walk evaluates (interpreter). */
+    bool embeds_delayed;
+} HostOps;
+
+struct Host {
+    const HostOps *ops;
+    void *self;           /* the executor's state */
+    ax_ctx *cx;
+    int nvars;
+    ax_array ***aenv;     /* per array variable: its arrays (the executor reads it too) */
+    const int *live;      /* liveness_counts, or NULL: release at scope end */
+    int *left, *width;    /* per let variable: reads left, arrays bound */
+};
+
+/* Sets h up for program p (aenv and the counters allocated here); false
+ * (with AX_ERR_NOMEM on cx) when out of memory. */
+bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const int *live);
+void host_free(Host *h);
+
+/* Evaluates an array term into out (host_width(x->type) new references). */
+int host_eval(Host *h, const Node *x, ax_array **out);
+/* One array (x of array type) into *a. */
+int host_eval1(Host *h, const Node *x, ax_array **a);
+
+/* Failures, recorded on the context; all return -1. */
+int host_fail(Host *h, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A program the verifier should have refused: never a user error. */
+int host_malformed(Host *h, const Node *x, const char *what);
+int host_nomem(Host *h);
+
+/* Arrays in an array (tuple) type; the first of component i; releases n. */
+int host_width(const Type *t);
+int host_offset(const Type *t, int i);
+void host_release(ax_array **v, int n);
+#endif
