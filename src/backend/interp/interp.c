@@ -795,58 +795,21 @@ static int op_zipwith(Interp *in, const Node *x, ax_array **out)
     return finish(rc, res, out);
 }
 
-static int op_backpermute(Interp *in, const Node *x, ax_array **out)
+/* BACKPERMUTE, result[ix] = a[p(ix)], and TRANSFORM (made by fusion,
+ * thesis s.4.2's compute), a backpermute then a map, result[ix] =
+ * f(a[p(ix)]); f is NULL for a backpermute.  Reads are bounds-checked as
+ * ax_backpermute's are. */
+static int bp_map(Interp *in, const Node *x, const Node *p, const Node *f, const Node *a, ax_array **out)
 {
-    const Node *p = x->kid[1];
     int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0}, six[AX_MAX_RANK + 1];
     int r = 0;
     ax_array *src = NULL, *res = NULL;
     View sv = VIEW_NONE, rv = VIEW_NONE;
     int rc = ev_shape(in, x->kid[0], sh, &r);
     if (rc == 0) rc = check_lam(in, p, 1, r);
-    if (rc == 0) rc = eval1(in, x->kid[2], &src);
+    if (rc == 0) rc = eval1(in, a, &src);
     if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0 && p->type->width != src->rank) rc = malformed(in, x, "index function rank");
-    if (rc == 0) {
-        res = new_array(in, x->type->elt, r, sh, "ax_backpermute");
-        rc = res && !view(in, res, &rv) ? 0 : -1;
-    }
-    if (rc == 0) {
-        int sr = src->rank;
-        Mark m = smark(in);
-        Scalar *ixs = salloc(in, (size_t)r), *t = salloc(in, (size_t)sr), *y = salloc(in, (size_t)sv.w);
-        if (!ixs || !t || !y) rc = -1;
-        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
-            int64_t lin = 0;
-            for (int d = 0; d < r; d++) ixs[d].i = ix[d];
-            if ((rc = call(in, p, ixs, t))) break;
-            for (int d = 0; d < sr; d++) six[d] = t[d].i;
-            if ((rc = linear_checked(in, "ax_backpermute", sr, src->shape, six, &lin))) break;
-            vload(&sv, lin, y);
-            vstore(&rv, i, y);
-            ix_next(r, sh, ix);
-        }
-        srelease(in, m);
-    }
-    ax_array_release(src);
-    return finish(rc, res, out);
-}
-
-/* TRANSFORM (made by fusion, thesis s.4.2's compute): a backpermute then a
- * map, result[ix] = f(a[p(ix)]).  Reads are bounds-checked as
- * ax_backpermute's are. */
-static int op_transform(Interp *in, const Node *x, ax_array **out)
-{
-    const Node *p = x->kid[1], *f = x->kid[2];
-    int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0}, six[AX_MAX_RANK + 1];
-    int r = 0;
-    ax_array *src = NULL, *res = NULL;
-    View sv = VIEW_NONE, rv = VIEW_NONE;
-    int rc = x->n == 4 ? ev_shape(in, x->kid[0], sh, &r) : malformed(in, x, "wrong number of operands");
-    if (rc == 0) rc = check_lam(in, p, 1, r);
-    if (rc == 0) rc = eval1(in, x->kid[3], &src);
-    if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0) rc = check_lam(in, f, 1, sv.w);
+    if (rc == 0 && f) rc = check_lam(in, f, 1, sv.w);
     if (rc == 0 && p->type->width != src->rank) rc = malformed(in, x, "index function rank");
     if (rc == 0) {
         res = new_array(in, x->type->elt, r, sh, "ax_backpermute");
@@ -856,7 +819,7 @@ static int op_transform(Interp *in, const Node *x, ax_array **out)
         int sr = src->rank;
         Mark m = smark(in);
         Scalar *ixs = salloc(in, (size_t)r), *t = salloc(in, (size_t)sr), *e = salloc(in, (size_t)sv.w),
-               *y = salloc(in, (size_t)rv.w);
+               *y = f ? salloc(in, (size_t)rv.w) : e;
         if (!ixs || !t || !e || !y) rc = -1;
         for (int64_t i = 0; rc == 0 && i < res->size; i++) {
             int64_t lin = 0;
@@ -865,7 +828,7 @@ static int op_transform(Interp *in, const Node *x, ax_array **out)
             for (int d = 0; d < sr; d++) six[d] = t[d].i;
             if ((rc = linear_checked(in, "ax_backpermute", sr, src->shape, six, &lin))) break;
             vload(&sv, lin, e);
-            if ((rc = call(in, f, e, y))) break;
+            if (f && (rc = call(in, f, e, y))) break;
             vstore(&rv, i, y);
             ix_next(r, sh, ix);
         }
@@ -873,6 +836,17 @@ static int op_transform(Interp *in, const Node *x, ax_array **out)
     }
     ax_array_release(src);
     return finish(rc, res, out);
+}
+
+static int op_backpermute(Interp *in, const Node *x, ax_array **out)
+{
+    return bp_map(in, x, x->kid[1], NULL, x->kid[2], out);
+}
+
+static int op_transform(Interp *in, const Node *x, ax_array **out)
+{
+    if (x->n != 4) return malformed(in, x, "wrong number of operands");
+    return bp_map(in, x, x->kid[1], x->kid[2], x->kid[3], out);
 }
 
 /* DELAYED (made by fusion, thesis s.4.4): a consumer's fused input, given
