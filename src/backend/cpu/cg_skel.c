@@ -693,6 +693,21 @@ static Val zval(G *g, const Type *elt)
     return param(g, g->cn->kid_thunk[1], elt);
 }
 
+/* Opens the part kernel of a fold or scan: task t is chunk k of row
+ * `row`, positions [lo, hi) (c->nchunk chunks of c->chunk per row); *q the
+ * partials in scratch.  Leaves the task loop open. */
+static RowRead part_begin(G *g, const Type *elt, Val *q)
+{
+    kernel_begin(g, R_PART, 0, true);
+    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
+    *q = scratch(g, elt, "c->s1");
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
+    return row_read(g, "row", "row * n");
+}
+
 /* fold, fold1.  part: task t is (row, chunk) over c->nchunk chunks per
  * row; with one chunk per row (many rows) it writes the row's result,
  * else the chunk's partial.  comb: per row, z and the partials in chunk
@@ -706,14 +721,8 @@ static void emit_fold(G *g)
     cn->comm = lam_comm(f, NULL);
     cn->scratch_leaves = elt->width;
 
-    kernel_begin(g, R_PART, 0, true);
-    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
-    Val q = scratch(g, elt, "c->s1");
-    cg_line(g, "for (i64 t = start; t < end; t++) {");
-    g->ind++;
-    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
-    cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
-    RowRead rr = row_read(g, "row", "row * n");
+    Val q;
+    RowRead rr = part_begin(g, elt, &q);
     Val res = cg_decl(g, elt, "y");
     Val a = fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
     if (z) {
@@ -859,14 +868,8 @@ static void emit_scan(G *g)
     const char *ext = incl_z ? "(n + 1)" : "n";
 
     /* part: chunk totals (any grouping: f is associative) */
-    kernel_begin(g, R_PART, 0, true);
-    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
-    Val q = scratch(g, elt, "c->s1");
-    cg_line(g, "for (i64 t = start; t < end; t++) {");
-    g->ind++;
-    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
-    cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
-    RowRead rr = row_read(g, "row", "row * n");
+    Val q;
+    RowRead rr = part_begin(g, elt, &q);
     put(g, q, "t", fold_range(g, f, elt, "lo", "hi", cn->comm, &rr));
     block_end(g);
     kernel_end(g);
