@@ -12,6 +12,7 @@
  */
 #include "axle.h"
 #include "programs.h"
+#include "tools.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +44,6 @@ static double now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
-
-bool axle_parse_size(const char *s, int64_t *out);   /* tools/bench.c */
 
 static int parse_args(int argc, char **argv, Args *a)
 {
@@ -95,26 +94,6 @@ static const char *backend_name(ax_backend_kind k)
     }
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* Prints a JSON string (the error messages may hold quotes). */
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c == '\n') fputs("\\n", f);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static int cmd_run(const ex_program *p, Args *a)
 {
     ax_ctx *cx = ax_ctx_new(&a->opt);
@@ -145,8 +124,7 @@ static int cmd_run(const ex_program *p, Args *a)
         if (nres < 0) { nres = 0; err = ax_error(cx); goto out; }
         if (r >= 0) times[r] = t;
     }
-    qsort(times, (size_t)a->runs, sizeof *times, cmp_double);
-    run_ms = a->runs % 2 ? times[a->runs / 2] : (times[a->runs / 2 - 1] + times[a->runs / 2]) / 2;
+    run_ms = axle_median(times, a->runs);
     if (a->check) check = p->check(st, res, nres, msg, sizeof msg) == 0 ? "ok" : "fail";
     rc = strcmp(check, "fail") ? 0 : 1;
 out:
@@ -154,8 +132,8 @@ out:
         printf("{\"program\":\"%s\",\"size\":%lld,\"backend\":\"%s\",\"compile_ms\":%.3f,\"run_ms\":%.3f,"
                "\"runs\":%d,\"check\":\"%s\"",
                p->name, (long long)n, bname, compile_ms, run_ms, a->runs, err ? "fail" : check);
-        if (err) { printf(",\"error\":"); json_str(stdout, err); }
-        if (*msg) { printf(",\"message\":"); json_str(stdout, msg); }
+        if (err) { printf(",\"error\":"); axle_json_str(stdout, err); }
+        if (*msg) { printf(",\"message\":"); axle_json_str(stdout, msg); }
         printf("}\n");
     } else if (err) {
         fprintf(stderr, "axle: %s: %s\n", p->name, err);
@@ -204,7 +182,6 @@ static int cmd_dump(const ex_program *p, Args *a)
     return rc;
 }
 
-int axle_bench(int argc, char **argv);   /* tools/bench.c */
 
 int main(int argc, char **argv)
 {

@@ -53,6 +53,7 @@
  */
 #include "axle.h"
 #include "programs.h"
+#include "tools.h"
 #include "smvm.h"
 #include <errno.h>
 #include <math.h>
@@ -108,13 +109,13 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static double median(double *t, int n)
+double axle_median(double *t, int n)
 {
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
-static void json_str(FILE *f, const char *s)
+void axle_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -146,7 +147,6 @@ static void usage(FILE *f)
 }
 
 /* 1000, 1e6, 4M, 2^20, 64k (also `axle run` / `axle dump`'s --size) */
-bool axle_parse_size(const char *s, int64_t *out);
 bool axle_parse_size(const char *s, int64_t *out)
 {
     char *end;
@@ -291,7 +291,7 @@ static int time_runs(const Bench *b, run_fn fn, void *arg, double *median_ms, in
         t[n++] = now_ms() - t0;
         if (b->max_time_ms > 0 && now_ms() - start > b->max_time_ms) break;
     }
-    if (rc == 0) *median_ms = median(t, n), *runs = n;
+    if (rc == 0) *median_ms = axle_median(t, n), *runs = n;
     free(t);
     return rc;
 }
@@ -424,7 +424,7 @@ static void print_header(const Bench *b)
 static void print_json(FILE *f, const Bench *b, const ex_program *p, int64_t n, const Row *r, double ratio)
 {
     fprintf(f, "{\"program\":\"%s\",\"size\":%lld,\"backend\":", p->name, (long long)n);
-    json_str(f, r->backend);
+    axle_json_str(f, r->backend);
     fprintf(f, ",\"config\":\"%s\"", r->config);
     if (r->run_ms >= 0) fprintf(f, ",\"run_ms\":%.4f", r->run_ms);
     else fprintf(f, ",\"run_ms\":null");
@@ -434,12 +434,12 @@ static void print_json(FILE *f, const Bench *b, const ex_program *p, int64_t n, 
     if (r->run_ms >= 0) fprintf(f, ",\"runs\":%d", r->runs);
     if (ratio >= 0) fprintf(f, ",\"ratio\":%.4f", ratio);
     if (r->variant) fprintf(f, ",\"variant\":\"%s\"", r->variant);
-    if (b->matrix && !strcmp(p->name, "smvm")) { fprintf(f, ",\"matrix\":"); json_str(f, b->matrix); }
+    if (b->matrix && !strcmp(p->name, "smvm")) { fprintf(f, ",\"matrix\":"); axle_json_str(f, b->matrix); }
     fprintf(f, ",\"check\":\"%s\"", r->ok ? "ok" : "fail");
     if (!r->ok) {
         fprintf(f, ",\"error\":");
-        json_str(f, r->nomem ? "out of memory" : r->error);
-        if (r->nomem) { fprintf(f, ",\"message\":"); json_str(f, r->error); }
+        axle_json_str(f, r->nomem ? "out of memory" : r->error);
+        if (r->nomem) { fprintf(f, ",\"message\":"); axle_json_str(f, r->error); }
     }
     fprintf(f, "}\n");
     fflush(f);
