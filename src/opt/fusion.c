@@ -1189,6 +1189,17 @@ static bool alet(F *f, Node *x, Cunc *out)
     return embed(f, x, out);
 }
 
+/* A Yield of x's extent (kid 0) and index function (kid 1): generate, or
+ * a delayed input. */
+static void yield_of(F *f, const Node *x, Cunc *out)
+{
+    memset(out, 0, sizeof *out);
+    out->k = C_YIELD;
+    out->type = x->type;
+    out->sh = cp(f, x->kid[0]);
+    out->f = cp(f, x->kid[1]);
+}
+
 /* Phase 1: the delayed value of array term x (thesis embedPreAcc); the
  * manifest arrays it needs are bound on the current level. */
 static bool embed(F *f, Node *x, Cunc *out)
@@ -1212,11 +1223,7 @@ static bool embed(F *f, Node *x, Cunc *out)
 
     /* producers */
     case OP_GENERATE:
-        memset(out, 0, sizeof *out);
-        out->k = C_YIELD;
-        out->type = x->type;
-        out->sh = cp(f, x->kid[0]);
-        out->f = cp(f, x->kid[1]);
+        yield_of(f, x, out);
         out->org = org_leaf(f, x);
         return !f->failed;
     case OP_MAP:
@@ -1249,11 +1256,7 @@ static bool embed(F *f, Node *x, Cunc *out)
         return reshape(f, x, out);
     case OP_DELAYED:
         /* a fused program fused again: its delayed inputs are Yields */
-        memset(out, 0, sizeof *out);
-        out->k = C_YIELD;
-        out->type = x->type;
-        out->sh = cp(f, x->kid[0]);
-        out->f = cp(f, x->kid[1]);
+        yield_of(f, x, out);
         out->lf = cp(f, x->kid[2]);
         return !f->failed;
 
