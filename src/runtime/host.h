@@ -54,6 +54,10 @@ int host_fail(Host *h, ax_status st, const char *fmt, ...) __attribute__((format
 int host_malformed(Host *h, const Node *x, const char *what);
 int host_nomem(Host *h);
 
+/* The public name of an operation ("ax_fold"), for run-time messages. */
+const char *host_api_name(Op op);
+/* Writes "i,j,k" into buf. */
+void host_fmt_ints(char *buf, size_t size, int n, const int64_t *v);
 /* Arrays in an array (tuple) type; the first of component i; releases n. */
 int host_width(const Type *t);
 int host_offset(const Type *t, int i);

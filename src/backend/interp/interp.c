@@ -97,6 +97,8 @@ static int eval_acc(Interp *in, const Node *x, ax_array **out) { return host_eva
 #define awidth host_width
 #define aoffset host_offset
 #define release_all host_release
+#define api_name host_api_name
+#define fmt_ints host_fmt_ints
 
 /* --------------------------------------------------------------- errors */
 
@@ -114,49 +116,6 @@ static int fail(Interp *in, ax_status st, const char *fmt, ...)
 /* A program the verifier should have refused: never a user error. */
 static int malformed(Interp *in, const Node *x, const char *what) { return host_malformed(&in->h, x, what); }
 static int nomem(Interp *in) { return host_nomem(&in->h); }
-
-/* The public name of an operation, for run-time messages. */
-static const char *api_name(Op op)
-{
-    switch (op) {
-    case OP_INDEX: return "ax_at";
-    case OP_LINDEX: return "ax_at_linear";
-    case OP_UNIT: return "ax_unit";
-    case OP_GENERATE: return "ax_generate";
-    case OP_MAP: return "ax_map";
-    case OP_ZIPWITH: return "ax_zip_with";
-    case OP_BACKPERMUTE: return "ax_backpermute";
-    case OP_PERMUTE: return "ax_permute";
-    case OP_REPLICATE: return "ax_replicate";
-    case OP_SLICE: return "ax_slice_";
-    case OP_RESHAPE: return "ax_reshape";
-    case OP_FOLD: return "ax_fold";
-    case OP_FOLD1: return "ax_fold1";
-    case OP_FOLDSEG: return "ax_fold_seg";
-    case OP_FOLD1SEG: return "ax_fold1_seg";
-    case OP_SCANL: return "ax_scanl";
-    case OP_SCANL1: return "ax_scanl1";
-    case OP_SCANR: return "ax_scanr";
-    case OP_SCANR1: return "ax_scanr1";
-    case OP_SCANLEX: return "ax_scanl_ex";
-    case OP_SCANREX: return "ax_scanr_ex";
-    case OP_FILTER: return "ax_filter";
-    case OP_STENCIL: return "ax_stencil";
-    case OP_STENCIL2: return "ax_stencil2";
-    case OP_ACOND: return "ax_acond";
-    case OP_AWHILE: return "ax_awhile";
-    default: return op_name(op);
-    }
-}
-
-/* Writes "i,j,k" into buf. */
-static void fmt_ints(char *buf, size_t size, int n, const int64_t *v)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (int d = 0; d < n && off < size; d++)
-        off += (size_t)snprintf(buf + off, size - off, d ? ",%" PRId64 : "%" PRId64, v[d]);
-}
 
 static int index_error(Interp *in, const char *what, int rank, const int64_t *ix, const int64_t *shape)
 {
