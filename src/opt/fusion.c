@@ -33,7 +33,8 @@
  *    unzip of an array of tuples), is inlined even so when it has at most
  *    one array operand use: reading it costs what reading a copy of it
  *    would, and the copy (a kernel and an array as long as the source) goes;
- *  - an operand inside an awhile function counts as MANY (per iteration).
+ * *  - an operand inside an awhile function counts as MANY (per iteration)
+ *    when its binding is outside that function.
  * Otherwise bnd is computed and the binding kept, so a producer used by two
  * consumers stays manifest and no work is duplicated (the paper's p1).
  *
@@ -611,7 +612,10 @@ static bool no_work(const Node *e)
 /* Is c a manifest array's elements where they are, at most with components
  * picked (Step with the source's extent, the identity index map and a
  * function that does no work)?  Reading c at an index is then reading the
- * source there: the same work, and the same bounds, so the same faults. */
+ * source there: the same work, and the same bounds, so the same faults.
+ * (Inlining a Step that does a little work, radix sort's bit of each key,
+ * into its two consumers was measured on the CPU backend: their loops grew
+ * slower by more than the kernel and the array it saved cost.) */
 static bool free_step(const Cunc *c)
 {
     return c->k == C_STEP && !c->sh && !c->p && !c->pure && (!c->f || (c->f->op == OP_LAM && no_work(c->f->kid[0])));
@@ -1307,15 +1311,24 @@ static void add_use(F *f, int id, int k)
 }
 
 /* Data uses of every array variable (see the top of the file); also
- * clears the kernel numbers of the source's array nodes. */
-static void count(F *f, Node *x, bool loop)
+ * clears the kernel numbers of the source's array nodes.  depth counts the
+ * awhile functions around x; bdepth[id] is the depth at which let binder
+ * id was bound (0 for variables bound otherwise: conservative).  A use
+ * deeper than its binding runs once per iteration of a loop that the
+ * binding is outside of, and counts as MANY; a let inside an awhile body
+ * used inside the same body is used once per iteration of it, as a let
+ * outside any loop is used once. */
+static void count(F *f, Node *x, int depth, int *bdepth)
 {
     while (x) {
         if (op_is_array(x->op)) x->num = 0;
         switch (x->op) {
         case OP_AVAR:
-            add_use(f, x->id, loop ? MANY : 1);
+            if (x->id >= 0 && x->id < f->cap) add_use(f, x->id, depth > bdepth[x->id] ? MANY : 1);
             return;
+        case OP_ALET:
+            if (x->id >= 0 && x->id < f->cap) bdepth[x->id] = depth;
+            break;
         case OP_SHAPE:
             return;
         case OP_INDEX: case OP_LINDEX:
@@ -1326,13 +1339,13 @@ static void count(F *f, Node *x, bool loop)
         case OP_LAM:
             /* awhile's functions run once per iteration */
             x = x->kid[0];
-            loop = loop || op_is_array(x->op);
+            if (op_is_array(x->op)) depth++;
             continue;
         default:
             break;
         }
         if (x->n == 0) return;
-        for (int i = 0; i < x->n - 1; i++) count(f, x->kid[i], loop);
+        for (int i = 0; i < x->n - 1; i++) count(f, x->kid[i], depth, bdepth);
         x = x->kid[x->n - 1];   /* let bodies and the last operand: iterated */
     }
 }
@@ -1346,8 +1359,11 @@ int fuse_program(ax_ctx *cx, Program *p)
     f.p = p;
     f.ar = &p->arena;
     f.nvars0 = p->nvars;
-    if (grow(&f, p->nvars + 1)) {
-        count(&f, p->root, false);
+    int *bdepth = NULL;
+    if (grow(&f, p->nvars + 1) && !(bdepth = calloc((size_t)f.cap, sizeof *bdepth))) oom(&f);
+    if (bdepth) {
+        count(&f, p->root, 0, bdepth);
+        free(bdepth);
         Node *r = level(&f, p->root);
         if (r && !f.failed) p->root = r;
     }

@@ -222,6 +222,10 @@ typedef struct G {
     int ndefer;
     bool need_chk[R_NROLE];   /* per role: the deferred kernel calls its checked copy */
     CgRole role;              /* the kernel being emitted */
+    unsigned long long unit_ld; /* slots (< 64) of rank-0 arrays whose elements the
+                                 kernel's head loaded into u<slot>_<leaf>:
+                                 loop invariant, while GCC would reload them
+                                 in the loop (it drops restrict on locals) */
     bool own_out;             /* the loop's iterations write only their own
                                  elements of fresh results (GCC ivdep) */
     /* Lane blocks (cg_exp.c, "While loops across lanes"): a producer loop

@@ -719,6 +719,11 @@ static Val gen_index(G *g, const Node *e)
             return cg_val(g, 0);
         }
         if (r == 0) {
+            if (slot < 64 && (g->unit_ld >> slot & 1)) {
+                Val u = cg_val(g, w);
+                for (int k = 0; k < w; k++) u.v[k] = cg_fmt(g, "u%d_%d", slot, k);
+                return u;
+            }
             lin = "0";
         } else {
             const char *acc = ix.v[0];
@@ -1055,11 +1060,15 @@ static Val gen_cond(G *g, const Node *e)
            select between comparison results (masks of a different width
            than the condition's) does not vectorise (GCC 12).  Not in lane
            blocks: their lane arrays vectorise with `?:`, and the bit
-           casts there cost Mandelbrot 6x (measured). */
+           casts there cost Mandelbrot 6x (measured).  In permute's
+           scatter loop, which does not vectorise, every select is a bit
+           select: GCC may compile `?:` to a branch, which mispredicts half
+           the time on data such as radix sort's bits (2x the pass). */
+        bool bits = g->role == R_PERM;
         for (int k = 0; k < r.n && k < t.n && k < f.n; k++) {
             const ax_scalar s = ty_leaf(e->type, k);
             r.v[k] = !strcmp(t.v[k], f.v[k]) ? t.v[k]
-                     : is_float(s) && g->nlane == 0
+                     : (is_float(s) || bits) && g->nlane == 0
                          ? cg_local(g, s, cg_fmt(g, "ax_sel_%s(%s, %s, %s)", cg_ctype(s), c.v[0], t.v[k], f.v[k]))
                                    : cg_local(g, s, cg_fmt(g, "%s ? %s : %s", c.v[0], t.v[k], f.v[k]));
         }

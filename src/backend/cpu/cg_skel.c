@@ -150,6 +150,7 @@ static Val apply2(G *g, const Node *f, Val a, Val b)
 static void hoist(G *g, int first, bool outputs, bool params)
 {
     const CgNode *cn = g->cn;
+    g->unit_ld = 0;
     for (int s = first; s < cn->nslot; s++) {
         bool out = s < cn->nout;
         if (out && !outputs) continue;
@@ -161,6 +162,14 @@ static void hoist(G *g, int first, bool outputs, bool params)
                 cg_line(g, "%s%s *restrict a%d_%d = (%s%s *)c->a[%d].buf[%d];", out ? "" : "const ", T, s, k,
                         out ? "" : "const ", T, s, k);
             }
+        /* a rank-0 input's element (one, always in bounds), read once */
+        if (!delayed && !out && at->rank == 0 && s < 64) {
+            for (int k = 0; k < at->elt->width; k++) {
+                ax_scalar l = ty_leaf(at->elt, k);
+                cg_line(g, "const %s u%d_%d = %s;", cg_ctype(l), s, k, cg_load(g, l, s, k, "0"));
+            }
+            g->unit_ld |= 1ull << s;
+        }
         for (int d = 0; d < at->rank; d++) cg_line(g, "const i64 s%d_%d = c->a[%d].shape[%d];", s, d, s, d);
         cg_line(g, "const i64 n%d = c->a[%d].size;", s, s);
     }

@@ -101,15 +101,18 @@ static const char prelude_helpers[] =
     "    const int z = b == 0 || (S && b == (T)-1); T r = (T)(a % (z ? (T)1 : b)); \\\n"
     "    r = (T)(r + (((r != 0) & ((r < 0) != (b < 0))) ? b : 0)); return z ? (T)0 : r; } \\\n"
     "AXI T ax_shl_##T(T a, i64 k) { return k >= 0 && k < W ? (T)((P)(U)a << k) : (T)0; } \\\n"
+    /* signed: an amount past the width fills with the sign, as a shift by
+       W - 1 does (GCC and Clang shift negative values arithmetically): one
+       shift by a clamped amount, which vectorises in the element type */
     "AXI T ax_shr_##T(T a, i64 k) { \\\n"
-    "    if (S) { i64 x = (i64)a; if (k < 0 || k >= W) return x < 0 ? (T)-1 : (T)0; \\\n"
-    "             return (T)(x < 0 ? ~(~(u64)x >> k) : (u64)x >> k); } \\\n"
-    "    return k >= 0 && k < W ? (T)((U)a >> k) : (T)0; } \\\n"
+    "    if (S) return (T)(a >> ((u64)k < (u64)W ? k : W - 1)); \\\n"
+    "    return (u64)k < (u64)W ? (T)((U)a >> k) : (T)0; } \\\n"
     "AXI T ax_rotl_##T(T a, int r) { u64 x = (u64)(U)a; return r == 0 ? a : (T)(U)((x << r) | (x >> (W - r))); } \\\n"
     "AXI T ax_rotr_##T(T a, int r) { return ax_rotl_##T(a, (W - r) % W); } \\\n"
     "AXI i32 ax_popc_##T(T a) { return __builtin_popcountll((u64)(U)a); } \\\n"
     "AXI i32 ax_clz_##T(T a) { u64 x = (u64)(U)a; return x ? __builtin_clzll(x) - (64 - W) : W; } \\\n"
-    "AXI i32 ax_ctz_##T(T a) { u64 x = (u64)(U)a; return x ? __builtin_ctzll(x) : W; }\n"
+    "AXI i32 ax_ctz_##T(T a) { u64 x = (u64)(U)a; return x ? __builtin_ctzll(x) : W; } \\\n"
+    "AXI T ax_sel_##T(int c, T a, T b) { U m = (U)((U)0 - (U)(c != 0)); return (T)(((U)a & m) | ((U)b & (U)~m)); }\n"
     "AX_INT(i8, u8, u32, 8, 1) AX_INT(i16, u16, u32, 16, 1) AX_INT(i32, u32, u32, 32, 1) AX_INT(i64, u64, u64, 64, 1)\n"
     "AX_INT(u8, u8, u32, 8, 0) AX_INT(u16, u16, u32, 16, 0) AX_INT(u32, u32, u32, 32, 0) AX_INT(u64, u64, u64, 64, 0)\n"
     "/* Float select by bits (exact: NaN payloads, -0): a `?:` lets GCC sink a\n"
