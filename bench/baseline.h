@@ -32,18 +32,4 @@
 /* Declares both variants of a baseline function. */
 #define BL_DECLARE(ret, f, args) ret f##_std args; ret f##_fast args;
 
-
-/* glibc's math.h declares its vector maths (libmvec) only under
- * -ffast-math; a performance engineer declares expf and logf `omp declare
- * simd` by hand so that the std build's loops vectorise too (the same
- * libmvec axle's generated code calls).  Use at file scope, after
- * <math.h>. */
-#if defined(_OPENMP) && !defined(__FAST_MATH__) && defined(__x86_64__) && defined(__GLIBC__)
-#define AX_BL_SIMD_EXPLOG \
-    _Pragma("omp declare simd notinbranch") extern float expf(float); \
-    _Pragma("omp declare simd notinbranch") extern float logf(float);
-#else
-#define AX_BL_SIMD_EXPLOG
-#endif
-
 #endif

@@ -777,7 +777,7 @@ static const ex_program prog_constfold = {
 /* ------------------------------------------------------------ registry */
 
 /* Programs defined in their own files (examples/<name>.c). */
-extern const ex_program ex_prog_radixsort, ex_prog_smvm;
+extern const ex_program ex_prog_radixsort, ex_prog_radixsort_lsd8, ex_prog_smvm;
 extern const ex_program ex_prog_nbody, ex_prog_mandelbrot, ex_prog_mandelbrot_while, ex_prog_fluid, ex_prog_canny;
 extern const ex_program ex_prog_map_explog, ex_prog_fold_sum, ex_prog_scanl1_sum;   /* examples/skeletons.c */
 
@@ -787,7 +787,8 @@ const ex_program *const ex_programs[] = { &prog_dotp, &prog_blackscholes, &prog_
                                           &prog_constfold,
                                           &ex_prog_nbody, &ex_prog_mandelbrot, &ex_prog_mandelbrot_while,
                                           &ex_prog_fluid, &ex_prog_canny,
-                                          &ex_prog_map_explog, &ex_prog_fold_sum, &ex_prog_scanl1_sum };
+                                          &ex_prog_map_explog, &ex_prog_fold_sum, &ex_prog_scanl1_sum,
+                                          &ex_prog_radixsort_lsd8 };
 const int ex_nprograms = sizeof ex_programs / sizeof *ex_programs;
 
 const ex_program *ex_find(const char *name)

@@ -5,7 +5,7 @@
  * they measure the CPU backend's skeletons themselves: the per-element
  * cost of a map with libm calls, the bandwidth of a reduction, and the
  * two passes of a parallel scan.  They are not among the seeds' Table 2
- * programs, so `axle bench` runs them only when named (ex_program.skeleton).
+ * programs, so `axle bench` runs them only when named (ex_program.extra).
  *
  *   map-explog  map (\x -> exp (x * 0.001) + log x) xs
  *   fold-sum    fold (+) 0 xs                    (a rank-0 result)
@@ -218,7 +218,7 @@ const ex_program ex_prog_map_explog = {
     .check_baseline = explog_check_baseline,
     .bench_size = 20000000,
     .test_size = 1000,
-    .skeleton = true,
+    .extra = true,
 };
 
 /* ------------------------------------------------------------ fold-sum */
@@ -301,7 +301,7 @@ const ex_program ex_prog_fold_sum = {
     .check_baseline = fsum_check_baseline,
     .bench_size = 20000000,
     .test_size = 1000,
-    .skeleton = true,
+    .extra = true,
 };
 
 /* ------------------------------------------------------------ scanl1-sum */
@@ -378,5 +378,5 @@ const ex_program ex_prog_scanl1_sum = {
     .check_baseline = scan_check_baseline,
     .bench_size = 20000000,
     .test_size = 1000,
-    .skeleton = true,
+    .extra = true,
 };

@@ -576,12 +576,13 @@ int axle_bench(int argc, char **argv)
         if (b.json_file) fclose(b.json_file);
         return 2;
     }
-    /* Default: the Table 2 programs, those with a baseline.  The skeleton
-     * micro-benchmarks (ex_program.skeleton) have baselines too, but they
-     * measure one skeleton against OpenMP (issue 3), not a Table 2 row. */
+    /* Default: the Table 2 programs, those with a baseline.  The extra
+     * programs (ex_program.extra) have baselines too, but they are not
+     * Table 2 rows: the skeleton micro-benchmarks of issue 3, and radix sort
+     * against an 8-bit counting sort (a different algorithm). */
     if (b.nprogs == 0)
         for (int i = 0; i < ex_nprograms && b.nprogs < 64; i++)
-            if (ex_programs[i]->baseline && !ex_programs[i]->skeleton) b.progs[b.nprogs++] = ex_programs[i];
+            if (ex_programs[i]->baseline && !ex_programs[i]->extra) b.progs[b.nprogs++] = ex_programs[i];
     FILE *mf = b.matrix ? fopen(b.matrix, "r") : NULL;
     if (b.matrix && !mf) {
         fprintf(stderr, "axle bench: %s: %s\n", b.matrix, strerror(errno));
