@@ -838,6 +838,34 @@ TEST(cpu_filter)
     }
 }
 
+/* The indices (i32) of the elements of a that pass, as Canny selects its
+ * strong edges: a filter over a generate of the indices, whose predicate
+ * reads a at the index.  The CPU backend proves the read in bounds when
+ * the indices' extent fits a and i32 (an unchecked, vectorised loop) and
+ * otherwise runs the checked copy; Env.which is a's size minus the
+ * number of indices (negative: a fault at the first index past a). */
+static ax_exp ix_i32(ax_exp ix, void *env) { (void)env; return ax_cvt(ax_index_get(ix, 0), AX_I32); }
+static ax_exp passes_at(ax_exp i, void *env) { return ax_gt(ax_at_linear((ax_acc)env, ax_cvt(i, AX_I64)), ax_i32(1)); }
+
+static ax_acc b_filter_indices(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    int64_t m = v->sh[0] + v->which;
+    ax_acc a = input(cx, AX_I32, 1, &m, 150, 4);
+    return ax_filter(passes_at, a, ax_generate(cx, ax_ix1(ax_i64(v->sh[0])), ix_i32, NULL));
+}
+
+TEST(cpu_filter_over_indices)
+{
+    const int64_t sizes[] = {0, 1, 1001, 300000};
+    for (int k = 0; k < 4; k++) {
+        Env e = {1, &sizes[k], 0};
+        SAME("filter over the indices of an array", b_filter_indices, &e, 0);
+        e.which = 7;
+        SAME("filter over some indices of an array", b_filter_indices, &e, 0);
+    }
+}
+
 /* while x[0] < 100000 (and x is not empty), x = x + scanl1 (+) x: x[0]
  * doubles, so about 17 iterations (the other elements wrap around). */
 static ax_acc wc(ax_acc x, void *env)
@@ -917,14 +945,19 @@ static ax_acc b_fault(ax_ctx *cx, const void *e)
     case 1: return ax_generate(cx, ax_ix1(ax_i64(60000)), g_at_bad, a);
     case 2: return ax_permute(ax_fn_add, NULL, input(cx, AX_I32, 1, SH(50000), 141, 0), p_off, (void *)(intptr_t)3, a);
     case 3: return ax_map(f_div0, NULL, ax_map(ax_fn_abs, NULL, a));
+    case 4: {
+        /* the filter above, over more indices than a has elements */
+        Env v = {1, SH(100000), -40000};
+        return b_filter_indices(cx, &v);
+    }
     default: return NULL;
     }
 }
 
 TEST(cpu_safe_mode_faults_match_the_interpreter)
 {
-    const Fault fs[] = {{0, AX_ERR_INDEX}, {1, AX_ERR_INDEX}, {2, AX_ERR_INDEX}, {3, AX_ERR_DIVZERO}};
-    for (int k = 0; k < 4; k++) {
+    const Fault fs[] = {{0, AX_ERR_INDEX}, {1, AX_ERR_INDEX}, {2, AX_ERR_INDEX}, {3, AX_ERR_DIVZERO}, {4, AX_ERR_INDEX}};
+    for (int k = 0; k < 5; k++) {
         ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, false), *cc = ctx_on(AX_BACKEND_CPU, false);
         CHECK(ax_run(ci, b_fault(ci, &fs[k])) == NULL);
         CHECK(ax_run(cc, b_fault(cc, &fs[k])) == NULL);

@@ -662,11 +662,44 @@ static bool pre_add(G *g, const char *c)
     return true;
 }
 
+/* The largest value of integer type t plus one, as a C constant (the
+ * sizes that a position converted to t survives); NULL for 64 bits. */
+static const char *int_span(ax_scalar t)
+{
+    switch (t) {
+    case AX_I8: return "128"; case AX_U8: return "256";
+    case AX_I16: return "32768"; case AX_U16: return "65536";
+    case AX_I32: return "2147483648LL"; case AX_U32: return "4294967296LL";
+    default: return NULL;
+    }
+}
+
+/* A read of e's array at a value fact's position, through a widening to
+ * i64 (a filter over the indices of an array): the fact, else -1. */
+static int value_read(G *g, const Node *e)
+{
+    const Node *i = e->kid[1];
+    if (e->op != OP_LINDEX || i->op != OP_PRIM || i->a != P_CVT || i->n != 1 || scalar_of(i->type) != AX_I64)
+        return -1;
+    int f = fact_of(g, i->kid[0]);
+    return f >= 0 && g->fact[f].conv_set && g->fact[f].pos ? f : -1;
+}
+
 static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at)
 {
     const Node *i = e->kid[1];
     const char *c;
-    int f = fact_of(g, i);
+    int f = value_read(g, e);
+    if (f >= 0) {
+        int s = g->fact[f].slot;
+        const char *span = int_span(g->fact[f].conv);
+        c = span ? cg_fmt(g, "(n%d <= n%d) & (n%d <= %s)", s, slot, s, span) : cg_fmt(g, "n%d <= n%d", s, slot);
+        return pre_add(g, c) ? c : NULL;
+    }
+    f = fact_of(g, i);
+    /* a value fact read other than through value_read: only a 64-bit
+     * position read linearly is the plain fact */
+    if (f >= 0 && g->fact[f].conv_set && (!g->fact[f].lin || int_span(g->fact[f].conv))) return NULL;
     if (f >= 0) {
         if (g->fact[f].lin != (e->op == OP_LINDEX)) return NULL;
         int s = g->fact[f].slot;
@@ -743,6 +776,10 @@ static Val gen_index(G *g, const Node *e)
      * the kernel's pre_ holds is unchecked: the kernel hands its whole
      * range to its checked copy when pre_ does not hold (kernel_end). */
     if (!g->safe || (g->defer && known_in_bounds(g, e, slot, at))) {
+        /* at a value fact's position: index by the position itself (the
+         * same value once pre_ holds, and an affine index GCC vectorises) */
+        int f = g->safe ? value_read(g, e) : -1;
+        if (f >= 0) lin = g->fact[f].pos;
         for (int k = 0; k < out.n; k++) out.v[k] = cg_local(g, ty_leaf(at->elt, k), cg_load(g, ty_leaf(at->elt, k), slot, k, lin));
         return out;
     }

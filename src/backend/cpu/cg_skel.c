@@ -70,6 +70,35 @@ static void add_fact(G *g, const Node *lam, int slot, bool lin)
     g->fact[g->nfact].id = lam->param[0]->id;
     g->fact[g->nfact].slot = slot;
     g->fact[g->nfact].lin = lin;
+    g->fact[g->nfact].conv_set = false;
+    g->nfact++;
+}
+
+/* A value fact (G.fact) about the parameter of f, which is applied to the
+ * elements of operand i: when i is DELAYED and its element at position p
+ * is p itself, or p converted to an integer type (generate's \ix -> i32
+ * (ixget 0 ix) over a vector, as linear form \p -> i32 p). */
+static void add_value_fact(G *g, const Node *f, int i, const char *pos)
+{
+    const CgNode *cn = g->cn;
+    const Node *y = opd_node(cn, i), *lam = y->op == OP_DELAYED ? y->kid[2] : NULL;
+    if (!f || f->op != OP_LAM || f->nparam != 1 || !f->param[0] || !lam || lam->op != OP_LAM || lam->nparam != 1 ||
+        !lam->param[0])
+        return;
+    const Node *b = lam->kid[0];
+    if (b->op == OP_PRIM && b->a == P_CVT && b->n == 1) b = b->kid[0];
+    const Type *bt = lam->kid[0]->type;
+    ax_scalar t = bt->kind == TY_SCALAR ? bt->s : AX_BOOL;
+    if (b->op != OP_VAR || b->id != lam->param[0]->id || !(t >= AX_I8 && t <= AX_U64)) return;
+    for (int k = 0; k < g->nfact; k++)
+        if (g->fact[k].id == f->param[0]->id) return;
+    if (g->nfact >= (int)(sizeof g->fact / sizeof *g->fact)) return;
+    g->fact[g->nfact].id = f->param[0]->id;
+    g->fact[g->nfact].slot = opd_slot(cn, i);
+    g->fact[g->nfact].lin = true;
+    g->fact[g->nfact].conv_set = true;
+    g->fact[g->nfact].conv = t;
+    g->fact[g->nfact].pos = pos;
     g->nfact++;
 }
 
@@ -1319,7 +1348,11 @@ static void emit_stencil(G *g)
         if (r > 1) rb = cg_fmt(g, "(%s) * s%d_%d", rb, slot, r - 1);
         cg_line(g, "const i64 rb%d = %s;", q, rb);
     }
-    /* interior */
+    /* interior: each iteration writes its own element of the fresh
+     * result (as emit_producer's loops: GCC ivdep, without which a
+     * stencil over pairs needs more run-time alias checks than GCC makes,
+     * and stays scalar) */
+    cg_line(g, "#pragma GCC ivdep");
     cg_line(g, "for (i64 j = ja; j < jb; j++) {");
     g->ind++;
     g->pos = "(i + j - j0)";
@@ -1331,6 +1364,7 @@ static void emit_stencil(G *g)
     cg_line(g, "for (int part = 0; part < 2; part++) {");
     g->ind++;
     cg_line(g, "const i64 from = part ? jb : j0, to = part ? j1 : ja;");
+    cg_line(g, "#pragma GCC ivdep");
     cg_line(g, "for (i64 j = from; j < to; j++) {");
     g->ind++;
     args = sten_args(g, false, ix, "j", &na);
@@ -1378,6 +1412,7 @@ static void emit_filter(G *g)
         g->ind++;
         g->pos = "i";
         Val v = read_lin(g, 0, "i");
+        add_value_fact(g, p, 0, "i");
         Val k = cg_apply(g, p, &v, 1);
         if (k.n == 1) {
             if (scatter) {
