@@ -893,6 +893,25 @@ static const char *simd_scan_clause(G *g, const Node *f, Val acc)
     return r;
 }
 
+/* Does reading operand 0 (a DELAYED one) defer a check in this kernel?
+ * Its code is emitted once aside to find out.  The scan loop's flag bad_
+ * joins the scan clause only then: a u8 flag beside the scan's own
+ * variable makes GCC's cost model refuse the loop (radix sort's i32
+ * counts stayed scalar). */
+static bool defers_checks(G *g)
+{
+    Buf *b = g->b, aside = {0};
+    int nd = g->ndefer;
+    g->b = &aside;
+    g->pos = "(rb + jv)";
+    (void)read_lin(g, 0, "rb + jv");
+    bool r = g->ndefer > nd;
+    g->ndefer = nd;
+    g->b = b;
+    free(aside.s);
+    return r;
+}
+
 static void emit_scan(G *g)
 {
     CgNode *cn = (CgNode *)g->cn;
@@ -999,7 +1018,7 @@ static void emit_scan(G *g)
     bool delayed = opd_node(cn, 0)->op == OP_DELAYED;
     const char *red = delayed && g->safe && !g->defer ? NULL : simd_scan_clause(g, f, acc);
     const char *rvars = red ? red_vars(g, acc) : NULL;
-    if (red && delayed && g->defer) {
+    if (red && delayed && g->defer && defers_checks(g)) {
         red = cg_fmt(g, "%s reduction(inscan, |: bad_)", red);
         rvars = cg_fmt(g, "%s, bad_", rvars);
         g->ndefer++;   /* declares bad_ */
@@ -1142,6 +1161,9 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     const CgNode *cn = g->cn;
     const Node *x = cn->x;
     const Type *elt = x->type->elt;
+    /* the index function runs at the source's indices (radix sort's reads
+     * of its flags and counts at the same index: unchecked under pre_) */
+    add_fact(g, x->kid[2], opd_slot(cn, 1), false);
     Val t = cg_apply(g, x->kid[2], &ix, 1);
     int tr = x->type->rank;
     if (t.n != tr) return;
