@@ -7,8 +7,9 @@
  *              [--json-file FILE]
  *
  * For each program (default: every built-in program with a hand-written
- * baseline, except the single-skeleton micro-benchmarks of issue 3, which
- * are not Table 2 programs and run only when named) and size, four
+ * baseline, except the extra ones, which are not Table 2 programs and run
+ * only when named: the single-skeleton micro-benchmarks of issue 3 and
+ * radixsort-lsd8) and size, four
  * configurations, as the columns of Table 2:
  *
  *   fused      the default pipeline
@@ -19,7 +20,9 @@
  *              baseline-std (without -ffast-math) and baseline-fastmath
  *
  * Each is timed as the median of --runs runs (default 5) after one
- * warm-up run.  Compile time is measured apart, as the seeds factor it
+ * warm-up run, the configurations of a program taking turns run by run
+ * (time_rounds: a drift of the machine's speed falls on all of them
+ * alike, so the ratios hold still).  Compile time is measured apart, as the seeds factor it
  * out (s.5.1): compile_ms is the first ax_compile of the program in a
  * fresh context (sharing recovery, optimisation, code generation and the
  * C compiler, or a load from the disk cache if an earlier run left the
@@ -276,24 +279,53 @@ static void fail_row(Row *r, ax_ctx *cx, const char *what)
     else snprintf(r->error, sizeof r->error, "%s", what);
 }
 
-/* Times fn over b->runs runs after one warm-up; returns the median. */
+/* One configuration being timed: fn(arg) runs it once (0: ran). */
 typedef int (*run_fn)(void *arg);
+typedef struct {
+    run_fn fn;
+    void *arg;
+    Row *row;
+    double *t, spent;
+    int n, rc;
+    bool live;
+} Timed;
 
-static int time_runs(const Bench *b, run_fn fn, void *arg, double *median_ms, int *runs)
+/* Times the configurations in rounds, each round running every live one
+ * once in turn, after one warm-up run of each: on a shared machine whose
+ * speed drifts (other tenants, frequency), the drift then falls on every
+ * configuration alike instead of on whichever ran during it, and the
+ * ratios, which the table is about, hold still.  Each row gets the median
+ * of its runs; a configuration that fails drops out with rc set, one over
+ * --max-time stops early. */
+static void time_rounds(const Bench *b, Timed *ts, int k)
 {
-    double *t = calloc((size_t)b->runs, sizeof *t);
-    if (!t) return -1;
-    double start = now_ms();
-    int n = 0, rc = fn(arg);   /* the warm-up */
-    while (rc == 0 && n < b->runs) {
+    for (int i = 0; i < k; i++) {
+        Timed *c = &ts[i];
+        if (!c->live) continue;
+        if (!(c->t = calloc((size_t)b->runs, sizeof *c->t))) { c->rc = -1, c->live = false; continue; }
         double t0 = now_ms();
-        rc = fn(arg);
-        t[n++] = now_ms() - t0;
-        if (b->max_time_ms > 0 && now_ms() - start > b->max_time_ms) break;
+        c->rc = c->fn(c->arg);   /* the warm-up */
+        c->spent = now_ms() - t0;
+        c->live = c->rc == 0;
     }
-    if (rc == 0) *median_ms = axle_median(t, n), *runs = n;
-    free(t);
-    return rc;
+    for (int round = 0; round < b->runs; round++)
+        for (int i = 0; i < k; i++) {
+            Timed *c = &ts[i];
+            if (!c->live) continue;
+            double t0 = now_ms();
+            c->rc = c->fn(c->arg);
+            double dt = now_ms() - t0;
+            c->spent += dt;
+            if (c->rc != 0) { c->live = false; continue; }
+            c->t[c->n++] = dt;
+            if (b->max_time_ms > 0 && c->spent > b->max_time_ms) c->live = false;
+        }
+    for (int i = 0; i < k; i++) {
+        Timed *c = &ts[i];
+        if (c->rc == 0 && c->n > 0) c->row->run_ms = axle_median(c->t, c->n), c->row->runs = c->n;
+        free(c->t);
+        c->t = NULL;
+    }
 }
 
 /* One axle configuration: a fresh context with these debug flags. */
@@ -351,67 +383,53 @@ static void check_all(const ex_program *p, void *st, ax_array *const *res, int n
     r->ok = true;
 }
 
-/* Runs one axle configuration.  With keep (the fused configuration), the
- * context, state and results are handed back for the baselines. */
-static void run_config(const Bench *b, const ex_program *p, int64_t n, unsigned debug, Row *r, ax_ctx **keep_cx,
-                       void **keep_st, AxRun *keep)
+/* One axle configuration: a fresh context with its debug flags, the
+ * inputs and the compiled program (compile times in the row). */
+typedef struct {
+    ax_ctx *cx;
+    void *st;
+    AxRun run;
+} Cfg;
+
+static void cfg_close(const ex_program *p, Cfg *c)
+{
+    release_all(c->run.res, &c->run.nres);
+    ax_program_free(c->run.pr);
+    if (c->st) p->teardown(c->st);
+    ax_ctx_free(c->cx);
+    memset(c, 0, sizeof *c);
+}
+
+/* Opens configuration c; false, with the row failed, if it cannot run. */
+static bool cfg_open(const Bench *b, const ex_program *p, int64_t n, unsigned debug, Row *r, Cfg *c)
 {
     ax_options o = b->opt;
     o.debug |= debug;
+    memset(c, 0, sizeof *c);
     r->run_ms = r->compile_ms = r->compile_cached_ms = -1;
     r->backend = "?";
-    AxRun a = {0};
-    ax_ctx *cx = ax_ctx_new(&o);
-    void *st = NULL;
-    if (!cx) { fail_row(r, NULL, "out of memory"); return; }
-    if (!(st = p->setup(cx, n))) {
-        fail_row(r, cx, "could not make the inputs (out of memory, or see above)");
-        goto out;
+    if (!(c->cx = ax_ctx_new(&o))) { fail_row(r, NULL, "out of memory"); return false; }
+    if (!(c->st = p->setup(c->cx, n))) {
+        fail_row(r, c->cx, "could not make the inputs (out of memory, or see above)");
+        cfg_close(p, c);
+        return false;
     }
     double t0 = now_ms();
-    a.pr = ax_compile(cx, p->build(cx, st));
+    c->run.pr = ax_compile(c->cx, p->build(c->cx, c->st));
     r->compile_ms = now_ms() - t0;
-    if (!a.pr) { fail_row(r, cx, "compile failed"); r->compile_ms = -1; goto out; }
-    r->backend = ax_program_stats(a.pr)->backend;
+    if (!c->run.pr) {
+        fail_row(r, c->cx, "compile failed");
+        r->compile_ms = -1;
+        cfg_close(p, c);
+        return false;
+    }
+    r->backend = ax_program_stats(c->run.pr)->backend;
     /* The same program again: the compile cache. */
     t0 = now_ms();
-    ax_program *again = ax_compile(cx, p->build(cx, st));
+    ax_program *again = ax_compile(c->cx, p->build(c->cx, c->st));
     if (again) r->compile_cached_ms = now_ms() - t0;
     ax_program_free(again);
-    if (time_runs(b, ax_once, &a, &r->run_ms, &r->runs) != 0) {
-        r->run_ms = -1;
-        fail_row(r, cx, "run failed");
-        goto out;
-    }
-    check_all(p, st, a.res, a.nres, r);
-    if (keep && r->ok) {
-        *keep_cx = cx, *keep_st = st, *keep = a;
-        return;
-    }
-out:
-    release_all(a.res, &a.nres);
-    ax_program_free(a.pr);
-    if (st) p->teardown(st);
-    ax_ctx_free(cx);
-}
-
-/* The two baseline builds on the fused configuration's inputs, each checked
- * against the fused result. */
-static void run_baseline(const Bench *b, const ex_program *p, void *st, AxRun *fused, int variant, Row *r)
-{
-    r->run_ms = -1;
-    r->compile_ms = r->compile_cached_ms = 0;   /* compiled ahead of time */
-    BlRun br = {p, st, variant};
-    if (time_runs(b, bl_once, &br, &r->run_ms, &r->runs) != 0) {
-        r->run_ms = -1;
-        r->ok = false;
-        snprintf(r->error, sizeof r->error, "the baseline failed (out of memory)");
-        r->nomem = true;
-        return;
-    }
-    char msg[384] = "";
-    r->ok = p->check_baseline(st, fused->res, fused->nres, msg, sizeof msg) == 0;
-    if (!r->ok) snprintf(r->error, sizeof r->error, "differs from axle: %s", msg);
+    return true;
 }
 
 static void print_header(const Bench *b)
@@ -478,8 +496,9 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
     fflush(stdout);
 }
 
-/* One program at one size: all configurations; returns the number of
- * failures that count against the exit status. */
+/* One program at one size: all configurations, timed in rounds
+ * (time_rounds), then checked; returns the number of failures that count
+ * against the exit status. */
 static int bench_one(const Bench *b, const ex_program *p, int64_t n)
 {
     enum { FUSED, NOFUSION, NOSHARING, BL_STD, BL_FAST, BL_BEST, NROWS };
@@ -487,45 +506,65 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
     memset(rows, 0, sizeof rows);
     static const char *const names[NROWS] = {"fused", "nofusion", "nosharing", "baseline-std",
                                              "baseline-fastmath", "baseline"};
+    static const unsigned debug[3] = {0, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING};
     for (int i = 0; i < NROWS; i++) rows[i].config = names[i];
     bool have_bl = p->baseline && p->check_baseline;
 
-    ax_ctx *cx = NULL;
-    void *st = NULL;
-    AxRun fused = {0};
-    run_config(b, p, n, 0, &rows[FUSED], &cx, &st, &fused);
+    Cfg cfg[3];
+    Timed ts[5];
+    memset(ts, 0, sizeof ts);
+    for (int i = 0; i < 3; i++) {
+        /* a configuration that cannot run keeps cfg_open's reason */
+        ts[i] = (Timed){ax_once, &cfg[i].run, &rows[i], NULL, 0, 0, 0, cfg_open(b, p, n, debug[i], &rows[i], &cfg[i])};
+    }
+    /* The baselines run on the fused configuration's inputs, or, when it
+     * could not run, on inputs of their own (then unchecked). */
+    ax_ctx *c2 = NULL;
+    void *bst = ts[FUSED].live ? cfg[FUSED].st : NULL;
+    if (have_bl && !bst && (c2 = ax_ctx_new(&b->opt))) bst = p->setup(c2, n);
+    BlRun br[2] = {{p, bst, 0}, {p, bst, 1}};
     for (int v = 0; have_bl && v < 2; v++) {
         Row *r = &rows[BL_STD + v];
         r->backend = rows[FUSED].backend;
-        if (!cx) {
-            /* No right fused result to check against: time the baseline
-             * on fresh inputs all the same. */
-            ax_ctx *c2 = ax_ctx_new(&b->opt);
-            void *s2 = c2 ? p->setup(c2, n) : NULL;
-            AxRun none = {0};
-            if (s2) {
-                run_baseline(b, p, s2, &none, v, r);
-                r->ok = false;
-                r->unchecked = true;
-                snprintf(r->error, sizeof r->error, "not checked: no right fused result to compare with");
-                p->teardown(s2);
-            } else {
-                r->run_ms = -1;
-                snprintf(r->error, sizeof r->error, "could not make the inputs");
-            }
-            ax_ctx_free(c2);
-        } else {
-            run_baseline(b, p, st, &fused, v, r);
+        r->run_ms = -1;
+        r->compile_ms = r->compile_cached_ms = 0;   /* compiled ahead of time */
+        ts[BL_STD + v] = (Timed){bl_once, &br[v], r, NULL, 0, 0, 0, bst != NULL};
+        if (!bst) snprintf(r->error, sizeof r->error, "could not make the inputs");
+    }
+    time_rounds(b, ts, have_bl ? 5 : 3);
+
+    for (int i = 0; i < 3; i++) {
+        if (ts[i].rc != 0) {
+            rows[i].run_ms = -1;
+            fail_row(&rows[i], cfg[i].cx, "run failed");
+        } else if (rows[i].run_ms >= 0) {
+            check_all(p, cfg[i].st, cfg[i].run.res, cfg[i].run.nres, &rows[i]);
         }
     }
-    if (cx) {
-        release_all(fused.res, &fused.nres);
-        ax_program_free(fused.pr);
-        p->teardown(st);
-        ax_ctx_free(cx);
+    for (int v = 0; have_bl && v < 2; v++) {
+        Row *r = &rows[BL_STD + v];
+        if (!bst) continue;
+        if (ts[BL_STD + v].rc != 0 || p->baseline(bst, v) != 0) {
+            r->run_ms = -1;
+            r->ok = false;
+            r->nomem = true;
+            snprintf(r->error, sizeof r->error, "the baseline failed (out of memory)");
+        } else if (c2 || !rows[FUSED].ok) {
+            r->ok = false;
+            r->unchecked = true;
+            snprintf(r->error, sizeof r->error, "not checked: no right fused result to compare with");
+        } else {
+            char msg[384] = "";
+            r->ok = p->check_baseline(bst, cfg[FUSED].run.res, cfg[FUSED].run.nres, msg, sizeof msg) == 0;
+            if (!r->ok) snprintf(r->error, sizeof r->error, "differs from axle: %s", msg);
+        }
     }
-    run_config(b, p, n, AX_DEBUG_NO_FUSION, &rows[NOFUSION], NULL, NULL, NULL);
-    run_config(b, p, n, AX_DEBUG_NO_SHARING, &rows[NOSHARING], NULL, NULL, NULL);
+    for (int i = 0; i < 3; i++)
+        if (cfg[i].cx) cfg_close(p, &cfg[i]);
+    if (c2) {
+        if (bst) p->teardown(bst);
+        ax_ctx_free(c2);
+    }
 
     /* The better build is "the" baseline. */
     double best = -1;
