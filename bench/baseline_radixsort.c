@@ -28,6 +28,27 @@
 #include <omp.h>
 #endif
 
+static int max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* Inside the parallel region: this thread's number, the team's size and
+ * the thread's contiguous block [lo, hi) of n items. */
+static void my_block(int64_t n, int *t, int *nt, int64_t *lo, int64_t *hi)
+{
+#ifdef _OPENMP
+    *t = omp_get_thread_num(), *nt = omp_get_num_threads();
+#else
+    *t = 0, *nt = 1;
+#endif
+    *lo = n * *t / *nt, *hi = n * (*t + 1) / *nt;
+}
+
 enum { DIGIT_BITS = 8, RADIX = 1 << DIGIT_BITS, PASSES = 32 / DIGIT_BITS };
 
 static inline unsigned digit(int32_t x, int shift)
@@ -38,11 +59,7 @@ static inline unsigned digit(int32_t x, int shift)
 int BL(bl_radixsort)(const int32_t *in, int32_t *out, int32_t *tmp, int64_t n)
 {
     if (n <= 0) return 0;
-#ifdef _OPENMP
-    int maxt = omp_get_max_threads();
-#else
-    int maxt = 1;
-#endif
+    int maxt = max_threads();
     /* Each thread's row of counters padded to whole cache lines. */
     int64_t *count = aligned_alloc(64, sizeof(int64_t) * RADIX * (size_t)maxt);
     if (!count) return -1;
@@ -52,12 +69,9 @@ int BL(bl_radixsort)(const int32_t *in, int32_t *out, int32_t *tmp, int64_t n)
 #pragma omp parallel num_threads(maxt)
 #endif
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
-        int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        int t, nt;
+        int64_t lo, hi;
+        my_block(n, &t, &nt, &lo, &hi);
         int64_t *mine = count + (size_t)t * RADIX;
         for (int pass = 0; pass < PASSES; pass++) {
             const int32_t *s = src[pass];
@@ -110,11 +124,7 @@ static inline uint32_t split_bit(int32_t x, int k)
 int BL(bl_radixsplit)(const int32_t *in, int32_t *out, int32_t *tmp, int64_t n)
 {
     if (n <= 0) return 0;
-#ifdef _OPENMP
-    int maxt = omp_get_max_threads();
-#else
-    int maxt = 1;
-#endif
+    int maxt = max_threads();
     /* the 0s in each thread's block, one cache line per thread */
     int64_t *zeros = aligned_alloc(64, sizeof(int64_t) * 8 * (size_t)maxt);
     if (!zeros) return -1;
@@ -122,12 +132,9 @@ int BL(bl_radixsplit)(const int32_t *in, int32_t *out, int32_t *tmp, int64_t n)
 #pragma omp parallel num_threads(maxt)
 #endif
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
-        int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        int t, nt;
+        int64_t lo, hi;
+        my_block(n, &t, &nt, &lo, &hi);
         for (int k = 0; k < 32; k++) {
             const int32_t *s = k == 0 ? in : (k & 1) ? tmp : out;
             int32_t *d = (k & 1) ? out : tmp;
