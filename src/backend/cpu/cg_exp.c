@@ -800,17 +800,6 @@ static Val gen_index(G *g, const Node *e)
         ok = cg_local(g, AX_BOOL, cg_fmt(g, "(u64)%s < (u64)n%d", lin, slot));
     }
     cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, e->op == OP_INDEX ? SITE_AT : SITE_ATLIN, slot, ix, r));
-    /* With deferred checks a bad index only sets bad_, and the checked
-     * copy recomputes the range: the value read then does not matter, only
-     * that the load stays inside the array.  So load at the index or at 0
-     * (the kernel's pre_ requires the array non-empty): an unconditional
-     * load, which GCC vectorises as a gather (smvm's x[col]), where a
-     * load under a condition needs a masked one. */
-    if (g->defer && pre_add(g, cg_fmt(g, "n%d > 0", slot))) {
-        const char *at0 = cg_local(g, AX_I64, cg_fmt(g, "%s ? %s : 0", ok, lin));
-        for (int k = 0; k < out.n; k++) out.v[k] = cg_local(g, ty_leaf(at->elt, k), cg_load(g, ty_leaf(at->elt, k), slot, k, at0));
-        return out;
-    }
     for (int k = 0; k < out.n; k++) {
         ax_scalar s = ty_leaf(at->elt, k);
         out.v[k] = cg_local(g, s, cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin)));
