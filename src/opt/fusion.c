@@ -33,7 +33,7 @@
  *    unzip of an array of tuples), is inlined even so when it has at most
  *    one array operand use: reading it costs what reading a copy of it
  *    would, and the copy (a kernel and an array as long as the source) goes;
- * *  - an operand inside an awhile function counts as MANY (per iteration)
+ *  - an operand inside an awhile function counts as MANY (per iteration)
  *    when its binding is outside that function.
  * Otherwise bnd is computed and the binding kept, so a producer used by two
  * consumers stays manifest and no work is duplicated (the paper's p1).

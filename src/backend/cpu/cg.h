@@ -206,7 +206,7 @@ typedef struct G {
      * kernel with deferred checks (below) such reads are unchecked; when
      * pre_ fails the kernel hands its range to its checked copy.  Fused
      * code reads through ax_at-like nodes, so this is what lets the loops
-     * of fused consumers vectorise in safe mode.  A value fact (conv set)
+     * of fused consumers vectorise in safe mode.  A value fact (pos set)
      * is about a function applied to such an operand's elements where the
      * element is the position itself, converted to integer type conv (a
      * filter over the indices of an array, as Canny's strong-edge
@@ -214,7 +214,7 @@ typedef struct G {
      * fits that type (pos: the position's C expression, which such reads
      * then index by: GCC cannot see through the conversions). */
     int nfact;
-    struct { int id, slot; bool lin; bool conv_set; ax_scalar conv; const char *pos; } fact[64];
+    struct { int id, slot; bool lin; ax_scalar conv; const char *pos; } fact[64];
     int npre;
     const char *pre[64];      /* the conditions, each an expression of hoisted locals */
     Buf *kmain;               /* the unit, while a kernel body goes to b */

@@ -682,7 +682,7 @@ static int value_read(G *g, const Node *e)
     if (e->op != OP_LINDEX || i->op != OP_PRIM || i->a != P_CVT || i->n != 1 || scalar_of(i->type) != AX_I64)
         return -1;
     int f = fact_of(g, i->kid[0]);
-    return f >= 0 && g->fact[f].conv_set && g->fact[f].pos ? f : -1;
+    return f >= 0 && g->fact[f].pos ? f : -1;
 }
 
 static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at)
@@ -697,9 +697,8 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
         return pre_add(g, c) ? c : NULL;
     }
     f = fact_of(g, i);
-    /* a value fact read other than through value_read: only a 64-bit
-     * position read linearly is the plain fact */
-    if (f >= 0 && g->fact[f].conv_set && (!g->fact[f].lin || int_span(g->fact[f].conv))) return NULL;
+    /* a value fact read directly: the plain fact only when 64 bits wide */
+    if (f >= 0 && g->fact[f].pos && int_span(g->fact[f].conv)) return NULL;
     if (f >= 0) {
         if (g->fact[f].lin != (e->op == OP_LINDEX)) return NULL;
         int s = g->fact[f].slot;

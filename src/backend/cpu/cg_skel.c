@@ -58,30 +58,37 @@ static bool is_atom(const char *s)
 
 static const char *atom(G *g, const char *e) { return is_atom(e) ? e : cg_local(g, AX_I64, e); }
 
+/* Records a fact about variable id (G.fact), once. */
+static void push_fact(G *g, int id, int slot, bool lin, ax_scalar conv, const char *pos)
+{
+    for (int k = 0; k < g->nfact; k++)
+        if (g->fact[k].id == id) return;
+    if (g->nfact >= (int)(sizeof g->fact / sizeof *g->fact)) return;
+    g->fact[g->nfact].id = id;
+    g->fact[g->nfact].slot = slot;
+    g->fact[g->nfact].lin = lin;
+    g->fact[g->nfact].conv = conv;
+    g->fact[g->nfact].pos = pos;
+    g->nfact++;
+}
+
 /* Every consumer applies a DELAYED operand's element functions only at
  * positions / indices inside the operand's extent (loops run over it,
  * backpermute checks first): a fact about the function's parameter. */
 static void add_fact(G *g, const Node *lam, int slot, bool lin)
 {
-    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0]) return;
-    for (int k = 0; k < g->nfact; k++)
-        if (g->fact[k].id == lam->param[0]->id) return;
-    if (g->nfact >= (int)(sizeof g->fact / sizeof *g->fact)) return;
-    g->fact[g->nfact].id = lam->param[0]->id;
-    g->fact[g->nfact].slot = slot;
-    g->fact[g->nfact].lin = lin;
-    g->fact[g->nfact].conv_set = false;
-    g->nfact++;
+    if (lam && lam->op == OP_LAM && lam->nparam == 1 && lam->param[0])
+        push_fact(g, lam->param[0]->id, slot, lin, AX_I64, NULL);
 }
 
 /* A value fact (G.fact) about the parameter of f, which is applied to the
  * elements of operand i: when i is DELAYED and its element at position p
  * is p itself, or p converted to an integer type (generate's \ix -> i32
- * (ixget 0 ix) over a vector, as linear form \p -> i32 p). */
+ * (ixget 0 ix) over a vector, as linear form \p -> i32 p); pos is the
+ * C expression of the position. */
 static void add_value_fact(G *g, const Node *f, int i, const char *pos)
 {
-    const CgNode *cn = g->cn;
-    const Node *y = opd_node(cn, i), *lam = y->op == OP_DELAYED ? y->kid[2] : NULL;
+    const Node *y = opd_node(g->cn, i), *lam = y->op == OP_DELAYED ? y->kid[2] : NULL;
     if (!f || f->op != OP_LAM || f->nparam != 1 || !f->param[0] || !lam || lam->op != OP_LAM || lam->nparam != 1 ||
         !lam->param[0])
         return;
@@ -89,17 +96,8 @@ static void add_value_fact(G *g, const Node *f, int i, const char *pos)
     if (b->op == OP_PRIM && b->a == P_CVT && b->n == 1) b = b->kid[0];
     const Type *bt = lam->kid[0]->type;
     ax_scalar t = bt->kind == TY_SCALAR ? bt->s : AX_BOOL;
-    if (b->op != OP_VAR || b->id != lam->param[0]->id || !(t >= AX_I8 && t <= AX_U64)) return;
-    for (int k = 0; k < g->nfact; k++)
-        if (g->fact[k].id == f->param[0]->id) return;
-    if (g->nfact >= (int)(sizeof g->fact / sizeof *g->fact)) return;
-    g->fact[g->nfact].id = f->param[0]->id;
-    g->fact[g->nfact].slot = opd_slot(cn, i);
-    g->fact[g->nfact].lin = true;
-    g->fact[g->nfact].conv_set = true;
-    g->fact[g->nfact].conv = t;
-    g->fact[g->nfact].pos = pos;
-    g->nfact++;
+    if (b->op == OP_VAR && b->id == lam->param[0]->id && t >= AX_I8 && t <= AX_U64)
+        push_fact(g, f->param[0]->id, opd_slot(g->cn, i), true, t, pos);
 }
 
 /* The element of operand i at linear position pos. */
