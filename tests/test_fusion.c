@@ -427,6 +427,18 @@ static ax_exp sum9(const ax_exp *xs, void *e)
 static ax_acc below100(ax_acc x, void *e) { (void)e; return ax_unit(x->cx, ax_lt(ax_at(x, ax_ix1(ax_i64(0))), ax_f32(100))); }
 static ax_acc double_it(ax_acc x, void *e) { (void)e; return ax_map(fmul2, NULL, x); }
 static ax_acc add_outer(ax_acc x, void *e) { return ax_zip_with(ax_fn_add, NULL, x, (ax_acc)e); }
+static ax_exp rev_ix(ax_exp ix, void *e)
+{
+    return ax_ix1(ax_sub(ax_sub(ax_size((ax_acc)e), ax_i64(1)), ax_index_get(ix, 0)));
+}
+/* let m = map (+1) x in reverse m: m is bound (its shape is read too) and
+ * its data is used once, in the same loop body */
+static ax_acc reverse_succ(ax_acc x, void *e)
+{
+    (void)e;
+    ax_acc m = ax_map(fadd1, NULL, x);
+    return ax_backpermute(ax_shape(m), rev_ix, m, m);
+}
 
 typedef ax_acc (*ChainFn)(ax_ctx *cx, const In *in);
 
@@ -529,6 +541,12 @@ static ax_acc ch_producer_in_loop(ax_ctx *cx, const In *in)
     ax_acc p = ax_map(fadd1, NULL, ax_map(fsq, NULL, U(v1)));
     return ax_awhile(below100, add_outer, p, U(v1));
 }
+static ax_acc ch_let_in_loop_body(ax_ctx *cx, const In *in)
+{
+    /* a let bound inside the loop body and used once there is used once
+     * per iteration: it fuses (the body is one kernel) */
+    return ax_awhile(below100, reverse_succ, NULL, U(v1));
+}
 static ax_acc ch_unit_of_fold(ax_ctx *cx, const In *in)
 {
     ax_acc f = ax_fold_all(ax_fn_add, NULL, ax_f32(0), ax_map(fsq, NULL, U(m)));
@@ -612,6 +630,7 @@ static const struct Chain {
     {"acond", ch_acond, 2, 0, OP_ACOND},
     {"awhile", ch_awhile, 3, 0, OP_AWHILE},
     {"producer_in_loop", ch_producer_in_loop, 2, 0, OP_AWHILE},
+    {"let_in_loop_body", ch_let_in_loop_body, 2, 0, OP_AWHILE},
     {"unit_of_fold", ch_unit_of_fold, 2, 1, OP_UNIT},
     {"zip_same_source", ch_zip_same_source, 1, 0, OP_MAP},
     {"transform", ch_transform, 1, 0, OP_TRANSFORM},
