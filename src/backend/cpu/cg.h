@@ -143,6 +143,11 @@ typedef struct CgProg {
  * (Node.num).  NULL with a message in err on failure (out of memory, or a
  * program the generator does not understand). */
 CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errsize);
+/* The kernel description alone (no text): numbers the array nodes and
+ * fills nodes[] (slots, thunks, free arrays), as every backend that
+ * generates code for the fused kernels consumes it (the CPU's C, the GPU
+ * kernel text).  NULL with a message in err on failure. */
+CgProg *cg_describe(const Program *p, char *err, size_t errsize);
 void cg_free(CgProg *g);
 
 /* Partial-result layout shared by host and kernels: leaf l of slot k of a
@@ -232,6 +237,13 @@ typedef struct G {
                                  kernel's head loaded into u<slot>_<leaf>:
                                  loop invariant, while GCC would reload them
                                  in the loop (it drops restrict on locals) */
+    /* The dialect: false for the CPU's C, true for the GPU kernel text
+     * (src/backend/gpu), which CUDA C and OpenCL C both compile.  Scalar
+     * code is the same; what differs is spelled through the GPU prelude's
+     * names (no GCC builtins, no compound literals, faults recorded as a
+     * code in err_ rather than through ax_fail), and nothing is deferred
+     * (G.defer stays false) or run in lane blocks. */
+    bool gpu;
     bool own_out;             /* the loop's iterations write only their own
                                  elements of fresh results (GCC ivdep) */
     /* Lane blocks (cg_exp.c, "While loops across lanes"): a producer loop
@@ -297,5 +309,48 @@ const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin);
 const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank);
 /* Emits the check "bad is false", else `report` (see G.defer). */
 void cg_guard(G *g, const char *bad, const char *report);
+/* The statement reporting a fault of a primitive (aux: the Prim) with
+ * status code: ax_fail on the CPU, the fault code in err_ on a GPU. */
+const char *cg_fail_prim(G *g, int code, int aux);
+
+/* ------------------------------------------------- element-level pieces
+ *
+ * The parts of the skeletons (cg_skel.c) that do not depend on how the
+ * loops are run: reading operands (manifest, or a DELAYED operand's code),
+ * storing results, the producers' element code, stencil neighbourhoods and
+ * the operator analysis.  The GPU generator builds its kernels from the
+ * same pieces. */
+static inline const Node *cg_opd_node(const CgNode *cn, int i) { return cn->x->kid[cn->opd_kid[i]]; }
+static inline int cg_opd_slot(const CgNode *cn, int i) { return cn->nout + i; }
+/* The element of operand i at linear position pos / at index ix (in
+ * bounds: callers check). */
+Val cg_read_lin(G *g, int i, const char *pos);
+Val cg_read_ix(G *g, int i, Val ix);
+/* Row-major position of ix within slot's shape (an atom). */
+const char *cg_linear(G *g, int slot, Val ix);
+/* Stores v as element pos of output slot. */
+void cg_store(G *g, int slot, const Type *elt, const char *pos, Val v);
+/* dst = v (through temporaries when v reads leaves of dst). */
+void cg_update(G *g, const Type *t, Val dst, Val v);
+/* The value of thunk t: its parameter leaves p<t>_<l>. */
+Val cg_param(G *g, int t, const Type *type);
+/* f applied to two values. */
+Val cg_apply2(G *g, const Node *f, Val a, Val b);
+/* A producer's element at index ix / position pos, stored into output 0
+ * (lin: every operand read at pos). */
+void cg_producer_elem(G *g, bool lin, Val ix, const char *pos);
+/* Is f componentwise one of the commutative and associative primitives
+ * (ops[k]: leaf k's, may be NULL)?  And is e leaf k's such combination of
+ * x and y (*op: which)? */
+bool cg_lam_comm(const Node *f, Prim *ops);
+bool cg_comm_leaf(const Node *e, const Node *x, const Node *y, int k, int w, Prim *op);
+/* Does the reduction or scan take an initial value z (kid[1])? */
+bool cg_has_z(Op op);
+/* A stencil's neighbourhoods as function arguments (interior: no bounds
+ * tests, through rb<q> + j + o<q>_<k>; else the boundary rule per
+ * coordinate), and their number in *nargs. */
+Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs);
+/* A fresh i64 local for e unless e is an atom. */
+const char *cg_atom(G *g, const char *e);
 
 #endif /* AX_CPU_CG_H */

@@ -198,16 +198,21 @@ const char *cg_const(G *g, ax_scalar s, Scalar v)
             }
             return cg_fmt(g, "ax_f64_of(%" PRIu64 "ULL)", v.u);
         }
+        if (isinf(d) && g->gpu) return d > 0 ? (s == AX_F32 ? "AX_INFF" : "AX_INF")
+                                             : (s == AX_F32 ? "(-AX_INFF)" : "(-AX_INF)");
         if (isinf(d)) return d > 0 ? (s == AX_F32 ? "__builtin_inff()" : "__builtin_inf()")
                                    : (s == AX_F32 ? "(-__builtin_inff())" : "(-__builtin_inf())");
         /* Hexadecimal: exact, and independent of the locale. */
         return cg_fmt(g, "(%a%s)", d, s == AX_F32 ? "f" : "");
     }
+    /* (GPU: OpenCL C has no long long; its long, and CUDA's on 64-bit
+     * hosts, is 64 bits) */
+    const char *l = g->gpu ? "L" : "LL";
     if (is_signed(s)) {
-        if (v.i == INT64_MIN) return cg_fmt(g, "((%s)(-9223372036854775807LL-1))", ctypes[s]);
-        return cg_fmt(g, "((%s)%" PRId64 "LL)", ctypes[s], v.i);
+        if (v.i == INT64_MIN) return cg_fmt(g, "((%s)(-9223372036854775807%s-1))", ctypes[s], l);
+        return cg_fmt(g, "((%s)%" PRId64 "%s)", ctypes[s], v.i, l);
     }
-    return cg_fmt(g, "((%s)%" PRIu64 "ULL)", ctypes[s], v.u);
+    return cg_fmt(g, "((%s)%" PRIu64 "U%s)", ctypes[s], v.u, l);
 }
 
 /* ------------------------------------------------------------ locals */
@@ -613,14 +618,28 @@ void cg_guard(G *g, const char *bad, const char *report)
     if (g->defer) {
         cg_line(g, "bad_ |= (u8)(%s);", bad);
         g->ndefer++;
+    } else if (g->gpu) {
+        cg_line(g, "if (%s) { %s }", bad, report);
     } else {
         cg_line(g, "if (__builtin_expect(%s, 0)) { %s }", bad, report);
     }
 }
 
+/* A GPU kernel records only the fault's status code (the first one wins):
+ * the host then reruns the program where faults are reported in full
+ * (gpu_exec.c), so no index or shape crosses back from the device. */
+static const char *gpu_fault(G *g, int code) { return cg_fmt(g, "ax_fault(err_, %d);", code); }
+
+const char *cg_fail_prim(G *g, int code, int aux)
+{
+    if (g->gpu) return gpu_fault(g, code);
+    return cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", code, SITE_PRIM, aux, g->pos);
+}
+
 /* The call reporting a fault: ix (rank leaves) and the slot's shape. */
 const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
 {
+    if (g->gpu) return gpu_fault(g, code);
     const char *ixs = "0", *shs = "0";
     if (ix.n > 0) {
         Buf t = {0};
@@ -814,12 +833,28 @@ static const char *const fn_f32[P_NPRIM] = {
     [P_COSH] = "coshf", [P_TANH] = "tanhf", [P_ASINH] = "asinhf", [P_ACOSH] = "acoshf", [P_ATANH] = "atanhf",
     [P_POW] = "powf", [P_ATAN2] = "atan2f", [P_LOGBASE] = "logf",
 };
+/* GPU: the C library's names, which CUDA has as device functions and the
+ * OpenCL prelude maps onto OpenCL C's overloaded built-ins. */
+static const char *const gpu_f32[P_NPRIM] = {
+    [P_EXP] = "expf", [P_LOG] = "logf", [P_SQRT] = "sqrtf", [P_SIN] = "sinf", [P_COS] = "cosf",
+    [P_TAN] = "tanf", [P_ASIN] = "asinf", [P_ACOS] = "acosf", [P_ATAN] = "atanf", [P_SINH] = "sinhf",
+    [P_COSH] = "coshf", [P_TANH] = "tanhf", [P_ASINH] = "asinhf", [P_ACOSH] = "acoshf", [P_ATANH] = "atanhf",
+    [P_POW] = "powf", [P_ATAN2] = "atan2f", [P_LOGBASE] = "logf",
+};
 static const char *const fn_f64[P_NPRIM] = {
     [P_EXP] = "exp", [P_LOG] = "log", [P_SQRT] = "__builtin_sqrt", [P_SIN] = "sin", [P_COS] = "cos",
     [P_TAN] = "tan", [P_ASIN] = "asin", [P_ACOS] = "acos", [P_ATAN] = "atan", [P_SINH] = "sinh",
     [P_COSH] = "cosh", [P_TANH] = "tanh", [P_ASINH] = "asinh", [P_ACOSH] = "acosh", [P_ATANH] = "atanh",
     [P_POW] = "pow", [P_ATAN2] = "atan2", [P_LOGBASE] = "log",
 };
+
+/* The maths function of primitive p on scalar type s. */
+static const char *math_fn(G *g, Prim p, ax_scalar s)
+{
+    if (s == AX_F32) return (g->gpu ? gpu_f32 : fn_f32)[p];
+    if (g->gpu && p == P_SQRT) return "sqrt";
+    return fn_f64[p];
+}
 
 /* x converted from `from` to `to` with ax_cvt's rules (x an atom). */
 /* The 64-bit integer <-> float conversions AVX2 cannot vectorise, in a
@@ -872,8 +907,7 @@ static const char *gen_div(G *g, const Node *e, Prim p, ax_scalar s, const char 
                                                [P_IDIV] = "idiv", [P_MOD] = "mod"};
     const char *r = cg_local(g, s, cg_fmt(g, "ax_%s_%s(%s, %s)", name[p], ctypes[s], a, b));
     if (!nonzero_const(e->kid[1]))
-        cg_guard(g, cg_fmt(g, "%s == 0", b),
-                 cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", AX_ERR_DIVZERO, SITE_PRIM, (int)p, g->pos));
+        cg_guard(g, cg_fmt(g, "%s == 0", b), cg_fail_prim(g, AX_ERR_DIVZERO, (int)p));
     return r;
 }
 
@@ -894,14 +928,29 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
             out.v[0] = "((i64)1LL)";
             return out;
         }
-        Buf t = {0};
-        for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", args[0].v[d]);
         const char *n = cg_fresh(g, "t");
         const char *bad = cg_fresh(g, "t");
+        if (g->gpu) {
+            /* prim.c's order: a negative extent is an error, then a zero
+             * extent makes the size 0, then an overflow is an error */
+            const char *z = cg_fresh(g, "t");
+            cg_line(g, "i64 %s = 1;", n);
+            cg_line(g, "u8 %s = 0, %s = 0;", bad, z);
+            for (int d = 0; d < r; d++)
+                cg_line(g, "%s |= (u8)(%s < 0); %s |= (u8)(%s == 0);", bad, args[0].v[d], z, args[0].v[d]);
+            for (int d = 0; d < r; d++) cg_line(g, "%s |= (u8)(!%s & ax_mul_ovf(%s, %s, &%s));", bad, z, n, args[0].v[d], n);
+            cg_line(g, "if (%s) %s = 0;", z, n);
+            cg_guard(g, bad, cg_fail_prim(g, AX_ERR_SHAPE, (int)p));
+            cg_line(g, "if (%s) %s = 0;", bad, n);
+            out.v[0] = n;
+            return out;
+        }
+        Buf t = {0};
+        for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", args[0].v[d]);
         cg_line(g, "i64 %s;", n);
         cg_line(g, "const u8 %s = ax_shape_size(%d, (const i64[]){%s}, &%s);", bad, r, t.oom ? "0" : t.s, n);
         free(t.s);
-        cg_guard(g, bad, cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", AX_ERR_SHAPE, SITE_PRIM, (int)p, g->pos));
+        cg_guard(g, bad, cg_fail_prim(g, AX_ERR_SHAPE, (int)p));
         cg_line(g, "if (%s) %s = 0;", bad, n);
         out.v[0] = n;
         return out;
@@ -1020,7 +1069,7 @@ static Val gen_prim(G *g, const Node *e)
         x = fl ? cg_fmt(g, "-%s", a) : cg_fmt(g, "(%s)(0 - (%s)%s)", T, P, a);
         break;
     case P_ABS:
-        if (fl) x = cg_fmt(g, "__builtin_fabs%s(%s)", s == AX_F32 ? "f" : "", a);
+        if (fl) x = cg_fmt(g, "%sfabs%s(%s)", g->gpu ? "" : "__builtin_", s == AX_F32 ? "f" : "", a);
         else if (is_signed(s)) x = cg_fmt(g, "%s < 0 ? (%s)(0 - (%s)%s) : %s", a, T, P, a, a);
         else x = a;
         break;
@@ -1050,24 +1099,26 @@ static Val gen_prim(G *g, const Node *e)
     case P_NOT: x = cg_fmt(g, "(u8)!%s", a); break;
     case P_EXP: case P_LOG: case P_SQRT: case P_SIN: case P_COS: case P_TAN: case P_ASIN: case P_ACOS:
     case P_ATAN: case P_SINH: case P_COSH: case P_TANH: case P_ASINH: case P_ACOSH: case P_ATANH:
-        x = cg_fmt(g, "%s(%s)", (s == AX_F32 ? fn_f32 : fn_f64)[p], a);
+        x = cg_fmt(g, "%s(%s)", math_fn(g, p, s), a);
         break;
     case P_POW: case P_ATAN2:
-        x = cg_fmt(g, "%s(%s, %s)", (s == AX_F32 ? fn_f32 : fn_f64)[p], a, b);
+        x = cg_fmt(g, "%s(%s, %s)", math_fn(g, p, s), a, b);
         break;
     case P_LOGBASE: {   /* logbase b x = log x / log b */
-        const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
+        const char *f = math_fn(g, p, s);
         x = cg_fmt(g, "%s(%s) / %s(%s)", f, b, f, a);
         break;
     }
     case P_ISNAN: x = cg_fmt(g, "(u8)(%s != %s)", a, a); break;
     case P_ISINF:
-        x = cg_fmt(g, "(u8)(__builtin_fabs%s(%s) == __builtin_inf%s())", s == AX_F32 ? "f" : "", a,
-                   s == AX_F32 ? "f" : "");
+        if (g->gpu) x = cg_fmt(g, "(u8)(fabs%s(%s) == AX_INF%s)", s == AX_F32 ? "f" : "", a, s == AX_F32 ? "F" : "");
+        else x = cg_fmt(g, "(u8)(__builtin_fabs%s(%s) == __builtin_inf%s())", s == AX_F32 ? "f" : "", a,
+                        s == AX_F32 ? "f" : "");
         break;
     case P_FLOOR: case P_CEIL: case P_ROUND: case P_TRUNC: {
         static const char *const rn[] = {"floor", "ceil", "rint", "trunc"};
-        const char *rr = cg_local(g, s, cg_fmt(g, "__builtin_%s%s(%s)", rn[p - P_FLOOR], s == AX_F32 ? "f" : "", a));
+        const char *rr = cg_local(g, s, cg_fmt(g, "%s%s%s(%s)", g->gpu ? "" : "__builtin_", rn[p - P_FLOOR],
+                                                s == AX_F32 ? "f" : "", a));
         x = cvt_expr(g, s, rs, rr);
         break;
     }
@@ -1100,11 +1151,11 @@ static Val gen_cond(G *g, const Node *e)
            scatter loop, which does not vectorise, every select is a bit
            select: GCC may compile `?:` to a branch, which mispredicts half
            the time on data such as radix sort's bits (2x the pass). */
-        bool bits = g->role == R_PERM;
+        bool bits = g->role == R_PERM && !g->gpu;
         for (int k = 0; k < r.n && k < t.n && k < f.n; k++) {
             const ax_scalar s = ty_leaf(e->type, k);
             r.v[k] = !strcmp(t.v[k], f.v[k]) ? t.v[k]
-                     : (is_float(s) || bits) && g->nlane == 0
+                     : (is_float(s) || bits) && g->nlane == 0 && !g->gpu
                          ? cg_local(g, s, cg_fmt(g, "ax_sel_%s(%s, %s, %s)", cg_ctype(s), c.v[0], t.v[k], f.v[k]))
                                    : cg_local(g, s, cg_fmt(g, "%s ? %s : %s", c.v[0], t.v[k], f.v[k]));
         }
@@ -1273,7 +1324,8 @@ static Val gen_while(G *g, const Node *e)
     Val cur = cg_bind(g, e->type, init, "w");
     cg_line(g, "for (;;) {");
     g->ind++;
-    cg_line(g, "if (__atomic_load_n(&c->err->code, __ATOMIC_RELAXED)) break;");
+    if (g->gpu) cg_line(g, "if (ax_faulted(err_)) break;");
+    else cg_line(g, "if (__atomic_load_n(&c->err->code, __ATOMIC_RELAXED)) break;");
     Val cv = cg_apply(g, cond, &cur, 1);
     if (cv.n == 1) cg_line(g, "if (!%s) break;", cv.v[0]);
     Val nv = cg_apply(g, body, &cur, 1);

@@ -1546,3 +1546,29 @@ static void emit_kernels(G *g, CgNode *cn)
         break;
     }
 }
+
+/* ------------------------------------------------------------ shared pieces
+ *
+ * The element-level parts above, for the GPU generator (cg.h). */
+
+Val cg_read_lin(G *g, int i, const char *pos) { return read_lin(g, i, pos); }
+Val cg_read_ix(G *g, int i, Val ix) { return read_ix(g, i, ix); }
+const char *cg_linear(G *g, int slot, Val ix) { return linear(g, slot, ix); }
+void cg_store(G *g, int slot, const Type *elt, const char *pos, Val v) { store(g, slot, elt, pos, v); }
+void cg_update(G *g, const Type *t, Val dst, Val v) { update(g, t, dst, v); }
+Val cg_param(G *g, int t, const Type *type) { return param(g, t, type); }
+Val cg_apply2(G *g, const Node *f, Val a, Val b) { return apply2(g, f, a, b); }
+bool cg_lam_comm(const Node *f, Prim *ops) { return lam_comm(f, ops); }
+bool cg_comm_leaf(const Node *e, const Node *x, const Node *y, int k, int w, Prim *op)
+{
+    return comm_leaf(e, x, y, k, w, op);
+}
+bool cg_has_z(Op op) { return has_z(op); }
+Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs) { return sten_args(g, interior, ix, j, nargs); }
+const char *cg_atom(G *g, const char *e) { return atom(g, e); }
+
+void cg_producer_elem(G *g, bool lin, Val ix, const char *pos)
+{
+    PEnv env = {lin};
+    producer_elem(g, &env, ix, pos);
+}

@@ -360,37 +360,20 @@ static void describe(CG *c, const Node *x, CgNode *cn)
     cn->nslot = cn->nout + cn->nopd + cn->nfree;
 }
 
-/* Describes and emits every operation, in preorder. */
+/* Does x have code of its own (kernels or thunks)? */
+static bool has_code(const Node *x)
+{
+    return !(x->op == OP_AVAR || x->op == OP_ALET || x->op == OP_USE || x->op == OP_AWHILE ||
+             x->op == OP_ATUPLE || x->op == OP_APROJ || x->op == OP_DELAYED);
+}
+
+/* Describes every operation, in preorder. */
 static void walk(CG *c, const Node *x, int depth)
 {
     while (x && !c->failed) {
         if (depth > 100000) return cgfail(c, "cpu codegen: program too deep");
         if (x->num < 0 || x->num >= c->out->nnodes) return cgfail(c, "cpu codegen: numbering");
-        CgNode *cn = &c->out->nodes[x->num];
-        bool code = !(x->op == OP_AVAR || x->op == OP_ALET || x->op == OP_USE || x->op == OP_AWHILE ||
-                      x->op == OP_ATUPLE || x->op == OP_APROJ || x->op == OP_DELAYED);
-        if (code) {
-            describe(c, x, cn);
-            if (c->failed) return;
-            G g;
-            memset(&g, 0, sizeof g);
-            g.ar = &c->out->arena;
-            g.b = &c->text;
-            g.tmp = &c->tmp;
-            g.env = c->env;
-            g.nvars = c->p->nvars;
-            g.cn = cn;
-            g.pos = "0";
-            g.safe = c->cfg->safe;
-            g.err = c->err;
-            g.errsize = c->errsize;
-            cg_emit_node(&g, cn);
-            if (g.failed) {
-                c->failed = true;
-                return;
-            }
-            if (c->text.oom) return cgfail(c, "cpu codegen: out of memory");
-        }
+        if (has_code(x)) describe(c, x, &c->out->nodes[x->num]);
         if (x->op == OP_ALET && x->n == 2) {
             walk(c, x->kid[0], depth + 1);
             x = x->kid[1];
@@ -409,7 +392,7 @@ static void walk(CG *c, const Node *x, int depth)
     }
 }
 
-CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errsize)
+CgProg *cg_describe(const Program *p, char *err, size_t errsize)
 {
     char dummy[8];
     if (!err || !errsize) {
@@ -418,15 +401,41 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
     }
     err[0] = 0;
     if (!p || !p->root) {
-        snprintf(err, errsize, "cpu codegen: no program");
+        snprintf(err, errsize, "codegen: no program");
         return NULL;
     }
     CgProg *out = calloc(1, sizeof *out);
     if (!out) {
-        snprintf(err, errsize, "cpu codegen: out of memory");
+        snprintf(err, errsize, "codegen: out of memory");
         return NULL;
     }
     arena_init(&out->arena);
+    CG c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.out = out;
+    c.err = err;
+    c.errsize = errsize;
+    out->nvars = p->nvars;
+    out->nnodes = number(p->root, 0, 0);
+    out->nodes = alloc(&c, sizeof *out->nodes * (size_t)(out->nnodes + 1));
+    if (!c.failed) walk(&c, p->root, 0);
+    if (c.failed) {
+        cg_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errsize)
+{
+    char dummy[8];
+    if (!err || !errsize) {
+        err = dummy;
+        errsize = sizeof dummy;
+    }
+    CgProg *out = cg_describe(p, err, errsize);
+    if (!out) return NULL;
     CG c;
     memset(&c, 0, sizeof c);
     c.p = p;
@@ -434,13 +443,27 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
     c.out = out;
     c.err = err;
     c.errsize = errsize;
-    out->nvars = p->nvars;
-    out->nnodes = number(p->root, 0, 0);
-    out->nodes = alloc(&c, sizeof *out->nodes * (size_t)(out->nnodes + 1));
     c.env = alloc(&c, sizeof *c.env * (size_t)(p->nvars + 1));
-    if (!c.failed) {
-        emit_prelude(&c.text, cfg);
-        walk(&c, p->root, 0);
+    if (!c.failed) emit_prelude(&c.text, cfg);
+    /* Preorder numbers: the order the operations were described in. */
+    for (int i = 0; i < out->nnodes && !c.failed; i++) {
+        CgNode *cn = &out->nodes[i];
+        if (!cn->x) continue;
+        G g;
+        memset(&g, 0, sizeof g);
+        g.ar = &out->arena;
+        g.b = &c.text;
+        g.tmp = &c.tmp;
+        g.env = c.env;
+        g.nvars = p->nvars;
+        g.cn = cn;
+        g.pos = "0";
+        g.safe = cfg->safe;
+        g.err = err;
+        g.errsize = errsize;
+        cg_emit_node(&g, cn);
+        if (g.failed) c.failed = true;
+        else if (c.text.oom) cgfail(&c, "cpu codegen: out of memory");
     }
     if (c.text.oom) cgfail(&c, "cpu codegen: out of memory");
     if (c.failed) {
