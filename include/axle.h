@@ -112,7 +112,8 @@ typedef enum ax_backend_kind {
     AX_BACKEND_DEFAULT = 0,  /* the best available: cpu, else interp */
     AX_BACKEND_INTERP,       /* the reference interpreter */
     AX_BACKEND_CPU,          /* generated C on a thread pool */
-    AX_BACKEND_CUDA          /* NVIDIA GPUs, when present */
+    AX_BACKEND_CUDA,         /* NVIDIA GPUs (NVRTC and the CUDA driver, loaded at run time) */
+    AX_BACKEND_OPENCL        /* any OpenCL 1.2+ device (the ICD loader, loaded at run time) */
 } ax_backend_kind;
 
 /* Debug flags (ax_options.debug), also set by the environment variable

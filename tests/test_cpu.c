@@ -1,7 +1,9 @@
 /*
- * The CPU backend against the reference interpreter: every operation is
- * built twice, in a context on the interpreter and in one on the CPU
- * backend (4 threads, so even a 2-core machine splits work), and the
+ * A compiling backend against the reference interpreter: the CPU backend,
+ * or the one AXLE_TEST_BACKEND names (opencl, cuda: CTest runs this
+ * suite once per backend, as test_cpu and test_opencl).  Every operation
+ * is built twice, in a context on the interpreter and in one on the
+ * backend under test (4 threads, so even a 2-core machine splits work), and the
  * results must be equal; floats within a relative tolerance only where
  * the backend may reassociate (folds and scans of + and *) or uses vector
  * maths (exp, log).  Sizes 0, 1, odd (1001) and large (1e5 and 1e6: split
@@ -16,6 +18,7 @@
 #include "harness.h"
 #include "ir.h"
 #include "backend/cpu/cg.h"
+#include "backend/gpu/gpu.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,32 @@
 #define SH(...) ((const int64_t[]){__VA_ARGS__})
 
 /* ================================================================ helpers */
+
+/* The backend under test (AXLE_TEST_BACKEND: cpu, opencl or cuda). */
+static ax_backend_kind tested(void)
+{
+    const char *e = getenv("AXLE_TEST_BACKEND");
+    if (e && !strcmp(e, "opencl")) return AX_BACKEND_OPENCL;
+    if (e && !strcmp(e, "cuda")) return AX_BACKEND_CUDA;
+    return AX_BACKEND_CPU;
+}
+static const char *tested_name(void)
+{
+    return tested() == AX_BACKEND_OPENCL ? "opencl" : tested() == AX_BACKEND_CUDA ? "cuda" : "cpu";
+}
+static bool gpu_tested(void) { return tested() != AX_BACKEND_CPU; }
+static const Backend *tested_backend(void)
+{
+    return tested() == AX_BACKEND_OPENCL ? &backend_opencl : tested() == AX_BACKEND_CUDA ? &backend_cuda : &backend_cpu;
+}
+/* A test of the CPU backend's own machinery (its C compiler, its cache
+ * counters): says so and is skipped when another backend is tested. */
+static bool cpu_only(const char *test)
+{
+    if (!gpu_tested()) return false;
+    printf("skip %s: a test of the CPU backend (testing %s)\n", test, tested_name());
+    return true;
+}
 
 static ax_ctx *ctx_on(ax_backend_kind k, bool unsafe)
 {
@@ -164,14 +193,14 @@ typedef struct Env {
 /* Runs b on the interpreter and on the CPU backend and compares. */
 static void same_(const char *file, int line, const char *what, Build b, const void *env, double rel)
 {
-    ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, false), *cc = ctx_on(AX_BACKEND_CPU, false);
+    ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, false), *cc = ctx_on(tested(), false);
     ax_array *ri[8] = {0}, *rc[8] = {0};
     int ni = ax_run_n(ci, b(ci, env), ri, 8);
     ax_program *pr = ax_compile(cc, b(cc, env));
     int nc = pr ? ax_program_run(pr, rc, 8) : -1;
     if (pr) {
         const ax_stats *st = ax_program_stats(pr);
-        if (strcmp(st->backend, "cpu")) {
+        if (strcmp(st->backend, tested_name())) {
             harness_failed_checks++;
             fprintf(stderr, "%s:%d: %s: ran on %s\n", file, line, what, st->backend);
         }
@@ -179,8 +208,8 @@ static void same_(const char *file, int line, const char *what, Build b, const v
     ax_program_free(pr);
     if (ni != nc || ni < 0) {
         harness_failed_checks++;
-        fprintf(stderr, "%s:%d: %s: interp %d results (%s), cpu %d (%s)\n", file, line, what, ni,
-                ni < 0 ? ax_error(ci) : "ok", nc, nc < 0 ? ax_error(cc) : "ok");
+        fprintf(stderr, "%s:%d: %s: interp %d results (%s), %s %d (%s)\n", file, line, what, ni,
+                ni < 0 ? ax_error(ci) : "ok", tested_name(), nc, nc < 0 ? ax_error(cc) : "ok");
     } else {
         for (int k = 0; k < ni; k++)
             if (!equal(what, ri[k], rc[k], rel)) {
@@ -225,8 +254,12 @@ static const Shp shapes[] = {
     {1, {0}}, {1, {1}}, {1, {1001}}, {1, {100003}},
     {2, {0, 7}}, {2, {5, 0}}, {2, {1, 1}}, {2, {3, 40001}}, {2, {1001, 37}},
     {3, {2, 2, 40001}}, {3, {7, 0, 3}}, {3, {13, 11, 9}},
+    /* GPU backends also: a group's width (256) and a tile's, +-1; rows of
+     * a team's width and a few tiles; many rows of a short team */
+    {1, {255}}, {1, {256}}, {1, {257}}, {1, {4097}}, {2, {3, 257}}, {2, {257, 9}}, {2, {2, 2049}},
 };
-#define NSHAPES ((int)(sizeof shapes / sizeof *shapes))
+#define NSHAPES_CPU 12
+#define NSHAPES (gpu_tested() ? (int)(sizeof shapes / sizeof *shapes) : NSHAPES_CPU)
 
 /* ================================================================ scalar functions */
 
@@ -557,7 +590,7 @@ TEST(cpu_folds_all_shapes_and_operators)
 
 TEST(cpu_fold1_of_empty_rows_is_a_shape_error)
 {
-    ax_ctx *cx = ctx_on(AX_BACKEND_CPU, false);
+    ax_ctx *cx = ctx_on(tested(), false);
     CHECK(ax_run(cx, ax_fold1(ax_fn_add, NULL, input(cx, AX_I32, 2, SH(3, 0), 1, 1))) == NULL);
     CHECK(ax_status_of(cx) == AX_ERR_SHAPE);
     CHECK(strstr(ax_error(cx), "ax_fold1"));
@@ -958,7 +991,7 @@ TEST(cpu_safe_mode_faults_match_the_interpreter)
 {
     const Fault fs[] = {{0, AX_ERR_INDEX}, {1, AX_ERR_INDEX}, {2, AX_ERR_INDEX}, {3, AX_ERR_DIVZERO}, {4, AX_ERR_INDEX}};
     for (int k = 0; k < 5; k++) {
-        ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, false), *cc = ctx_on(AX_BACKEND_CPU, false);
+        ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, false), *cc = ctx_on(tested(), false);
         CHECK(ax_run(ci, b_fault(ci, &fs[k])) == NULL);
         CHECK(ax_run(cc, b_fault(cc, &fs[k])) == NULL);
         CHECKF(ax_status_of(cc) == fs[k].want, "fault %d: %d %s", k, ax_status_of(cc), ax_error(cc));
@@ -976,7 +1009,7 @@ TEST(cpu_safe_mode_faults_match_the_interpreter)
 
 TEST(cpu_unsafe_mode)
 {
-    ax_ctx *cx = ctx_on(AX_BACKEND_CPU, true);
+    ax_ctx *cx = ctx_on(tested(), true);
     ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, true);
     /* out-of-bounds permute targets are dropped in unsafe mode */
     ax_array *r = RUN(cx, b_fault(cx, &(Fault){2, AX_OK}));
@@ -993,11 +1026,16 @@ TEST(cpu_unsafe_mode)
     /* division by zero is still an error */
     CHECK(ax_run(cx, b_fault(cx, &(Fault){3, AX_OK})) == NULL);
     CHECK(ax_status_of(cx) == AX_ERR_DIVZERO);
-    /* and the unsafe text has no bounds checks */
-    char *c = ax_dump(cx, b_fault(cx, &(Fault){0, AX_OK}), "c", false);
-    REQUIRE(c);
-    CHECK(!strstr(c, "ax_fail(c, 2, 3"));   /* AX_ERR_INDEX at SITE_BACKPERMUTE */
-    free(c);
+    /* and the unsafe text has no bounds checks (the safe one has) */
+    for (int safe = 0; safe < 2; safe++) {
+        ax_ctx *cd = ctx_on(tested(), !safe);
+        char *c = ax_dump(cd, b_fault(cd, &(Fault){0, AX_OK}), gpu_tested() ? "opencl" : "c", false);
+        REQUIRE(c);
+        /* AX_ERR_INDEX (at SITE_BACKPERMUTE on the CPU) */
+        CHECK(!strstr(c, gpu_tested() ? "ax_fault(err_, 2)" : "ax_fail(c, 2, 3") == !safe);
+        free(c);
+        ax_ctx_free(cd);
+    }
     ax_ctx_free(cx);
     ax_ctx_free(ci);
 }
@@ -1237,7 +1275,7 @@ TEST(cpu_delayed_operands_built_by_hand)
     for (int k = 0; k < 4; k++)
         for (int which = 0; which < 6; which++) {
             int64_t n = sizes[k];
-            ax_ctx *cx = ctx_on(AX_BACKEND_CPU, false);
+            ax_ctx *cx = ctx_on(tested(), false);
             float *v = malloc(sizeof *v * (size_t)n);
             fill(v, AX_F32, n, 500 + (uint64_t)which, 50);
             ax_array *data = ax_array_from(cx, AX_F32, 1, &n, v);
@@ -1246,8 +1284,9 @@ TEST(cpu_delayed_operands_built_by_hand)
             ax_array *ri = NULL, *rc = NULL;
             int ni = interp_run(cx, p, &ri, 1);
             void *st = NULL;
-            int rcp = backend_cpu.prepare(cx, p, &st);
-            int nc = rcp == 0 ? backend_cpu.run(cx, p, st, &rc, 1) : -1;
+            const Backend *be = tested_backend();
+            int rcp = be->prepare(cx, p, &st);
+            int nc = rcp == 0 ? be->run(cx, p, st, &rc, 1) : -1;
             CHECKF(ni == 1 && nc == 1, "consumer %d size %lld: %d %d: %s", which, (long long)n, ni, nc, ax_error(cx));
             if (ni == 1 && nc == 1) {
                 char what[64];
@@ -1255,12 +1294,12 @@ TEST(cpu_delayed_operands_built_by_hand)
                 CHECK(equal(what, ri, rc, which == 0 ? 1e-4 : 0));
             }
             if (rcp == 0) {
-                char *c = cpu_c_text(cx, p);
+                char *c = gpu_tested() ? gpu_text(cx, p, GPU_OPENCL) : cpu_c_text(cx, p);
                 /* the delayed operand is read inline, not materialised */
                 CHECK(c && strstr(c, "axk_2_") && !strstr(c, "axk_3_"));
                 free(c);
             }
-            if (st) backend_cpu.release(st);
+            if (st) be->release(st);
             ax_array_release(ri);
             ax_array_release(rc);
             ax_array_release(data);
@@ -1273,6 +1312,7 @@ TEST(cpu_delayed_operands_built_by_hand)
 
 TEST(cpu_failing_compiler_is_a_compile_error)
 {
+    if (cpu_only("cpu_failing_compiler_is_a_compile_error")) return;
     ax_options o;
     memset(&o, 0, sizeof o);
     o.backend = AX_BACKEND_CPU;
@@ -1316,11 +1356,12 @@ static ax_acc b_dotp(ax_ctx *cx, int64_t n)
 
 TEST(cpu_generated_c_is_deterministic)
 {
-    ax_ctx *c1 = ctx_on(AX_BACKEND_CPU, false), *c2 = ctx_on(AX_BACKEND_CPU, false);
+    ax_ctx *c1 = ctx_on(tested(), false), *c2 = ctx_on(tested(), false);
     Env e = {2, SH(3, 5), 2};
-    char *a = ax_dump(c1, b_scan(c1, &e), "c", false);
-    char *b = ax_dump(c1, b_scan(c1, &e), "c", false);
-    char *c = ax_dump(c2, b_scan(c2, &e), "c", false);
+    const char *stage = gpu_tested() ? "opencl" : "c";
+    char *a = ax_dump(c1, b_scan(c1, &e), stage, false);
+    char *b = ax_dump(c1, b_scan(c1, &e), stage, false);
+    char *c = ax_dump(c2, b_scan(c2, &e), stage, false);
     REQUIRE(a && b && c);
     CHECK(!strcmp(a, b));
     CHECK(!strcmp(a, c));
@@ -1334,6 +1375,7 @@ TEST(cpu_generated_c_is_deterministic)
 
 TEST(cpu_second_compile_hits_the_cache)
 {
+    if (cpu_only("cpu_second_compile_hits_the_cache")) return;
     ax_ctx *cx = ctx_on(AX_BACKEND_CPU, false);
     ax_array *r = RUN(cx, b_dotp(cx, 1000));
     ax_array_release(r);
@@ -1361,7 +1403,7 @@ typedef struct ThreadArg {
 static void *thread_main(void *p)
 {
     ThreadArg *t = p;
-    ax_ctx *cx = ctx_on(AX_BACKEND_CPU, false);
+    ax_ctx *cx = ctx_on(tested(), false);
     t->ok = true;
     for (int k = 0; k < 3 && t->ok; k++) {
         int64_t n = 200000 + t->seed * 1000 + k;
@@ -1391,6 +1433,7 @@ TEST(cpu_two_contexts_on_two_threads)
 
 TEST(cpu_is_the_default_backend)
 {
+    if (cpu_only("cpu_is_the_default_backend")) return;
     ax_ctx *cx = ax_ctx_new(NULL);
     ax_program *pr = ax_compile(cx, b_dotp(cx, 10));
     REQUIRE(pr);
@@ -1421,7 +1464,7 @@ TEST(cpu_let_chains_release_arrays_after_their_last_read)
     ax_array *out[2] = {0, 0};
     for (int b = 0; b < 2; b++) {
         ax_options o = {0};
-        o.backend = b ? AX_BACKEND_CPU : AX_BACKEND_INTERP;
+        o.backend = b ? tested() : AX_BACKEND_INTERP;
         o.mem_limit = b ? 24 << 20 : 0;
         ax_ctx *cx = ax_ctx_new(&o);
         ax_acc a = ax_use(cx, ax_array_from(cx, AX_F32, 1, &n, x));
@@ -1471,7 +1514,7 @@ TEST(cpu_speculated_reads_report_only_real_faults)
         char msg[2][512];
         for (int b = 0; b < 2; b++) {
             ax_options o = {0};
-            o.backend = b ? AX_BACKEND_CPU : AX_BACKEND_INTERP;
+            o.backend = b ? tested() : AX_BACKEND_INTERP;
             ax_ctx *cx = ax_ctx_new(&o);
             Spec s = {ax_use(cx, ax_array_from(cx, AX_I32, 1, &n, x)), shift};
             ax_array *a = ax_run(cx, ax_generate(cx, ax_ix1(ax_i64(n)), spec_fn, &s));
@@ -1546,7 +1589,7 @@ TEST(cpu_wide_conversions_are_exact)
             memset(r0, 0, sizeof r0);
             memset(r1, 0, sizeof r1);
             CHECK(run_cvt(AX_BACKEND_INTERP, itypes[a], iv, N, ftypes[b], r0));
-            CHECK(run_cvt(AX_BACKEND_CPU, itypes[a], iv, N, ftypes[b], r1));
+            CHECK(run_cvt(tested(), itypes[a], iv, N, ftypes[b], r1));
             CHECKF(!memcmp(r0, r1, sizeof r0), "%s -> %s differs", itypes[a] == AX_I64 ? "i64" : "u64",
                    ftypes[b] == AX_F32 ? "f32" : "f64");
             /* float -> integer */
@@ -1554,7 +1597,7 @@ TEST(cpu_wide_conversions_are_exact)
             memset(r1, 0, sizeof r1);
             const void *src = ftypes[b] == AX_F32 ? (const void *)fv : (const void *)dv;
             CHECK(run_cvt(AX_BACKEND_INTERP, ftypes[b], src, N, itypes[a], r0));
-            CHECK(run_cvt(AX_BACKEND_CPU, ftypes[b], src, N, itypes[a], r1));
+            CHECK(run_cvt(tested(), ftypes[b], src, N, itypes[a], r1));
             CHECKF(!memcmp(r0, r1, sizeof r0), "%s -> %s differs", ftypes[b] == AX_F32 ? "f32" : "f64",
                    itypes[a] == AX_I64 ? "i64" : "u64");
         }

@@ -2,7 +2,7 @@
  * The axle command: runs and inspects the built-in example programs.
  *
  *   axle list
- *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda] [--runs N]
+ *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]
  *                    [--check] [--json]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]
@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: axle list\n"
-            "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda] [--runs N]\n"
+            "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]\n"
             "                        [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]\n"
@@ -68,6 +68,7 @@ static int parse_args(int argc, char **argv, Args *a)
             if (!strcmp(v, "interp")) a->opt.backend = AX_BACKEND_INTERP;
             else if (!strcmp(v, "cpu")) a->opt.backend = AX_BACKEND_CPU;
             else if (!strcmp(v, "cuda")) a->opt.backend = AX_BACKEND_CUDA;
+            else if (!strcmp(v, "opencl")) a->opt.backend = AX_BACKEND_OPENCL;
             else { fprintf(stderr, "axle: unknown backend '%s'\n", v); return -1; }
             i++;
         }
@@ -90,6 +91,7 @@ static const char *backend_name(ax_backend_kind k)
     case AX_BACKEND_INTERP: return "interp";
     case AX_BACKEND_CPU: return "cpu";
     case AX_BACKEND_CUDA: return "cuda";
+    case AX_BACKEND_OPENCL: return "opencl";
     default: return "default";
     }
 }

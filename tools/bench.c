@@ -2,7 +2,7 @@
  * axle bench: the seeds' Table 2 (paper s.5) on this machine.
  *
  *   axle bench [PROGRAM...] [--size N | --sizes N,N,...] [--runs N]
- *              [--backend interp|cpu|cuda] [--json] [--matrix FILE]
+ *              [--backend interp|cpu|cuda|opencl] [--json] [--matrix FILE]
  *              [--mem-limit BYTES] [--threads N] [--max-time SECONDS]
  *              [--json-file FILE]
  *
@@ -135,7 +135,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: axle bench [PROGRAM...] [--size N | --sizes N,N,...] [--runs N]\n"
-            "                  [--backend interp|cpu|cuda] [--json] [--matrix FILE]\n"
+            "                  [--backend interp|cpu|cuda|opencl] [--json] [--matrix FILE]\n"
             "                  [--mem-limit BYTES] [--threads N] [--max-time SECONDS]\n"
             "                  [--json-file FILE]\n"
             "  each program (default: those with a baseline, less the skeleton micro-benchmarks\n"
@@ -239,6 +239,8 @@ static int parse(int argc, char **argv, Bench *b)
             if (!strcmp(v, "interp")) b->opt.backend = AX_BACKEND_INTERP;
             else if (!strcmp(v, "cpu")) b->opt.backend = AX_BACKEND_CPU;
             else if (!strcmp(v, "cuda")) b->opt.backend = AX_BACKEND_CUDA;
+            else if (!strcmp(v, "opencl")) b->opt.backend = AX_BACKEND_OPENCL;
+            else if (!strcmp(v, "opencl")) b->opt.backend = AX_BACKEND_OPENCL;
             else if (!strcmp(v, "default")) b->opt.backend = AX_BACKEND_DEFAULT;
             else { fprintf(stderr, "axle bench: unknown backend '%s'\n", v); return -1; }
             i++;

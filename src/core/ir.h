@@ -268,6 +268,8 @@ int64_t ir_count_lets(const Node *x);
 /* --------------------------------------------------------------- context */
 
 #define AX_ERRMSG 1024
+/* Backend kinds index the per-context backend state (ax_backend_kind). */
+#define AX_NBACKENDS 5
 
 struct ax_ctx {
     ax_options opt;           /* after the environment was applied */
@@ -278,8 +280,8 @@ struct ax_ctx {
     char msg[AX_ERRMSG];
     ax_array *arrays;         /* every live host array (a list) */
     int64_t mem_used;         /* bytes of owned array buffers */
-    struct Backend const *backends[4];
-    void *backend_state[4];   /* per-backend context state (thread pool, cache) */
+    struct Backend const *backends[AX_NBACKENDS];
+    void *backend_state[AX_NBACKENDS];   /* per-backend context state (thread pool, cache) */
     char *scratch;            /* ax_type_str etc. */
     ax_array **uses;          /* arrays referenced by ax_use nodes (malloc'd) */
     int nuses, capuses;
@@ -305,6 +307,18 @@ void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
 
 /* ----------------------------------------------------------- host arrays */
 
+/* Device copies (the GPU backends, src/backend/gpu).  An array that a GPU
+ * backend reads or makes keeps one device buffer per component between
+ * runs: a host array is uploaded once, and a result stays on the device,
+ * its host buffers allocated and filled only when the host reads it
+ * (array_host).  The device's owner frees and downloads through DevOps. */
+typedef struct DevOps {
+    const char *name;                                   /* "cuda", "opencl" */
+    void (*free)(void *dev, uint64_t h, int64_t bytes);   /* bytes: array_leaf_bytes */
+    /* Copies bytes of device buffer h into dst; 0, or -1 with an error on cx. */
+    int (*download)(void *dev, ax_ctx *cx, void *dst, uint64_t h, int64_t bytes);
+} DevOps;
+
 struct ax_array {
     ax_ctx *cx;
     int refs;
@@ -317,7 +331,32 @@ struct ax_array {
     bool owned;               /* buffers malloc'd by axle */
     int64_t bytes;            /* owned bytes (for the memory limit) */
     ax_array *prev, *next;    /* cx->arrays list */
+    /* Device copies (DevOps above): */
+    const DevOps *dops;       /* their owner's operations, or NULL: none */
+    void *dev;                /* the owner (a GPU backend's context state) */
+    uint64_t *dbuf;           /* per component: a device buffer, 0 if none */
+    int64_t dbytes;           /* device bytes held (counted in cx->mem_used) */
+    bool dev_valid;           /* the device copies hold the contents */
+    bool host_stale;          /* the host buffers do not (a result of a GPU run,
+                                 not yet read on the host; buf[i] may be NULL) */
 };
+
+/* The host buffers of a, brought up to date (allocated and downloaded
+ * from the device if needed).  0, or -1 with an error on a's context. */
+int array_host(ax_array *a);
+/* An owned array whose contents will be on a device: no host buffers yet
+ * (host_stale), nothing charged; the backend attaches its device copies. */
+ax_array *array_alloc_device(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape);
+/* Charges / returns bytes of array memory against the memory limit (the
+ * device's buffers count as the host's do).  mem_charge: false, with
+ * AX_ERR_NOMEM naming what for, when over the limit. */
+bool mem_charge(ax_ctx *cx, int64_t bytes, int64_t elems, const Type *elt);
+void mem_uncharge(ax_ctx *cx, int64_t bytes);
+/* Drops a's device copies (their memory goes back to their owner). */
+void array_drop_device(ax_array *a);
+/* The padded bytes of a's component buffer i (host and device alike: a
+ * multiple of 64, at least 64). */
+int64_t array_leaf_bytes(const ax_array *a, int i);
 
 /* Frees the context's spare buffers (array.c). */
 void array_spare_clear(ax_ctx *cx);
@@ -394,5 +433,12 @@ void ir_print_json(FILE *f, const char *program, const char *stage, const Node *
 
 /* Reference interpreter: evaluates a closed core program. */
 int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max);
+/* The interpreter on one scalar expression with no free scalar variables,
+ * its array variables looked up in aenv (borrowed: the caller's executor
+ * keeps it current): the GPU backends' host-side scalar parameters. */
+typedef struct InterpEval InterpEval;
+InterpEval *interp_eval_new(ax_ctx *cx, int nvars, ax_array ***aenv);
+int interp_eval(InterpEval *ie, const Node *e, Scalar *out);
+void interp_eval_free(InterpEval *ie);
 
 #endif /* AX_IR_H */

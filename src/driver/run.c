@@ -7,6 +7,7 @@
 #include "ir.h"
 #include "opt/opt_dot.h"
 #include "backend/cpu/cg.h"
+#include "backend/gpu/gpu.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,8 +54,9 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The backends in order of preference for AX_BACKEND_DEFAULT. */
-static const Backend *const backends[] = { &backend_cpu, &backend_interp };
+/* The backends in order of preference for AX_BACKEND_DEFAULT (the GPU
+ * backends only when asked for by name: their `available` says so). */
+static const Backend *const backends[] = { &backend_cpu, &backend_interp, &backend_cuda, &backend_opencl };
 
 static const Backend *pick_backend(ax_ctx *cx)
 {
@@ -65,9 +67,9 @@ static const Backend *pick_backend(ax_ctx *cx)
         if (b->available && !b->available(cx)) continue;
         return b;
     }
-    static const char *const names[] = {"default", "interp", "cpu", "cuda"};
+    static const char *const names[] = {"default", "interp", "cpu", "cuda", "opencl"};
     ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend is not available in this build or on this machine",
-              (unsigned)want < 4 ? names[want] : "requested");
+              (unsigned)want < 5 ? names[want] : "requested");
     return NULL;
 }
 
@@ -257,6 +259,32 @@ static void dump_dot(ax_ctx *cx, Program *p, FILE *f)
     if (cx->status == AX_OK) ir_print_dot(f, before, p->root);
 }
 
+/* The "ptx" stage: the CUDA text compiled by NVRTC (no GPU needed), for
+ * AXLE_CUDA_ARCH (e.g. 80; default 90), then ptxas' report on it:
+ * registers and spills per kernel. */
+static void dump_ptx(ax_ctx *cx, Program *p, FILE *f)
+{
+    char *text = gpu_text(cx, p, GPU_CUDA);
+    if (!text) return;
+    const char *e = getenv("AXLE_CUDA_ARCH");
+    int arch = e && atoi(e) >= 50 ? atoi(e) : 90;
+    char *ptx = NULL, *info = NULL, err[2048];
+    if (cuda_compile_check(text, strlen(text), arch, &ptx, &info, err, sizeof err) == 0) {
+        fprintf(f, "// ptxas report for sm_%d:\n", arch);
+        for (char *l = info; l && *l;) {
+            size_t n = strcspn(l, "\n");
+            if (n) fprintf(f, "// %.*s\n", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
+        fputs(ptx, f);
+    } else {
+        ctx_error(cx, AX_ERR_COMPILE, "ax_dump: %s", err);
+    }
+    free(ptx);
+    free(info);
+    free(text);
+}
+
 char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
 {
     if (!cx) return NULL;
@@ -281,6 +309,7 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
         static const struct { const char *name; Upto upto; } stages[] = {
             {"sharing", UPTO_SHARING}, {"simplify", UPTO_SIMPLIFY}, {"fusion", UPTO_FUSION},
             {"kernels", UPTO_FUSION}, {"c", UPTO_FUSION}, {"dot", UPTO_SIMPLIFY},
+            {"cuda", UPTO_FUSION}, {"opencl", UPTO_FUSION}, {"ptx", UPTO_FUSION},
         };
         int k = -1;
         for (int i = 0; i < (int)(sizeof stages / sizeof *stages); i++)
@@ -289,7 +318,7 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
         memset(&st, 0, sizeof st);
         if (k < 0)
             ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing, simplify, "
-                      "fusion, kernels, c, dot)", stage);
+                      "fusion, kernels, c, cuda, opencl, ptx, dot)", stage);
         else if ((p = front_end(cx, a, &st, stages[k].upto))) {
             if (!strcmp(stage, "dot")) {
                 dump_dot(cx, p, f);
@@ -298,6 +327,13 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
                 char *text = cpu_c_text(cx, p);
                 if (text) fputs(text, f);
                 free(text);
+            } else if (!strcmp(stage, "cuda") || !strcmp(stage, "opencl")) {
+                /* The GPU kernel text, with the dialect's prelude. */
+                char *text = gpu_text(cx, p, stage[0] == 'c' ? GPU_CUDA : GPU_OPENCL);
+                if (text) fputs(text, f);
+                free(text);
+            } else if (!strcmp(stage, "ptx")) {
+                dump_ptx(cx, p, f);
             } else if (json) {
                 /* The JSON printer ends with "}\n": splice in the schedule's figures. */
                 char *j = NULL;

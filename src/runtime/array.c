@@ -148,11 +148,32 @@ static size_t leaf_bytes(const ax_array *a, int i)
     return (sz + 63) & ~(size_t)63;
 }
 
+int64_t array_leaf_bytes(const ax_array *a, int i)
+{
+    size_t b = leaf_bytes(a, i);
+    return b ? (int64_t)b : 64;
+}
+
+void array_drop_device(ax_array *a)
+{
+    if (!a->dops) return;
+    for (int i = 0; i < a->ncomp; i++)
+        if (a->dbuf && a->dbuf[i]) a->dops->free(a->dev, a->dbuf[i], (int64_t)leaf_bytes(a, i));
+    mem_uncharge(a->cx, a->dbytes);
+    free(a->dbuf);
+    a->dbuf = NULL;
+    a->dbytes = 0;
+    a->dops = NULL;
+    a->dev = NULL;
+    a->dev_valid = false;
+}
+
 static void array_unlink_free(ax_array *a)
 {
     ax_ctx *cx = a->cx;
     if (a->prev) a->prev->next = a->next; else cx->arrays = a->next;
     if (a->next) a->next->prev = a->prev;
+    array_drop_device(a);
     if (a->owned) {
         for (int i = 0; i < a->ncomp; i++) buf_release(cx, a->buf[i], leaf_bytes(a, i));
         cx->mem_used -= a->bytes;
@@ -161,42 +182,92 @@ static void array_unlink_free(ax_array *a)
     free(a);
 }
 
-ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape, bool zero)
+/* The bytes of a's elements (unpadded), saturating at INT64_MAX. */
+static int64_t elem_bytes(const ax_array *a)
 {
-    ax_array *a = array_header(cx, "array allocation", elt, rank, shape);
-    if (!a) return NULL;
-    a->owned = true;
     int64_t bytes = 0;
     for (int i = 0; i < a->ncomp; i++) {
-        int64_t sz = (int64_t)ax_scalar_size(ty_leaf(elt, i));
-        if (a->size > (INT64_MAX - bytes) / sz) { bytes = INT64_MAX; break; }
+        int64_t sz = (int64_t)ax_scalar_size(ty_leaf(a->elt, i));
+        if (a->size > (INT64_MAX - bytes) / sz) return INT64_MAX;
         bytes += a->size * sz;
     }
+    return bytes;
+}
+
+bool mem_charge(ax_ctx *cx, int64_t bytes, int64_t elems, const Type *elt)
+{
     if (bytes > cx->opt.mem_limit - cx->mem_used - cx->spare_bytes) array_spare_clear(cx);
     if (bytes > cx->opt.mem_limit - cx->mem_used) {
         char ts[128];
         ctx_error(cx, AX_ERR_NOMEM,
                   "out of memory: an array of %lld elements of type %s needs %lld bytes, "
                   "over the memory limit (%lld bytes, %lld in use; set AXLE_MEM_LIMIT)",
-                  (long long)a->size, ty_str(elt, ts, sizeof ts), (long long)bytes,
+                  (long long)elems, elt ? ty_str(elt, ts, sizeof ts) : "?", (long long)bytes,
                   (long long)cx->opt.mem_limit, (long long)cx->mem_used);
-        array_unlink_free(a);
-        return NULL;
+        return false;
     }
+    cx->mem_used += bytes;
+    return true;
+}
+
+void mem_uncharge(ax_ctx *cx, int64_t bytes) { cx->mem_used -= bytes; }
+
+ax_array *array_alloc_device(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape)
+{
+    ax_array *a = array_header(cx, "array allocation", elt, rank, shape);
+    if (!a) return NULL;
+    a->owned = true;
+    a->host_stale = true;
+    return a;
+}
+
+/* Allocates a's host buffers (owned, charged). */
+static int host_buffers(ax_array *a, bool zero)
+{
+    ax_ctx *cx = a->cx;
+    int64_t bytes = elem_bytes(a);
+    if (!mem_charge(cx, bytes, a->size, a->elt)) return -1;
+    a->bytes = bytes;
     for (int i = 0; i < a->ncomp; i++) {
-        size_t sz = ax_scalar_size(ty_leaf(elt, i)) * (size_t)a->size;
+        size_t sz = ax_scalar_size(ty_leaf(a->elt, i)) * (size_t)a->size;
         /* 64-byte alignment: vector loads in generated kernels. */
         size_t al = leaf_bytes(a, i);
         a->buf[i] = buf_alloc(cx, al);
         if (!a->buf[i]) {
             ctx_error(cx, AX_ERR_NOMEM, "out of memory allocating %zu bytes", sz);
-            array_unlink_free(a);
-            return NULL;
+            return -1;
         }
         if (zero) memset(a->buf[i], 0, al ? al : 64);
     }
-    a->bytes = bytes;
-    cx->mem_used += bytes;
+    return 0;
+}
+
+int array_host(ax_array *a)
+{
+    if (!a || !a->host_stale) return 0;
+    ax_ctx *cx = a->cx;
+    if (!a->dops || !a->dev_valid) {
+        ctx_error(cx, AX_ERR_BACKEND, "an array's contents were lost with its device");
+        return -1;
+    }
+    if (!a->buf[0] && a->ncomp > 0 && host_buffers(a, false)) return -1;
+    for (int i = 0; i < a->ncomp; i++) {
+        int64_t n = (int64_t)ax_scalar_size(ty_leaf(a->elt, i)) * a->size;
+        if (n > 0 && a->dops->download(a->dev, cx, a->buf[i], a->dbuf[i], n)) return -1;
+    }
+    a->host_stale = false;
+    return 0;
+}
+
+ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape, bool zero)
+{
+    ax_array *a = array_header(cx, "array allocation", elt, rank, shape);
+    if (!a) return NULL;
+    a->owned = true;
+    if (host_buffers(a, zero)) {
+        array_unlink_free(a);
+        return NULL;
+    }
     return a;
 }
 
@@ -326,7 +397,19 @@ int64_t ax_array_size(const ax_array *a) { return a ? a->size : -1; }
 int ax_array_components(const ax_array *a) { return a ? a->ncomp : 0; }
 void *ax_array_data(const ax_array *a, int i)
 {
-    return a && i >= 0 && i < a->ncomp ? a->buf[i] : NULL;
+    if (!a || i < 0 || i >= a->ncomp) return NULL;
+    ax_array *m = (ax_array *)a;   /* the array's state, not its contents */
+    if (m->host_stale) {
+        bool pending = m->cx->status != AX_OK;
+        if (array_host(m)) {
+            reported(m->cx, pending, NULL);
+            return NULL;
+        }
+    }
+    /* The caller may write through the pointer: a device copy is then
+     * out of date, and the next GPU run uploads the array again. */
+    m->dev_valid = false;
+    return a->buf[i];
 }
 ax_scalar ax_array_component_type(const ax_array *a, int i)
 {
@@ -344,6 +427,10 @@ int ax_array_copy_out(const ax_array *a, int i, void *dst)
     }
     if (!dst) {
         ctx_error(cx, AX_ERR_ARG, "ax_array_copy_out: destination is NULL");
+        reported(cx, pending, NULL);
+        return -1;
+    }
+    if (array_host((ax_array *)a)) {
         reported(cx, pending, NULL);
         return -1;
     }

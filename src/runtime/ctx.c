@@ -83,6 +83,11 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
         cx->opt.mem_limit = parse_bytes(e);
     if (!cx->opt.mem_limit) cx->opt.mem_limit = default_mem_limit();
     if (cx->opt.mem_limit < 0) cx->opt.mem_limit = INT64_MAX;
+    if (!cx->opt.backend && (e = getenv("AXLE_BACKEND")) && *e) {
+        static const char *const names[] = {"default", "interp", "cpu", "cuda", "opencl"};
+        for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+            if (!strcasecmp(e, names[i])) cx->opt.backend = (ax_backend_kind)i;
+    }
     if (!cx->opt.cc && (e = getenv("AXLE_CC")) && *e) cx->opt.cc = e;
     if (!cx->opt.cflags && (e = getenv("AXLE_CFLAGS")) && *e) cx->opt.cflags = e;
     if ((e = getenv("AXLE_CACHE")) && (!strcasecmp(e, "off") || !strcmp(e, "0")))
@@ -98,17 +103,19 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
 void ax_ctx_free(ax_ctx *cx)
 {
     if (!cx) return;
-    for (int i = 0; i < 4; i++)
-        if (cx->backends[i] && cx->backend_state[i] && cx->backends[i]->release)
-            cx->backends[i]->release(cx->backend_state[i]);
     free(cx->uses);
     cx->uses = NULL;
     cx->nuses = 0;
+    /* The arrays first: their device copies go back to the GPU backends'
+     * state, which is released after them. */
     while (cx->arrays) {
         ax_array *a = cx->arrays;
         a->refs = 1;
         ax_array_release(a);
     }
+    for (int i = 0; i < AX_NBACKENDS; i++)
+        if (cx->backends[i] && cx->backend_state[i] && cx->backends[i]->release)
+            cx->backends[i]->release(cx->backend_state[i]);
     array_spare_clear(cx);
     arena_free(&cx->arena);
     free((char *)cx->opt.cc);

@@ -198,6 +198,10 @@ static int awhile(Host *h, const Node *x, ax_array **out)
             rc = host_malformed(h, x, "the condition is not a rank-0 bool array");
             break;
         }
+        if ((rc = array_host(flag))) {   /* a GPU's result: read back */
+            ax_array_release(flag);
+            break;
+        }
         bool go = sc_load(flag->buf[0], AX_BOOL, 0).u != 0;
         ax_array_release(flag);
         if (!go) break;
@@ -312,4 +316,27 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         return rc;
     }
     }
+}
+
+int host_seg_offsets(Host *h, const char *what, const void *lens, ax_scalar s, int64_t nseg, int64_t n, int64_t *off)
+{
+    int64_t sum = 0;
+    off[0] = 0;
+    for (int64_t k = 0; k < nseg; k++) {
+        Scalar v = sc_load(lens, s, k);
+        if (!sc_is_signed(s) && v.u > (uint64_t)INT64_MAX)
+            return host_fail(h, AX_ERR_SHAPE, "%s: segment %" PRId64 " has length %" PRIu64 ", more than the %" PRId64
+                             " elements of a row", what, k, v.u, n);
+        int64_t l = sc_is_signed(s) ? v.i : (int64_t)v.u;
+        if (l < 0) return host_fail(h, AX_ERR_SHAPE, "%s: segment %" PRId64 " has negative length %" PRId64, what, k, l);
+        if (l > n - sum)
+            return host_fail(h, AX_ERR_SHAPE, "%s: the segment lengths add up to more than the innermost extent %" PRId64,
+                             what, n);
+        sum += l;
+        off[k + 1] = sum;
+    }
+    if (sum != n)
+        return host_fail(h, AX_ERR_SHAPE, "%s: the segment lengths add up to %" PRId64 ", not the innermost extent %" PRId64,
+                         what, sum, n);
+    return 0;
 }

@@ -54,6 +54,10 @@ int host_fail(Host *h, ax_status st, const char *fmt, ...) __attribute__((format
 int host_malformed(Host *h, const Node *x, const char *what);
 int host_nomem(Host *h);
 
+/* Segment offsets from nseg lengths of scalar type s (off: nseg + 1
+ * entries), checked as the interpreter checks them, with its messages:
+ * 0, or -1 with an error. */
+int host_seg_offsets(Host *h, const char *what, const void *lens, ax_scalar s, int64_t nseg, int64_t n, int64_t *off);
 /* The public name of an operation ("ax_fold"), for run-time messages. */
 const char *host_api_name(Op op);
 /* Writes "i,j,k" into buf. */

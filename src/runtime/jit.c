@@ -1202,3 +1202,61 @@ const char *jit_module_key(const JitModule *m)
 {
     return m ? m->hex : NULL;
 }
+
+/* ------------------------------------------------------------ blobs
+ *
+ * Other compiled forms (a GPU backend's binaries) in the same directory,
+ * under the same rules: <key hex>.<kind>, the payload then the trailer
+ * (key, content hash, length), written under a temporary name and renamed
+ * into place, checked before use. */
+
+void *jit_blob_load(Jit *j, const char *kind, const uint8_t key[32], size_t *n)
+{
+    if (!j) return NULL;
+    ensure_dir(j);
+    if (j->dirfd < 0) return NULL;
+    char hex[2 * KEY_BYTES + 1], name[96];
+    to_hex(key, KEY_BYTES, hex);
+    snprintf(name, sizeof name, "%s.%s", hex, kind);
+    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    uint8_t *b = NULL;
+    const char *why = NULL;
+    if (fstat(fd, &st)) why = strerror(errno);
+    else if ((why = not_ours(&st))) {}
+    else if (!(b = read_exact(fd, (size_t)st.st_size))) why = "changed while read";
+    else why = check_entry(b, (size_t)st.st_size, key);
+    close(fd);
+    if (why) {
+        trace(j, "dropping %s: %s", name, why);
+        unlinkat(j->dirfd, name, 0);
+        free(b);
+        return NULL;
+    }
+    trace(j, "disk hit %s", name);
+    *n = (size_t)st.st_size - TRAILER_BYTES;
+    return b;
+}
+
+void jit_blob_store(Jit *j, const char *kind, const uint8_t key[32], const void *data, size_t n)
+{
+    if (!j || !data || !n) return;
+    ensure_dir(j);
+    if (j->dirfd < 0) return;
+    char hex[2 * KEY_BYTES + 1], name[96], base[32], part[64];
+    to_hex(key, KEY_BYTES, hex);
+    snprintf(name, sizeof name, "%s.%s", hex, kind);
+    uint8_t t[TRAILER_BYTES];
+    make_trailer(t, key, data, n);
+    int fd = create_unique(j, j->dirfd, ".part", base);
+    snprintf(part, sizeof part, "%s.part", base);
+    bool ok = fd >= 0 && write_all(fd, data, n) && write_all(fd, t, sizeof t);
+    if (fd >= 0) close(fd);
+    if (ok && renameat(j->dirfd, part, j->dirfd, name) == 0) {
+        trace(j, "stored %s", name);
+        return;
+    }
+    trace(j, "could not store %s", name);
+    if (fd >= 0) unlinkat(j->dirfd, part, 0);
+}

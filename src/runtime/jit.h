@@ -70,6 +70,14 @@ const char *jit_compiler_id(Jit *j);
  * when the disk cache is off or its directory was refused. */
 const char *jit_cache_dir(Jit *j);
 
+/* Other compiled forms (a GPU backend's binaries) in the same cache
+ * directory, verified like the modules: the payload stored under key as
+ * <key hex>.<kind>, or NULL when there is none (or no disk cache); the
+ * payload is malloc'd, its size in *n.  A Jit made for this needs no
+ * compiler options. */
+void *jit_blob_load(Jit *j, const char *kind, const uint8_t key[32], size_t *n);
+void jit_blob_store(Jit *j, const char *kind, const uint8_t key[32], const void *data, size_t n);
+
 /* SHA-256 (FIPS 180-4), the hash behind the keys and the content checks. */
 typedef struct JitSha256 {
     uint32_t h[8];

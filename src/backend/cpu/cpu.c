@@ -433,6 +433,8 @@ static int run_kernel(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t gr
     return check(ex, c->err);
 }
 
+/* (arr's host buffers are current: the executor's own results are, and
+ * operands from elsewhere go through array_host in op_begin) */
 static void fill(AxArg *a, const ax_array *arr)
 {
     a->buf = arr->buf;
@@ -501,12 +503,13 @@ static int op_begin(Ex *ex, const Node *x, Op1 *o)
     for (int i = 0; i < cn->nopd; i++) {
         const Node *y = x->kid[cn->opd_kid[i]];
         if (y->op == OP_DELAYED) continue;
-        if (eval1(ex, y, &o->arr[cn->nout + i])) return -1;
+        if (eval1(ex, y, &o->arr[cn->nout + i]) || array_host(o->arr[cn->nout + i])) return -1;
         fill(&o->args[cn->nout + i], o->arr[cn->nout + i]);
     }
     for (int k = 0; k < cn->nfree; k++) {
         ax_array **a = free_array(ex, &cn->free[k]);
         if (!a || !*a) return malformed(ex, x, "unbound array variable");
+        if (array_host(*a)) return -1;
         fill(&o->args[cn->nout + cn->nopd + k], *a);
     }
     for (int t = 0; t < cn->nthunk; t++) {

@@ -244,6 +244,7 @@ typedef struct View {
 
 static int view(Interp *in, ax_array *a, View *v)
 {
+    if (array_host(a)) return -1;   /* a GPU backend's result: read back */
     v->a = a;
     v->w = a->ncomp;
     v->lt = leaf_types(in, a->elt);
@@ -388,6 +389,7 @@ static ax_array *aref1(Interp *in, const Node *a)
 /* Loads element i of a (scalar arrays without the leaf-type lookup). */
 static int load_elt(Interp *in, const ax_array *a, int64_t i, Scalar *out)
 {
+    if (a->host_stale && array_host((ax_array *)a)) return -1;
     if (a->ncomp == 1 && a->elt->kind == TY_SCALAR) {
         out[0] = sc_load(a->buf[0], a->elt->s, i);
         return 0;
@@ -1054,6 +1056,7 @@ static int seg_lengths(Interp *in, const char *what, const ax_array *segs, int64
     ax_scalar s = segs->elt->kind == TY_SCALAR ? segs->elt->s : AX_F64;
     if (segs->rank != 1 || segs->ncomp != 1 || !sc_is_int(s))
         return fail(in, AX_ERR_SHAPE, "%s: the segments are not a vector of integers", what);
+    if (array_host((ax_array *)segs)) return -1;
     int64_t sum = 0;
     for (int64_t k = 0; k < segs->size; k++) {
         Scalar v = sc_load(segs->buf[0], s, k);
@@ -1522,3 +1525,61 @@ const Backend backend_interp = {
     .run = interp_backend_run,
     .release = interp_release,
 };
+
+/* ------------------------------------------------------------ scalar code on the host
+ *
+ * The GPU backends evaluate an operation's scalar parameters (shapes,
+ * fold's z, an acond's condition: the CPU's thunks) here, with the
+ * executor's array environment: the interpreter is the reference, and a
+ * thunk is small. */
+
+struct InterpEval {
+    Interp in;
+};
+
+InterpEval *interp_eval_new(ax_ctx *cx, int nvars, ax_array ***aenv)
+{
+    InterpEval *ie = calloc(1, sizeof *ie);
+    if (!ie) return ctx_error(cx, AX_ERR_NOMEM, "out of memory");
+    Interp *in = &ie->in;
+    in->cx = cx;
+    in->safe = !cx->opt.unsafe;
+    in->nvars = nvars;
+    in->senv = calloc((size_t)(nvars > 0 ? nvars : 1), sizeof *in->senv);
+    in->first = in->cur = chunk_new(CHUNK_MIN);
+    static const HostOps ops = {.name = "interp", .op = interp_op, .cond = interp_cond, .embeds_delayed = false};
+    in->h.ops = &ops;
+    in->h.self = in;
+    in->h.cx = cx;
+    in->h.nvars = nvars;
+    in->h.aenv = aenv;   /* borrowed */
+    if (!in->senv || !in->first) {
+        interp_eval_free(ie);
+        return ctx_error(cx, AX_ERR_NOMEM, "out of memory");
+    }
+    return ie;
+}
+
+int interp_eval(InterpEval *ie, const Node *e, Scalar *out)
+{
+    Interp *in = &ie->in;
+    Mark m = smark(in);
+    int rc = ev_top(in, e, out);
+    srelease(in, m);
+    return rc;
+}
+
+void interp_eval_free(InterpEval *ie)
+{
+    if (!ie) return;
+    Interp *in = &ie->in;
+    for (Chunk *c = in->first; c;) {
+        Chunk *t = c->next;
+        free(c);
+        c = t;
+    }
+    for (int i = 0; i < in->nleaf; i++) free(in->leaf[i].lt);
+    free(in->leaf);
+    free(in->senv);
+    free(ie);
+}
