@@ -45,3 +45,57 @@ int main(int argc, char **argv)
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
+
+/* ------------------------------------------------------------ NVRTC check */
+
+#include "backend/gpu/gpu.h"
+
+/* The spill bytes in ptxas' report (the sum over kernels). */
+static long spills(const char *info)
+{
+    long total = 0;
+    for (const char *p = info; p && (p = strstr(p, " bytes spill ")); p++) {
+        const char *q = p;
+        while (q > info && q[-1] == ' ') q--;
+        while (q > info && q[-1] >= '0' && q[-1] <= '9') q--;
+        total += strtol(q, NULL, 10);
+    }
+    return total;
+}
+
+int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what)
+{
+    const char *e = getenv("AXLE_TEST_NVRTC");
+    if (!e || strcmp(e, "1") || !a) return 0;
+    char *text = ax_dump(cx, a, "cuda", false);
+    if (!text) {
+        harness_failed_checks++;
+        fprintf(stderr, "%s: no CUDA text: %s\n", what, ax_error(cx));
+        return -1;
+    }
+    /* both architectures, the CUDA-only fast paths and the portable ones */
+    static const int archs[] = {80, 90};
+    static const char *const paths[] = {NULL, "-DAX_NO_FAST=1"};
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++)
+        for (int k = 0; k < 2 && rc == 0; k++) {
+            char *info = NULL, err[2048];
+            if (cuda_compile_check(text, strlen(text), archs[i], paths[k], NULL, &info, err, sizeof err)) {
+                if (strstr(err, "not installed")) {
+                    free(text);
+                    return 0;   /* no NVRTC here: nothing to check */
+                }
+                harness_failed_checks++;
+                fprintf(stderr, "%s: NVRTC sm_%d%s: %s\n", what, archs[i], paths[k] ? " (portable)" : "", err);
+                rc = -1;
+            } else if (spills(info) > 0) {
+                harness_failed_checks++;
+                fprintf(stderr, "%s: NVRTC sm_%d%s: %ld bytes of spills:\n%s\n", what, archs[i],
+                        paths[k] ? " (portable)" : "", spills(info), info);
+                rc = -1;
+            }
+            free(info);
+        }
+    free(text);
+    return rc;
+}

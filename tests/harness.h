@@ -37,4 +37,9 @@ bool harness_close(double a, double b, double rel);
 /* Runs a program and requires success; prints ax_error otherwise. */
 ax_array *harness_run(ax_ctx *cx, ax_acc a, const char *file, int line);
 #define RUN(cx, a) harness_run((cx), (a), __FILE__, __LINE__)
+/* With AXLE_TEST_NVRTC=1 and NVRTC installed: compiles a's CUDA kernels
+ * for sm_80 and sm_90, with the CUDA-only fast paths and without, and
+ * fails the test on a compile error or a register spill.  0 when fine or
+ * not asked for. */
+int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what);
 #endif

@@ -269,7 +269,7 @@ static void dump_ptx(ax_ctx *cx, Program *p, FILE *f)
     const char *e = getenv("AXLE_CUDA_ARCH");
     int arch = e && atoi(e) >= 50 ? atoi(e) : 90;
     char *ptx = NULL, *info = NULL, err[2048];
-    if (cuda_compile_check(text, strlen(text), arch, &ptx, &info, err, sizeof err) == 0) {
+    if (cuda_compile_check(text, strlen(text), arch, NULL, &ptx, &info, err, sizeof err) == 0) {
         fprintf(f, "// ptxas report for sm_%d:\n", arch);
         for (char *l = info; l && *l;) {
             size_t n = strcspn(l, "\n");

@@ -82,16 +82,14 @@ static bool nvrtc_load(Nvrtc *n)
     if (n->Version(&n->major, &n->minor) != 0) goto bad;
     return true;
 bad:
-    dlclose(n->lib);
     n->lib = NULL;
     return false;
 }
 
-static void nvrtc_unload(Nvrtc *n)
-{
-    if (n->lib) dlclose(n->lib);
-    n->lib = NULL;
-}
+/* NVRTC and the driver stay loaded once loaded (dlopen counts references:
+ * the next load finds them at once): both keep state for the life of the
+ * process, which unloading would only leak. */
+static void nvrtc_unload(Nvrtc *n) { n->lib = NULL; }
 
 bool cuda_nvrtc_available(void)
 {
@@ -102,10 +100,10 @@ bool cuda_nvrtc_available(void)
 }
 
 /* Compiles src for arch (cubin: sm_<arch>, else compute_<arch> PTX) with
- * extra options; the output (malloc'd) in *out, its size in *outn, the
+ * extra options (a NULL-terminated list, or NULL); the output (malloc'd) in *out, its size in *outn, the
  * log (malloc'd, may be empty) in *log.  0, or -1 with a message in err. */
-static int nvrtc_compile(Nvrtc *n, const char *src, int arch, bool cubin, const char *extra, char **out, size_t *outn,
-                         char **log, char *err, size_t errsize)
+static int nvrtc_compile(Nvrtc *n, const char *src, int arch, bool cubin, const char *const *extra, char **out,
+                         size_t *outn, char **log, char *err, size_t errsize)
 {
     *out = NULL;
     *log = NULL;
@@ -122,7 +120,8 @@ static int nvrtc_compile(Nvrtc *n, const char *src, int arch, bool cubin, const 
     opts[no++] = archopt;
     opts[no++] = "--std=c++17";
     opts[no++] = "--fmad=false";
-    if (extra) opts[no++] = extra;
+    opts[no++] = "-w";
+    for (int i = 0; extra && extra[i] && no < 8; i++) opts[no++] = extra[i];
     r = n->CompileProgram(p, no, opts);
     size_t ls = 0;
     if (n->GetProgramLogSize(p, &ls) == 0 && ls > 0 && (*log = malloc(ls + 1))) {
@@ -151,9 +150,11 @@ static int nvrtc_compile(Nvrtc *n, const char *src, int arch, bool cubin, const 
     return 0;
 }
 
-int cuda_compile_check(const char *src, size_t len, int arch, char **ptx, char **info, char *err, size_t errsize)
+int cuda_compile_check(const char *src, size_t len, int arch, const char *define, char **ptx, char **info, char *err,
+                       size_t errsize)
 {
-    *ptx = *info = NULL;
+    if (ptx) *ptx = NULL;
+    *info = NULL;
     Nvrtc n;
     if (!nvrtc_load(&n)) {
         snprintf(err, errsize, "cuda: NVRTC (libnvrtc.so.13 or .12) is not installed");
@@ -170,16 +171,18 @@ int cuda_compile_check(const char *src, size_t len, int arch, char **ptx, char *
     s[len] = 0;
     size_t sz = 0;
     char *log = NULL, *bin = NULL;
-    int rc = nvrtc_compile(&n, s, arch, false, NULL, ptx, &sz, &log, err, errsize);
+    const char *ex1[2] = {define, NULL}, *ex2[3] = {"--ptxas-options=-v", define, NULL};
+    int rc = ptx ? nvrtc_compile(&n, s, arch, false, ex1, ptx, &sz, &log, err, errsize) : 0;
     free(log);
-    if (rc == 0) rc = nvrtc_compile(&n, s, arch, true, "--ptxas-options=-v", &bin, &sz, info, err, errsize);
+    if (rc == 0) rc = nvrtc_compile(&n, s, arch, true, ex2, &bin, &sz, info, err, errsize);
     free(bin);
     free(s);
     nvrtc_unload(&n);
     if (rc) {
-        free(*ptx);
+        if (ptx) free(*ptx);
         free(*info);
-        *ptx = *info = NULL;
+        if (ptx) *ptx = NULL;
+        *info = NULL;
     }
     return rc;
 }
@@ -456,7 +459,6 @@ static void cu_close(void *d)
     free(c->mods);
     nvrtc_unload(&c->nv);
     jit_free(c->cache);
-    if (c->lib) dlclose(c->lib);
     free(c);
 }
 
@@ -530,7 +532,7 @@ static void *cu_open(ax_ctx *cx)
     return c;
 }
 
-static const GpuBackendDef cuda_def = {.api = &cuda_api, .open = cu_open, .close = cu_close};
+static const GpuBackendDef cuda_def = {.api = &cuda_api, .backend = &backend_cuda, .open = cu_open, .close = cu_close};
 
 static bool cuda_available(ax_ctx *cx) { return cx->opt.backend == AX_BACKEND_CUDA; }
 static int cuda_prepare(ax_ctx *cx, Program *p, void **state) { return gpu_prepare(&cuda_def, cx, p, state); }

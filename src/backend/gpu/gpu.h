@@ -118,6 +118,7 @@ typedef struct GpuApi {
  * cx when there is no usable device) and closed by close(d). */
 typedef struct GpuBackendDef {
     const GpuApi *api;
+    const Backend *backend;   /* the Backend these make (its release frees the state) */
     void *(*open)(ax_ctx *cx);
     void (*close)(void *d);
 } GpuBackendDef;
@@ -135,11 +136,14 @@ extern const Backend backend_opencl;
 /* ------------------------------------------------- CUDA extras */
 
 /* Compiles a program's CUDA text with NVRTC for sm_<arch> (80, 90, ...)
- * without a device: the PTX into *ptx (malloc'd) and, from a second
- * compile to CUBIN with ptxas' verbose output, its report (registers and
- * spills per kernel) into *info (malloc'd).  0, or -1 with a message in
- * err (NVRTC missing, or the compile failed). */
-int cuda_compile_check(const char *src, size_t len, int arch, char **ptx, char **info, char *err, size_t errsize);
+ * without a device: the PTX into *ptx (malloc'd; ptx may be NULL: not
+ * wanted) and, from a compile to CUBIN with ptxas' verbose output, its
+ * report (registers and spills per kernel) into *info (malloc'd).  define
+ * (may be NULL) is one more option, e.g. "-DAX_NO_FAST=1": the portable
+ * paths instead of the CUDA-only ones.  0, or -1 with a message in err
+ * (NVRTC missing: "... not installed", or the compile failed). */
+int cuda_compile_check(const char *src, size_t len, int arch, const char *define, char **ptx, char **info, char *err,
+                       size_t errsize);
 /* Whether NVRTC can be loaded here. */
 bool cuda_nvrtc_available(void);
 

@@ -307,6 +307,7 @@ static GpuCtx *ctx_state(const GpuBackendDef *def, ax_ctx *cx)
         return NULL;
     }
     cx->backend_state[api->kind] = gc;
+    cx->backends[api->kind] = def->backend;
     return gc;
 }
 

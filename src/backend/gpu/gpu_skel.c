@@ -505,6 +505,61 @@ static void emit_scan(G *g)
 
 /* ------------------------------------------------------------ permute */
 
+/* The 32-bit word holding leaf k's element lin of output 0, and the
+ * element's shift in it (8- and 16-bit leaves). */
+static const char *leaf_word(G *g, ax_scalar s, int k, const char *lin, const char **shift)
+{
+    const char *byte = cg_local(g, AX_I64, cg_fmt(g, "(%s) * %d", lin, sc_bits(s) / 8));
+    *shift = cg_local(g, AX_I32, cg_fmt(g, "(i32)((%s & 3) * 8)", byte));
+    const char *wp = cg_fresh(g, "wp");
+    cg_line(g, "AX_G u32 *%s = (AX_G u32 *)a0_%d + (%s >> 2);", wp, k, byte);
+    return wp;
+}
+
+/* Leaf k of output 0's element lin, read atomically (an exchange of 0
+ * for 0 returns the value and changes nothing). */
+static const char *atomic_read(G *g, ax_scalar s, int k, const char *lin)
+{
+    int bits = sc_bits(s);
+    const char *T = cg_ctype(s);
+    if (bits < 32) {
+        const char *sh;
+        const char *wp = leaf_word(g, s, k, lin, &sh);
+        const char *mask = bits == 8 ? "0xffu" : "0xffffu";
+        return cg_local(g, s, cg_fmt(g, "(%s)(%s)((ax_cas32(%s, 0u, 0u) >> %s) & %s)", T, cg_utype(s), wp, sh, mask));
+    }
+    const char *U = bits == 64 ? "u64" : "u32";
+    const char *b = cg_fmt(g, "ax_cas%d((AX_G %s *)&a0_%d[%s], 0, 0)", bits, U, k, lin);
+    return cg_local(g, s, s == AX_F32 ? cg_fmt(g, "ax_f32_of(%s)", b) : s == AX_F64 ? cg_fmt(g, "ax_f64_of(%s)", b)
+                                                                    : cg_fmt(g, "(%s)%s", T, b));
+}
+
+/* Leaf k of output 0's element lin := v, atomically (an 8- or 16-bit
+ * leaf by a compare-and-swap loop on its word). */
+static void atomic_write(G *g, ax_scalar s, int k, const char *lin, const char *v)
+{
+    int bits = sc_bits(s);
+    if (bits >= 32) {
+        const char *U = bits == 64 ? "u64" : "u32";
+        const char *tobits = s == AX_F32 ? "ax_bits_f32" : s == AX_F64 ? "ax_bits_f64" : "";
+        cg_line(g, "ax_xchg%d((AX_G %s *)&a0_%d[%s], (%s)%s(%s));", bits, U, k, lin, U, tobits, v);
+        return;
+    }
+    cg_line(g, "{");
+    open_(g);
+    const char *sh, *wp = leaf_word(g, s, k, lin, &sh), *ob = cg_fresh(g, "ob");
+    const char *mask = bits == 8 ? "0xffu" : "0xffffu";
+    cg_line(g, "u32 %s = 0;", ob);
+    cg_line(g, "for (;;) {");
+    open_(g);
+    const char *nb = cg_fmt(g, "(%s & ~(%s << %s)) | (((u32)(%s)%s & %s) << %s)", ob, mask, sh, cg_utype(s), v, mask, sh);
+    const char *seen = cg_local(g, AX_U32, cg_fmt(g, "ax_cas32(%s, %s, %s)", wp, ob, nb));
+    cg_line(g, "if (%s == %s) break;", seen, ob);
+    cg_line(g, "%s = %s;", ob, seen);
+    close_(g);
+    close_(g);
+}
+
 /* Combines v into output element lin (see the top).  comb(new, old). */
 static void combine(G *g, const Node *comb, const Type *elt, const char *lin, Val v)
 {
@@ -553,24 +608,26 @@ static void combine(G *g, const Node *comb, const Type *elt, const char *lin, Va
             }
             if (s == AX_F32 && op == P_ADD) {
                 /* CUDA's native float atomic add; elsewhere the CAS loop below */
-                cg_line(g, "#if AX_CUDA");
+                cg_line(g, "#if AX_FAST");
                 cg_line(g, "atomicAdd(%s, %s);", addr, v.v[k]);
                 cg_line(g, "#else");
             }
             /* compare-and-swap on the bits: the element's own 32 or 64
              * bits, or the 32-bit word holding an 8- or 16-bit element */
             bool sub = bits < 32;
-            const char *wp = cg_fresh(g, "wp"), *ob = cg_fresh(g, "ob"), *sh = NULL;
+            const char *wp, *ob = cg_fresh(g, "ob"), *sh = NULL;
             cg_line(g, "{");
             open_(g);
             if (sub) {
-                const char *byte = cg_local(g, AX_I64, cg_fmt(g, "(%s) * %d", lin, bits / 8));
-                sh = cg_local(g, AX_I32, cg_fmt(g, "(i32)((%s & 3) * 8)", byte));
-                cg_line(g, "AX_G u32 *%s = (AX_G u32 *)a0_%d + (%s >> 2);", wp, k, byte);
+                wp = leaf_word(g, s, k, lin, &sh);
             } else {
+                wp = cg_fresh(g, "wp");
                 cg_line(g, "AX_G %s *%s = (AX_G %s *)%s;", U, wp, U, addr);
             }
-            cg_line(g, "%s %s = ax_ld%d(%s);", U, ob, wb, wp);
+            /* the first guess is 0: the exchange then reads the value
+             * (a plain load here would race with the other threads'
+             * exchanges: Oclgrind reports it) */
+            cg_line(g, "%s %s = 0;", U, ob);
             cg_line(g, "for (;;) {");
             open_(g);
             const char *oldv;
@@ -629,7 +686,10 @@ static void combine(G *g, const Node *comb, const Type *elt, const char *lin, Va
     /* Several leaves combined together: a lock per stripe of the output
      * (1024 stripes in s1_, zeroed by the host).  The lock is taken and
      * released inside one branch of the loop, so that threads of one warp
-     * that wait never keep the holder from running (SIMT). */
+     * that wait never keep the holder from running (SIMT).  The element's
+     * leaves are read and written with atomics too: plain accesses under a
+     * lock are a data race in OpenCL 1.2's memory model (Oclgrind says
+     * so), and other stripes' elements may share a leaf's 32-bit word. */
     const char *lk = cg_fresh(g, "lk"), *done = cg_fresh(g, "dn");
     cg_line(g, "AX_G u32 *%s = (AX_G u32 *)s1_ + (%s & 1023);", lk, lin);
     cg_line(g, "for (int %s = 0; !%s;) {", done, done);
@@ -638,13 +698,9 @@ static void combine(G *g, const Node *comb, const Type *elt, const char *lin, Va
     open_(g);
     cg_line(g, "ax_fence();");
     Val old = cg_val(g, w);
-    for (int k = 0; k < old.n; k++) {
-        ax_scalar s = ty_leaf(elt, k);
-        old.v[k] = cg_local(g, s, cg_fmt(g, "*(volatile AX_G %s *)&a0_%d[%s]", cg_ctype(s), k, lin));
-    }
+    for (int k = 0; k < old.n; k++) old.v[k] = atomic_read(g, ty_leaf(elt, k), k, lin);
     Val nv = cg_apply2(g, comb, v, old);
-    for (int k = 0; k < w && k < nv.n; k++)
-        cg_line(g, "*(volatile AX_G %s *)&a0_%d[%s] = %s;", cg_ctype(ty_leaf(elt, k)), k, lin, nv.v[k]);
+    for (int k = 0; k < w && k < nv.n; k++) atomic_write(g, ty_leaf(elt, k), k, lin, nv.v[k]);
     cg_line(g, "ax_fence();");
     cg_line(g, "ax_xchg32(%s, 0u);", lk);
     cg_line(g, "%s = 1;", done);

@@ -107,7 +107,7 @@ typedef struct Cl {
     cl_device_id dev;
     cl_context ctx;
     cl_command_queue q;
-    char ident[1024];         /* platform, device, driver: part of the cache key */
+    char ident[1536];         /* platform, device, driver: part of the cache key */
     const char *options;
     ClModule **mods;          /* the memory cache */
     int nmods, capmods;
@@ -434,7 +434,9 @@ static void cl_close(void *d)
     if (c->q) c->f.ReleaseCommandQueue(c->q);
     if (c->ctx) c->f.ReleaseContext(c->ctx);
     jit_free(c->cache);
-    if (c->lib) dlclose(c->lib);
+    /* The loader stays loaded (dlopen counts references, so the next
+     * context finds it at once): OpenCL platforms keep state for the life
+     * of the process, and some do not survive being unloaded. */
     free(c);
 }
 
@@ -539,7 +541,7 @@ static void *cl_open(ax_ctx *cx)
     return c;
 }
 
-static const GpuBackendDef opencl_def = {.api = &opencl_api, .open = cl_open, .close = cl_close};
+static const GpuBackendDef opencl_def = {.api = &opencl_api, .backend = &backend_opencl, .open = cl_open, .close = cl_close};
 
 static bool opencl_available(ax_ctx *cx) { return cx->opt.backend == AX_BACKEND_OPENCL; }
 static int opencl_prepare(ax_ctx *cx, Program *p, void **state) { return gpu_prepare(&opencl_def, cx, p, state); }
