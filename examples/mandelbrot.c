@@ -37,6 +37,7 @@
  */
 #include "programs.h"
 #include "baseline_mandelbrot.h"
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,15 @@ static int mandel_baseline(void *st, int variant)
     return 0;
 }
 
+/* The CUDA baseline: a kernel written by hand (bench/cuda/baselines.cu). */
+static int mandel_cuda(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Mandel *m = st;
+    int (*f)(int64_t, int64_t, float, float, float, float, int32_t, int, int32_t *, double *, char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_mandelbrot"))) return snprintf(err, errsize, "no axcb_mandelbrot"), -1;
+    return f(m->h, m->w, MB_X0, MB_Y0, MB_SX, MB_SY, MB_DEPTH, runs, m->bl, ms, err, errsize);
+}
+
 static int mandel_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
 {
     Mandel *m = st;
@@ -252,6 +262,7 @@ const ex_program ex_prog_mandelbrot = {
     .teardown = mandel_teardown,
     .baseline = mandel_baseline,
     .check_baseline = mandel_check_baseline,
+    .cuda_baseline = mandel_cuda,
     .bench_size = 1 << 20,
     .test_size = 768,
 };
@@ -266,6 +277,7 @@ const ex_program ex_prog_mandelbrot_while = {
     .teardown = mandel_teardown,
     .baseline = mandel_baseline,
     .check_baseline = mandel_check_baseline,
+    .cuda_baseline = mandel_cuda,
     .bench_size = 1 << 20,
     .test_size = 768,
 };

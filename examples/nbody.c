@@ -29,6 +29,7 @@
  */
 #include "programs.h"
 #include "baseline_nbody.h"
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -245,6 +246,15 @@ static int nbody_baseline(void *st, int variant)
     return 0;
 }
 
+/* The CUDA baseline: the tiled all-pairs kernel (bench/cuda/baselines.cu). */
+static int nbody_cuda(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Nbody *s = st;
+    int (*f)(int64_t, const float *const *, float, float, int, float *const *, double *, char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_nbody"))) return snprintf(err, errsize, "no axcb_nbody"), -1;
+    return f(s->n, (const float *const *)s->in, NB_DT, NB_EPS2, runs, s->bl, ms, err, errsize);
+}
+
 static int nbody_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
 {
     Nbody *s = st;
@@ -273,6 +283,7 @@ const ex_program ex_prog_nbody = {
     .teardown = nbody_teardown,
     .baseline = nbody_baseline,
     .check_baseline = nbody_check_baseline,
+    .cuda_baseline = nbody_cuda,
     .bench_size = 4096,
     .test_size = 64,
 };

@@ -6,6 +6,7 @@
 #include "programs.h"
 #include "baseline_blackscholes.h"
 #include "baseline_dotp.h"
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,17 @@ static int dotp_baseline(void *st, int variant)
     return 0;
 }
 
+/* The CUDA baseline: cuBLAS's sdot (bench/cuda/baselines.cu). */
+static int dotp_cuda(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Dotp *d = st;
+    int (*f)(const float *, const float *, int64_t, int, float *, double *, char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_dotp"))) return snprintf(err, errsize, "no axcb_dotp"), -1;
+    if (f(d->x, d->y, d->n, runs, &d->bl, ms, err, errsize)) return -1;
+    d->bl_done = true;
+    return 0;
+}
+
 /* axle and the baseline each sum in f32 in their own order, both within
  * dotp_check's bound of the exact sum, so within twice it of each other. */
 static int dotp_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
@@ -137,6 +149,7 @@ static const ex_program prog_dotp = {
     .teardown = dotp_teardown,
     .baseline = dotp_baseline,
     .check_baseline = dotp_check_baseline,
+    .cuda_baseline = dotp_cuda,
     .bench_size = 10000000,
     .test_size = 1000,
 };
@@ -275,6 +288,19 @@ static int bs_baseline(void *st, int variant)
     return 0;
 }
 
+/* The CUDA baseline: a kernel written by hand (bench/cuda/baselines.cu). */
+static int bs_cuda(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Bs *b = st;
+    size_t sz = sizeof(float) * (size_t)(b->n ? b->n : 1);
+    if ((!b->call && !(b->call = malloc(sz))) || (!b->put && !(b->put = malloc(sz))))
+        return snprintf(err, errsize, "out of memory"), -1;
+    int (*f)(const float *, const float *, const float *, int64_t, float, float, int, float *, float *, double *,
+             char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_blackscholes"))) return snprintf(err, errsize, "no axcb_blackscholes"), -1;
+    return f(b->p, b->s, b->y, b->n, RISKFREE, VOLATILITY, runs, b->call, b->put, ms, err, errsize);
+}
+
 /* Both evaluate the same f32 formula; they differ by the rounding of
  * exp, log and sqrt (libm, libmvec: a few ulp) and of contracted or
  * reassociated arithmetic (-ffast-math), which the cancellations in call
@@ -324,6 +350,7 @@ static const ex_program prog_blackscholes = {
     .teardown = bs_teardown,
     .baseline = bs_baseline,
     .check_baseline = bs_check_baseline,
+    .cuda_baseline = bs_cuda,
     .bench_size = 4000000,
     .test_size = 1000,
 };

@@ -31,6 +31,13 @@ typedef struct ex_program {
     /* Compares the results of axle with the last baseline result (floats
      * within the program's stated tolerance): 0 if they agree. */
     int (*check_baseline)(void *state, ax_array *const *res, int nres, char *msg, size_t size);
+    /* The hand-written CUDA baseline (bench/cuda/baselines.cu), where the
+     * program has one: runs the same computation on the GPU through `lib`
+     * (that library, loaded by axle bench: the function axcb_<name> is
+     * looked up in it) `runs` times after a warm-up, keeps the result as
+     * the baseline's (check_baseline compares it) and gives the median
+     * device time in *ms.  0, or -1 with a message in err.  NULL: none. */
+    int (*cuda_baseline)(void *state, void *lib, int runs, double *ms, char *err, size_t errsize);
     /* Sizes: what `make demo` / `axle bench` use by default, and a small
      * size for the tests (0: default_size). */
     int64_t bench_size, test_size;

@@ -27,6 +27,7 @@
  */
 #include "radixsort.h"
 #include "baseline_radixsort.h"
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,17 @@ static int rs_baseline_lsd8(void *st, int variant)
     return variant ? bl_radixsort_fast(r->x, r->bl, r->tmp, r->n) : bl_radixsort_std(r->x, r->bl, r->tmp, r->n);
 }
 
+/* On a GPU, the sort a performance engineer would use: CUB's radix sort
+ * (bench/cuda/baselines.cu). */
+static int rs_cuda_cub(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Radix *r = st;
+    if (rs_buffers(r)) return snprintf(err, errsize, "out of memory"), -1;
+    int (*f)(const int32_t *, int64_t, int, int32_t *, double *, char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_radixsort"))) return snprintf(err, errsize, "no axcb_radixsort"), -1;
+    return f(r->x, r->n, runs, r->bl, ms, err, errsize);
+}
+
 static int rs_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
 {
     Radix *r = st;
@@ -233,6 +245,7 @@ const ex_program ex_prog_radixsort_lsd8 = {
     .teardown = rs_teardown,
     .baseline = rs_baseline_lsd8,
     .check_baseline = rs_check_baseline,
+    .cuda_baseline = rs_cuda_cub,
     .bench_size = 1 << 20,
     .test_size = 1000,
     .extra = true,

@@ -65,6 +65,7 @@
  */
 #include "programs.h"
 #include "baseline_skeletons.h"
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -268,6 +269,29 @@ static int fsum_baseline(void *st, int variant)
     return 0;
 }
 
+/* The CUDA baselines: CUB's reduction and scan (bench/cuda/baselines.cu). */
+static int fsum_cuda(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Skel *s = st;
+    int (*f)(const float *, int64_t, int, float *, double *, char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_fold_sum"))) return snprintf(err, errsize, "no axcb_fold_sum"), -1;
+    if (f(s->x, s->n, runs, &s->bl_sum, ms, err, errsize)) return -1;
+    s->bl_done = true;
+    return 0;
+}
+
+static int scan_cuda(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Skel *s = st;
+    float *y = skel_bl_vector(s);
+    if (!y) return snprintf(err, errsize, "out of memory"), -1;
+    int (*f)(const float *, int64_t, int, float *, double *, char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_scanl1_sum"))) return snprintf(err, errsize, "no axcb_scanl1_sum"), -1;
+    if (f(s->x, s->n, runs, y, ms, err, errsize)) return -1;
+    s->bl_done = true;
+    return 0;
+}
+
 /* Both within fsum_check's bound of the exact sum, so within twice it of
  * each other. */
 static int fsum_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
@@ -299,6 +323,7 @@ const ex_program ex_prog_fold_sum = {
     .teardown = skel_teardown,
     .baseline = fsum_baseline,
     .check_baseline = fsum_check_baseline,
+    .cuda_baseline = fsum_cuda,
     .bench_size = 20000000,
     .test_size = 1000,
     .extra = true,
@@ -376,6 +401,7 @@ const ex_program ex_prog_scanl1_sum = {
     .teardown = skel_teardown,
     .baseline = scan_baseline,
     .check_baseline = scan_check_baseline,
+    .cuda_baseline = scan_cuda,
     .bench_size = 20000000,
     .test_size = 1000,
     .extra = true,

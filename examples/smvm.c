@@ -21,6 +21,7 @@
  */
 #include "smvm.h"
 #include "baseline_smvm.h"
+#include <dlfcn.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -400,6 +401,18 @@ static int smvm_baseline(void *st, int variant)
     return 0;
 }
 
+/* The CUDA baseline: cuSPARSE's CSR SpMV (bench/cuda/baselines.cu). */
+static int smvm_cuda(void *st, void *lib, int runs, double *ms, char *err, size_t errsize)
+{
+    Smvm *s = st;
+    if (!s->y && !(s->y = malloc(sizeof *s->y * (size_t)(s->m.rows ? s->m.rows : 1))))
+        return snprintf(err, errsize, "out of memory"), -1;
+    int (*f)(int64_t, int64_t, int64_t, const int64_t *, const int32_t *, const float *, const float *, int, float *,
+             double *, char *, size_t);
+    if (!(*(void **)&f = dlsym(lib, "axcb_smvm"))) return snprintf(err, errsize, "no axcb_smvm"), -1;
+    return f(s->m.rows, s->m.cols, s->m.nnz, s->m.rowptr, s->m.col, s->m.val, s->x, runs, s->y, ms, err, errsize);
+}
+
 /* axle and the baseline are each within the row's bound of the exact
  * value, so within twice of each other. */
 static int smvm_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
@@ -427,6 +440,7 @@ const ex_program ex_prog_smvm = {
     .teardown = smvm_teardown,
     .baseline = smvm_baseline,
     .check_baseline = smvm_check_baseline,
+    .cuda_baseline = smvm_cuda,
     .bench_size = 131072,
     .test_size = 300,
 };

@@ -1,13 +1,13 @@
 /*
  * The benchmark programs of the paper's Table 2 (issue 5): N-body,
  * Mandelbrot (unrolled and while), fluid flow and Canny, at their test
- * sizes, on the interpreter and the CPU backend, each with the optimiser's
+ * sizes, on the interpreter, the CPU backend and OpenCL, each with the optimiser's
  * switches default / no fusion / no sharing / no simplify; every result is
  * checked against the program's plain-C reference and against both
  * variants of its hand-written baseline (without and with -ffast-math),
  * with the tolerances each program states in its header comment.
  *
- * The CPU backend is skipped, with a note, where ax_compile reports
+ * A compiling backend is skipped, with a note, where ax_compile reports
  * AX_ERR_BACKEND (not built, or not available on this machine).
  *
  * One configuration is expected to fail: fluid without sharing recovery.
@@ -163,24 +163,27 @@ TEST(bench_programs_interp)
     }
 }
 
-/* The same on the CPU backend, when there is one. */
-TEST(bench_programs_cpu)
+/* The same on a compiling backend, when there is one. */
+static void programs_on(ax_backend_kind b, const char *bname)
 {
     for (int i = 0; i < NPROGS; i++) {
         const ex_program *p = progs[i];
         for (int s = 0; s < NSWITCHES; s++) {
             double ms = 0;
-            int rc = run_one(p, test_size(p), AX_BACKEND_CPU, switches[s].flags, true, &ms);
+            int rc = run_one(p, test_size(p), b, switches[s].flags, true, &ms);
             if (rc == 1) {
-                fprintf(stderr, "  note: the CPU backend is not available (AX_ERR_BACKEND): skipped\n");
+                fprintf(stderr, "  note: the %s backend is not available (AX_ERR_BACKEND): skipped\n", bname);
                 return;
             }
-            CHECKF(rc == 0, "%s, cpu, %s", p->name, switches[s].name);
-            fprintf(stderr, "  %-17s cpu    %-12s size %-6lld %8.1f ms\n", p->name, switches[s].name,
+            CHECKF(rc == 0, "%s, %s, %s", p->name, bname, switches[s].name);
+            fprintf(stderr, "  %-17s %-6s %-12s size %-6lld %8.1f ms\n", p->name, bname, switches[s].name,
                     (long long)test_size(p), ms);
         }
     }
 }
+
+TEST(bench_programs_cpu) { programs_on(AX_BACKEND_CPU, "cpu"); }
+TEST(bench_programs_opencl) { programs_on(AX_BACKEND_OPENCL, "opencl"); }
 
 /* Edge sizes (empty, one element, small odd sizes) on the interpreter. */
 TEST(bench_programs_edge_sizes)

@@ -18,6 +18,11 @@
  *   baseline   the hand-written C (OpenMP, SIMD, -O3 -march=native), the
  *              faster of its two builds, which are also reported apart as
  *              baseline-std (without -ffast-math) and baseline-fastmath
+ *   baseline-cuda  with --backend cuda: the hand-written CUDA of
+ *              bench/cuda/baselines.cu (cuBLAS, cuSPARSE, CUB, kernels),
+ *              a library built where nvcc exists, loaded from beside the
+ *              axle command (or AXLE_CUDA_BASELINES), run where a GPU is;
+ *              the median device time of its runs; then "the" baseline
  *
  * Each is timed as the median of --runs runs (default 5) after one
  * warm-up run, the configurations of a program taking turns run by run
@@ -58,6 +63,7 @@
 #include "programs.h"
 #include "tools.h"
 #include "smvm.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -84,6 +90,8 @@ typedef struct {
     FILE *json_file;        /* --json-file: the JSON lines also go here */
     const char *matrix;
     ax_options opt;
+    void *cuda_lib;         /* the CUDA baselines, when --backend cuda */
+    char cuda_why[256];     /* why they cannot run */
 } Bench;
 
 /* One row of the table. */
@@ -503,11 +511,11 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
  * against the exit status. */
 static int bench_one(const Bench *b, const ex_program *p, int64_t n)
 {
-    enum { FUSED, NOFUSION, NOSHARING, BL_STD, BL_FAST, BL_BEST, NROWS };
+    enum { FUSED, NOFUSION, NOSHARING, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
     Row rows[NROWS];
     memset(rows, 0, sizeof rows);
     static const char *const names[NROWS] = {"fused", "nofusion", "nosharing", "baseline-std",
-                                             "baseline-fastmath", "baseline"};
+                                             "baseline-fastmath", "baseline", "baseline-cuda"};
     static const unsigned debug[3] = {0, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING};
     for (int i = 0; i < NROWS; i++) rows[i].config = names[i];
     bool have_bl = p->baseline && p->check_baseline;
@@ -561,6 +569,33 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
             if (!r->ok) snprintf(r->error, sizeof r->error, "differs from axle: %s", msg);
         }
     }
+    /* The CUDA baseline, on the same inputs, after the CPU ones (it keeps
+     * its result where they keep theirs). */
+    bool have_cuda = b->opt.backend == AX_BACKEND_CUDA && p->cuda_baseline && have_bl;
+    if (have_cuda) {
+        Row *r = &rows[BL_CUDA];
+        r->backend = "cuda";
+        r->run_ms = -1;
+        r->compile_ms = r->compile_cached_ms = 0;
+        char err[384] = "";
+        double ms = -1;
+        if (!b->cuda_lib) {
+            snprintf(r->error, sizeof r->error, "%s", b->cuda_why);
+        } else if (!bst || p->cuda_baseline(bst, b->cuda_lib, b->runs, &ms, err, sizeof err) != 0) {
+            snprintf(r->error, sizeof r->error, "the CUDA baseline failed: %s", bst ? err : "no inputs");
+        } else if (!rows[FUSED].ok) {
+            r->run_ms = ms;
+            r->runs = b->runs;
+            r->unchecked = true;
+            snprintf(r->error, sizeof r->error, "not checked: no right fused result to compare with");
+        } else {
+            char msg[384] = "";
+            r->run_ms = ms;
+            r->runs = b->runs;
+            r->ok = p->check_baseline(bst, cfg[FUSED].run.res, cfg[FUSED].run.nres, msg, sizeof msg) == 0;
+            if (!r->ok) snprintf(r->error, sizeof r->error, "differs from axle: %s", msg);
+        }
+    }
     for (int i = 0; i < 3; i++)
         if (cfg[i].cx) cfg_close(p, &cfg[i]);
     if (c2) {
@@ -578,13 +613,46 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
         rows[BL_BEST].variant = w == s ? "std" : "fastmath";
         best = w->run_ms;
     }
+    /* On a GPU, axle is compared with the GPU's baseline */
+    if (have_cuda && rows[BL_CUDA].run_ms >= 0) best = rows[BL_CUDA].run_ms;
     int bad = 0;
     for (int i = 0; i < NROWS; i++) {
         if (!have_bl && i >= BL_STD) break;
+        if (i == BL_CUDA && !have_cuda) break;
         print_row(b, p, n, &rows[i], best);
         if (!rows[i].ok && !rows[i].nomem && !rows[i].unchecked) bad++;
     }
     return bad;
+}
+
+/* The CUDA baselines' library: AXLE_CUDA_BASELINES, else beside this
+ * command; usable only where a GPU is. */
+static void load_cuda_baselines(Bench *b)
+{
+    char path[4096];
+    const char *e = getenv("AXLE_CUDA_BASELINES");
+    if (e && *e) {
+        snprintf(path, sizeof path, "%s", e);
+    } else {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64);
+        if (n <= 0) n = 0;
+        path[n] = 0;
+        char *slash = strrchr(path, '/');
+        snprintf(slash ? slash + 1 : path, 64, "libaxle_cuda_baselines.so");
+    }
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(b->cuda_why, sizeof b->cuda_why, "no CUDA baselines (%.180s: built only where nvcc is)", path);
+        return;
+    }
+    int (*devices)(void);
+    *(void **)&devices = dlsym(lib, "axcb_devices");
+    if (!devices || devices() < 1) {
+        snprintf(b->cuda_why, sizeof b->cuda_why, "no GPU to run the CUDA baselines");
+        dlclose(lib);
+        return;
+    }
+    b->cuda_lib = lib;
 }
 
 /* See the header comment; returns only if it did not re-execute. */
@@ -639,6 +707,7 @@ int axle_bench(int argc, char **argv)
 #ifdef _OPENMP
     if (b.opt.threads > 0) omp_set_num_threads(b.opt.threads);
 #endif
+    if (b.opt.backend == AX_BACKEND_CUDA) load_cuda_baselines(&b);
     print_header(&b);
     int bad = 0;
     for (int i = 0; i < b.nprogs; i++) {
@@ -648,5 +717,6 @@ int axle_bench(int argc, char **argv)
         for (int s = 0; s < b.nsizes; s++) bad += bench_one(&b, p, b.sizes[s]);
     }
     if (b.json_file) fclose(b.json_file);
+    if (b.cuda_lib) dlclose(b.cuda_lib);
     return bad ? 1 : 0;
 }
