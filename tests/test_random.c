@@ -14,6 +14,8 @@
  *                         rows sample every k-th seed by default)
  *   AXLE_RANDOM_ONLY=a,b  compare only the configurations whose names
  *                         contain one of these strings (the oracle runs always)
+ *   AXLE_RANDOM_SKIP=a,b  leave out the configurations whose names contain
+ *                         one of these strings
  * To reproduce a failure: AXLE_RANDOM_SEED0=<seed> AXLE_RANDOM_SEEDS=1.
  *
  * SPDX-License-Identifier: BSD-3-Clause
@@ -202,7 +204,8 @@ static int differential(uint64_t seed0, int n, const RandProgConfig *pc, const c
     const char *only = getenv("AXLE_RANDOM_ONLY");
     for (int c = 0; c < NCONFIGS; c++) {
         char why[512];
-        if (c > 0 && only && *only && !selected(configs[c].name, only)) {
+        const char *skip = getenv("AXLE_RANDOM_SKIP");
+        if (c > 0 && ((only && *only && !selected(configs[c].name, only)) || (skip && *skip && selected(configs[c].name, skip)))) {
             avail[c] = false;
             continue;
         }
