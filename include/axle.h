@@ -4,7 +4,7 @@
  * A program builds an array computation by calling the functions below; axle
  * recovers the sharing the program expressed, optimises the computation, and
  * runs it on one of its backends (the reference interpreter, generated C on a
- * thread pool, CUDA).  This is the only public header.
+ * thread pool, CUDA and OpenCL GPUs).  This is the only public header.
  *
  * Conventions (they hold for every function unless its comment says otherwise)
  *
@@ -108,12 +108,20 @@ size_t       ax_scalar_size(ax_scalar s);
 /* Contexts and options                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* The backends.  The GPU backends are used only when asked for (here, or
+ * with AXLE_BACKEND=cuda|opencl); they load their libraries at run time
+ * (CUDA: the NVIDIA driver libcuda.so.1 and NVRTC; OpenCL: the ICD loader
+ * libOpenCL.so.1 and a platform), so a program built with axle runs where
+ * they are missing, and asking for one that cannot run fails with
+ * AX_ERR_BACKEND and a message saying why ("no CUDA device: ...").
+ * AXLE_OPENCL_DEVICE=<text> picks the first OpenCL device whose name
+ * contains the text (default: the first GPU, else the first device). */
 typedef enum ax_backend_kind {
     AX_BACKEND_DEFAULT = 0,  /* the best available: cpu, else interp */
     AX_BACKEND_INTERP,       /* the reference interpreter */
     AX_BACKEND_CPU,          /* generated C on a thread pool */
-    AX_BACKEND_CUDA,         /* NVIDIA GPUs (NVRTC and the CUDA driver, loaded at run time) */
-    AX_BACKEND_OPENCL        /* any OpenCL 1.2+ device (the ICD loader, loaded at run time) */
+    AX_BACKEND_CUDA,         /* NVIDIA GPUs (NVRTC and the CUDA driver API) */
+    AX_BACKEND_OPENCL        /* any OpenCL 1.2+ device */
 } ax_backend_kind;
 
 /* Debug flags (ax_options.debug), also set by the environment variable
@@ -192,7 +200,17 @@ void ax_clear_error(ax_ctx *cx);
  * reference, which ax_array_release gives back.  Buffers of wrapped arrays
  * are borrowed: the caller keeps them alive (and unchanged while a program
  * reads them) until the array's last reference is gone.  Booleans are
- * stored one byte each (0 or 1). */
+ * stored one byte each (0 or 1).
+ *
+ * On a GPU backend an array also has a copy in device memory: an input is
+ * uploaded the first time a program reads it and stays there for later
+ * runs; a result stays on the device until the host reads it
+ * (ax_array_data, ax_array_copy_out), which copies it back.  Device memory
+ * counts against the memory limit like host memory.  ax_array_data hands
+ * out a writable pointer, so it marks the device copy out of date (the
+ * next run uploads the array again); after changing the memory of a
+ * wrapped array directly, call ax_array_data on it once so that the next
+ * GPU run sees the change. */
 typedef struct ax_array ax_array;
 
 /* A new array with zeroed, owned buffers.  shape has `rank` extents (may be
@@ -222,7 +240,9 @@ int64_t        ax_array_size(const ax_array *a);   /* number of elements */
 int            ax_array_components(const ax_array *a);
 /* The buffer of scalar component i (0 for a scalar element type), holding
  * ax_array_size(a) values of ax_array_component_type(a, i).  Writable only
- * if the array is owned by axle or wrapped from writable memory. */
+ * if the array is owned by axle or wrapped from writable memory.  A GPU
+ * result is copied back first (NULL, with an error on the array's
+ * context, if that fails). */
 void          *ax_array_data(const ax_array *a, int i);
 ax_scalar      ax_array_component_type(const ax_array *a, int i);
 /* Copies component i into dst (ax_array_size(a) values).  Returns 0, or -1

@@ -63,7 +63,7 @@ static long spills(const char *info)
     return total;
 }
 
-int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what)
+int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what, bool full)
 {
     const char *e = getenv("AXLE_TEST_NVRTC");
     if (!e || strcmp(e, "1") || !a) return 0;
@@ -73,12 +73,26 @@ int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what)
         fprintf(stderr, "%s: no CUDA text: %s\n", what, ax_error(cx));
         return -1;
     }
-    /* both architectures, the CUDA-only fast paths and the portable ones */
-    static const int archs[] = {80, 90};
+    /* A text checked before (the same program at another size) is not
+     * compiled again: the set of their hashes lives for the process. */
+    static uint64_t seen[8192];
+    static int nseen;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = text; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (int i = 0; i < nseen; i++)
+        if (seen[i] == h) {
+            free(text);
+            return 0;
+        }
+    if (nseen < 8192) seen[nseen++] = h;
+    /* both architectures, the CUDA-only fast paths and the portable ones:
+     * every pair (full), or each once (sm_90 fast, sm_80 portable) */
+    static const int archs[] = {90, 80};
     static const char *const paths[] = {NULL, "-DAX_NO_FAST=1"};
     int rc = 0;
     for (int i = 0; i < 2 && rc == 0; i++)
         for (int k = 0; k < 2 && rc == 0; k++) {
+            if (!full && i != k) continue;
             char *info = NULL, err[2048];
             if (cuda_compile_check(text, strlen(text), archs[i], paths[k], NULL, &info, err, sizeof err)) {
                 if (strstr(err, "not installed")) {

@@ -198,7 +198,7 @@ static void same_(const char *file, int line, const char *what, Build b, const v
     int ni = ax_run_n(ci, b(ci, env), ri, 8);
     ax_program *pr = ax_compile(cc, b(cc, env));
     int nc = pr ? ax_program_run(pr, rc, 8) : -1;
-    if (gpu_tested()) harness_nvrtc_check(cc, b(cc, env), what);
+    if (gpu_tested()) harness_nvrtc_check(cc, b(cc, env), what, true);
     if (pr) {
         const ax_stats *st = ax_program_stats(pr);
         if (strcmp(st->backend, tested_name())) {

@@ -90,6 +90,7 @@ typedef enum CgRole {
     R_DFLT,     /* permute: copy the defaults */
     R_PERM,     /* permute: combine the source into the result */
     R_MAT,      /* materialise a DELAYED operand (segment lengths) */
+    R_SCAN1,    /* scan in one pass (GPU: decoupled look-back) */
     R_NROLE
 } CgRole;
 

@@ -71,6 +71,16 @@ typedef struct GpuConfig {
 CgProg *gpu_program(const Program *p, const GpuConfig *cfg, char *err, size_t errsize);
 /* The prelude of a dialect (a static string). */
 const char *gpu_prelude(GpuDialect d);
+/* Items per thread of a single-pass scan's tile (GPU_WG * that many
+ * elements: fewer for wider elements, to bound shared memory). */
+int gpu_scan_items(const Type *elt);
+/* Whether scans run in a single pass with decoupled look-back (Merrill
+ * and Garland): on CUDA, whose blocks make progress independently
+ * (AXLE_GPU_LOOKBACK=0 turns it off); elsewhere only when
+ * AXLE_GPU_LOOKBACK=1 asks, which the tests use to run it on PoCL and
+ * Oclgrind (their work-groups do progress independently).  The kernel
+ * text has the kernel under AX_LOOKBACK. */
+bool gpu_lookback_wanted(GpuDialect d);
 /* A kernel's name: axk_<num>_<role>. */
 void gpu_kernel_name(char *buf, size_t size, int num, CgRole r);
 

@@ -51,6 +51,7 @@ typedef struct GpuCtx {
     uint64_t errbuf;          /* the fault word (u32) */
     bool faulted;             /* a read of the device found the fault word set */
     int units;                /* the device's compute units */
+    bool lookback;            /* single-pass scans (gpu_lookback_wanted) */
     PoolBuf *pool;
     int npool, cappool;
     int64_t pool_bytes;
@@ -298,6 +299,7 @@ static GpuCtx *ctx_state(const GpuBackendDef *def, ax_ctx *cx)
     gc->d = d;
     gc->cx = cx;
     gc->units = api->units(d) > 0 ? api->units(d) : 1;
+    gc->lookback = gpu_lookback_wanted(api->dialect);
     gc->dops.name = api->name;
     gc->dops.free = dops_free;
     gc->dops.download = dops_download;
@@ -396,7 +398,7 @@ int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
         }
         gp->nargs[i] = gpu_args(cn, gp->args[i], max);
         for (int r = 0; r < R_NROLE; r++) {
-            if (!cn->role[r]) continue;
+            if (!cn->role[r] || (r == R_SCAN1 && !gc->lookback)) continue;
             char name[64];
             gpu_kernel_name(name, sizeof name, i, (CgRole)r);
             if (!(gp->k[i][r] = api->kernel(gc->d, mod, name))) {
@@ -808,6 +810,17 @@ static int ex_scan(GEx *ex, const Node *x, GOp *o)
     if (exl && out_alloc(ex, o, 1, elt, r - 1, o->shape[src])) return -1;
     int64_t rows = exl ? o->size[1] : ext > 0 ? o->size[0] / ext : 0;
     if (rows == 0 || (!z && n == 0)) return 0;
+    if (ex->gc->lookback && n > 0) {
+        /* one pass: tiles in a counter's order (gpu_skel.c emit_scan1) */
+        int64_t tile = (int64_t)GPU_WG * gpu_scan_items(elt), ntr = (n + tile - 1) / tile;
+        o->n = n;
+        o->ch = ntr;
+        o->m = rows * ntr;
+        if (scratch(ex, &o->s1, &o->s1b, (1 + o->m) * 4, true) ||
+            scratch(ex, &o->s2, &o->s2b, 2 * (int64_t)elt->width * o->m * 8, false))
+            return -1;
+        return launch(ex, o, R_SCAN1, groups_for(ex, o->m, 1));
+    }
     plan_rows(ex, o, rows, n);
     if (o->nch > 1) {
         if (scratch(ex, &o->s1, &o->s1b, scratch_bytes(elt, o->m), false) ||

@@ -240,11 +240,34 @@ static void emit_team_reduce(G *g, RedKind kind)
     g->pos = "j";
     accumulate(g, f, elt, acc, "have", read_row(g, &rr, "j"));
     close_(g);
+    /* The tree: a left neighbour with its right one.  On CUDA a team of a
+     * warp or more does its first five levels within each warp by
+     * shuffles (no shared memory, no barrier), the rest in shared memory
+     * from level 32 on.  All lanes of a warp take part (W is a multiple
+     * of the warp's width there, and lanes without a task carry
+     * have = 0). */
+    cg_line(g, "i64 s0 = 1;");
+    cg_line(g, "#if AX_FAST");
+    cg_line(g, "if (W >= 32) {");
+    open_(g);
+    cg_line(g, "for (int s = 1; s < 32; s <<= 1) {");
+    open_(g);
+    Val o = cg_val(g, elt->width);
+    for (int l = 0; l < o.n; l++)
+        o.v[l] = cg_local(g, ty_leaf(elt, l), cg_fmt(g, "ax_shfl_%s(%s, s)", cg_ctype(ty_leaf(elt, l)), acc.v[l]));
+    const char *oh = cg_local(g, AX_I32, "ax_shfl_i32(have, s)");
+    cg_line(g, "if ((lane & (2 * s - 1)) == 0 && %s) {", oh);
+    open_(g);
+    accumulate(g, f, elt, acc, "have", o);
+    close_(g);
+    close_(g);
+    cg_line(g, "s0 = 32;");
+    close_(g);
+    cg_line(g, "#endif");
     put(g, sh, "ax_lid", acc);
     cg_line(g, "hv_[ax_lid] = (u8)have;");
     cg_line(g, "ax_barrier();");
-    /* the tree: a left neighbour with its right one */
-    cg_line(g, "for (i64 s = 1; s < W; s <<= 1) {");
+    cg_line(g, "for (i64 s = s0; s < W; s <<= 1) {");
     open_(g);
     cg_line(g, "if ((lane & (2 * s - 1)) == 0 && lane + s < W && hv_[ax_lid + s]) {");
     open_(g);
@@ -347,6 +370,8 @@ static void emit_foldseg(G *g)
 }
 
 /* ------------------------------------------------------------ scans */
+
+static void emit_scan1(G *g);
 
 static void emit_scan(G *g)
 {
@@ -500,6 +525,245 @@ static void emit_scan(G *g)
     }
     close_(g);
     close_(g);
+#undef SCANOP
+    emit_scan1(g);
+}
+
+/* ------------------------------------------------------------ single-pass scans
+ *
+ * A scan in one pass over the data with decoupled look-back (Merrill and
+ * Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back"):
+ * each group takes tiles of GPU_WG * K elements in the order of a counter
+ * (so a tile waits only for tiles taken earlier, by groups that are
+ * running), scans its tile (K elements per thread in registers, the
+ * threads' totals in shared memory), publishes the tile's total, and its
+ * first thread walks back over the tiles before it, combining their totals
+ * until it finds one that has published its inclusive prefix; it then
+ * publishes its own.  The data is read once and written once (the three
+ * phases read it twice).  It relies on groups making progress
+ * independently, which CUDA's do; elsewhere it runs only when asked
+ * (gpu_lookback_wanted).  The flags and published values are read and
+ * written with atomics and ordered by fences. */
+
+/* A leaf's bits in a u64 slot, and back. */
+static const char *to_u64(G *g, ax_scalar s, const char *v)
+{
+    if (s == AX_F32) return cg_fmt(g, "(u64)ax_bits_f32(%s)", v);
+    if (s == AX_F64) return cg_fmt(g, "ax_bits_f64(%s)", v);
+    return cg_fmt(g, "(u64)(%s)%s", cg_utype(s), v);
+}
+static const char *from_u64(G *g, ax_scalar s, const char *b)
+{
+    if (s == AX_F32) return cg_fmt(g, "ax_f32_of((u32)%s)", b);
+    if (s == AX_F64) return cg_fmt(g, "ax_f64_of(%s)", b);
+    return cg_fmt(g, "(%s)(%s)%s", cg_ctype(s), cg_utype(s), b);
+}
+
+/* Publishes v as tile t's aggregate (which 0) or inclusive prefix (1),
+ * then the flag that says so. */
+static void publish(G *g, const Type *elt, Val v, int which)
+{
+    for (int l = 0; l < elt->width && l < v.n; l++)
+        cg_line(g, "ax_xchg64(&vs_[(%d) * m_ + t], %s);", 2 * l + which, to_u64(g, ty_leaf(elt, l), v.v[l]));
+    cg_line(g, "ax_fence();");
+    cg_line(g, "ax_xchg32(&flag_[1 + t], %du);", which + 1);
+}
+
+static void emit_scan1(G *g)
+{
+    CgNode *cn = (CgNode *)g->cn;
+    const Node *x = cn->x, *f = x->kid[0];
+    Op op = x->op;
+    bool left = op == OP_SCANL || op == OP_SCANL1 || op == OP_SCANLEX;
+    bool z = cg_has_z(op), ex = op == OP_SCANLEX || op == OP_SCANREX, incl_z = z && !ex;
+    const Type *elt = (ex ? x->type->elts[0] : x->type)->elt;
+    int K = gpu_scan_items(elt), w = elt->width;
+#define SCANOP(a, b) (left ? cg_apply2(g, f, (a), (b)) : cg_apply2(g, f, (b), (a)))
+    cg_line(g, "#if AX_LOOKBACK");
+    kbegin(g, R_SCAN1);
+    Val tx = cg_val(g, w), px = cg_val(g, w);
+    for (int l = 0; l < w; l++) {
+        tx.v[l] = cg_fresh(g, "tx");
+        px.v[l] = cg_fresh(g, "px");
+        cg_line(g, "AX_SHARED %s %s[AX_WG * %d];", cg_ctype(ty_leaf(elt, l)), tx.v[l], K);
+        cg_line(g, "AX_SHARED %s %s[1];", cg_ctype(ty_leaf(elt, l)), px.v[l]);
+    }
+    Val sh = shared(g, elt, "sh");
+    cg_line(g, "AX_SHARED u8 hv_[AX_WG];");
+    cg_line(g, "AX_SHARED i64 tid_[1];");
+    cg_line(g, "AX_SHARED int ph_[1];");
+    cg_line(g, "AX_G u32 *flag_ = (AX_G u32 *)s1_;");
+    cg_line(g, "AX_G u64 *vs_ = (AX_G u64 *)s2_;");
+    cg_line(g, "const i64 ntr = ch_, T = AX_WG * %d;", K);
+    cg_line(g, "for (;;) {");
+    open_(g);
+    cg_line(g, "if (ax_lid == 0) tid_[0] = (i64)ax_fetch_add32(flag_, 1u);");
+    cg_line(g, "ax_barrier();");
+    cg_line(g, "const i64 t = tid_[0];");
+    cg_line(g, "ax_barrier();");
+    cg_line(g, "if (t >= m_) break;");
+    cg_line(g, "const i64 row = t / ntr, k = t %% ntr;");
+    cg_line(g, "const i64 rb = row * n_, ob = row * %s, lo = k * T, len = ax_min64(T, n_ - lo);",
+            incl_z ? "(n_ + 1)" : "n_");
+    /* striped loads (coalesced) into the tile, in scan order */
+    cg_line(g, "for (int r = 0; r < %d; r++) {", K);
+    open_(g);
+    cg_line(g, "const i64 i = r * AX_WG + ax_lid;");
+    cg_line(g, "if (i < len) {");
+    open_(g);
+    cg_line(g, "const i64 j = %s;", left ? "lo + i" : "n_ - 1 - (lo + i)");
+    g->pos = "(rb + j)";
+    put(g, tx, "i", cg_read_lin(g, 0, "rb + j"));
+    close_(g);
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    /* each thread's K consecutive elements, scanned in place */
+    cg_line(g, "const i64 b0 = ax_lid * %d;", K);
+    cg_line(g, "const int cnt = (int)ax_max64(0, ax_min64(%d, len - b0));", K);
+    Val run = cg_decl(g, elt, "y");
+    cg_line(g, "int hr = 0;");
+    cg_line(g, "for (int r = 0; r < cnt; r++) {");
+    open_(g);
+    Val it = snap(g, elt, at(g, tx, "b0 + r"));
+    cg_line(g, "if (hr) {");
+    open_(g);
+    cg_update(g, elt, run, SCANOP(run, it));
+    g->ind--;
+    cg_line(g, "} else {");
+    open_(g);
+    cg_assign(g, run, it);
+    close_(g);
+    cg_line(g, "hr = 1;");
+    put(g, tx, "b0 + r", run);
+    close_(g);
+    put(g, sh, "ax_lid", run);
+    cg_line(g, "hv_[ax_lid] = (u8)hr;");
+    cg_line(g, "ax_barrier();");
+    /* the threads' totals: an in-order Hillis-Steele scan */
+    cg_line(g, "for (int s = 1; s < AX_WG; s <<= 1) {");
+    open_(g);
+    cg_line(g, "const int tk = hv_[ax_lid] && ax_lid >= s;");
+    Val tmp = cg_decl(g, elt, "h");
+    cg_line(g, "if (tk) {");
+    open_(g);
+    Val a = snap(g, elt, at(g, sh, "ax_lid - s")), b = snap(g, elt, at(g, sh, "ax_lid"));
+    cg_assign(g, tmp, SCANOP(a, b));
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    cg_line(g, "if (tk) {");
+    open_(g);
+    put(g, sh, "ax_lid", tmp);
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    close_(g);
+    /* the look-back, by the first thread */
+    cg_line(g, "if (ax_lid == 0) {");
+    open_(g);
+    Val agg = snap(g, elt, at(g, sh, cg_fmt(g, "(len - 1) / %d", K)));
+    Val p = cg_decl(g, elt, "p");
+    cg_line(g, "int hp = 0;");
+    cg_line(g, "if (k == 0) {");
+    open_(g);
+    if (z) {
+        cg_assign(g, p, zval(g, elt));
+        cg_line(g, "hp = 1;");
+    }
+    g->ind--;
+    cg_line(g, "} else {");
+    open_(g);
+    publish(g, elt, agg, 0);
+    cg_line(g, "for (i64 q = t - 1;; q--) {");
+    open_(g);
+    cg_line(g, "u32 fl;");
+    cg_line(g, "do { fl = ax_cas32(&flag_[1 + q], 0u, 0u); } while (fl == 0u);");
+    cg_line(g, "ax_fence();");
+    Val pv = cg_val(g, w);
+    for (int l = 0; l < w; l++) {
+        const char *bits = cg_local(g, AX_U64, cg_fmt(g, "ax_cas64(&vs_[(%d + (fl == 2u)) * m_ + q], (u64)0, (u64)0)", 2 * l));
+        pv.v[l] = cg_local(g, ty_leaf(elt, l), from_u64(g, ty_leaf(elt, l), bits));
+    }
+    cg_line(g, "if (hp) {");
+    open_(g);
+    cg_update(g, elt, p, SCANOP(pv, p));
+    g->ind--;
+    cg_line(g, "} else {");
+    open_(g);
+    cg_assign(g, p, pv);
+    close_(g);
+    cg_line(g, "hp = 1;");
+    cg_line(g, "if (fl == 2u) break;");
+    close_(g);
+    close_(g);
+    Val inc = cg_decl(g, elt, "c");
+    cg_assign(g, inc, agg);
+    cg_line(g, "if (hp) {");
+    open_(g);
+    cg_update(g, elt, inc, SCANOP(p, agg));
+    close_(g);
+    publish(g, elt, inc, 1);
+    put(g, px, "0", p);
+    cg_line(g, "ph_[0] = hp;");
+    if (ex) {
+        cg_line(g, "if (k == ntr - 1) {");
+        open_(g);
+        cg_store(g, 1, elt, "row", inc);
+        close_(g);
+    }
+    if (incl_z) {
+        cg_line(g, "if (k == 0) {");
+        open_(g);
+        cg_store(g, 0, elt, left ? "ob" : "ob + n_", zval(g, elt));
+        close_(g);
+    }
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    /* each element: the prefix before the tile, then the threads' before
+     * this one, then its own (ex: the value before it) */
+    Val c = cg_decl(g, elt, "q");
+    cg_line(g, "int hc = ph_[0];");
+    cg_assign(g, c, at(g, px, "0"));
+    cg_line(g, "if (ax_lid > 0) {");
+    open_(g);
+    Val e = snap(g, elt, at(g, sh, "ax_lid - 1"));
+    cg_line(g, "if (hc) {");
+    open_(g);
+    cg_update(g, elt, c, SCANOP(c, e));
+    g->ind--;
+    cg_line(g, "} else {");
+    open_(g);
+    cg_assign(g, c, e);
+    close_(g);
+    cg_line(g, "hc = 1;");
+    close_(g);
+    Val prev = cg_decl(g, elt, "v");
+    cg_assign(g, prev, c);
+    cg_line(g, "for (int r = 0; r < cnt; r++) {");
+    open_(g);
+    Val cur = snap(g, elt, at(g, tx, "b0 + r"));
+    Val incv = cg_decl(g, elt, "u");
+    cg_assign(g, incv, cur);
+    cg_line(g, "if (hc) {");
+    open_(g);
+    cg_update(g, elt, incv, SCANOP(c, cur));
+    close_(g);
+    put(g, tx, "b0 + r", ex ? prev : incv);
+    if (ex) cg_assign(g, prev, incv);
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    /* striped stores */
+    cg_line(g, "for (int r = 0; r < %d; r++) {", K);
+    open_(g);
+    cg_line(g, "const i64 i = r * AX_WG + ax_lid;");
+    cg_line(g, "if (i < len) {");
+    open_(g);
+    cg_line(g, "const i64 j = %s;", left ? "lo + i" : "n_ - 1 - (lo + i)");
+    cg_store(g, 0, elt, left && incl_z ? "ob + j + 1" : "ob + j", at(g, tx, "i"));
+    close_(g);
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    close_(g);
+    close_(g);
+    cg_line(g, "#endif");
 #undef SCANOP
 }
 
