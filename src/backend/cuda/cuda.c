@@ -521,14 +521,7 @@ static void *cu_open(ax_ctx *cx)
         return ctx_error(cx, AX_ERR_BACKEND, "cuda: NVRTC (libnvrtc.so.13 or .12) is not installed");
     }
     c->trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
-    if (!cx->opt.no_cache) {
-        JitOptions o;
-        memset(&o, 0, sizeof o);
-        o.cache_dir = cx->opt.cache_dir;
-        o.trace = c->trace;
-        o.version = AX_VERSION_STRING;
-        c->cache = jit_new(&o);
-    }
+    c->cache = gpu_disk_cache(cx);
     return c;
 }
 

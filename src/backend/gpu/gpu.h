@@ -134,6 +134,10 @@ typedef struct GpuBackendDef {
 } GpuBackendDef;
 
 int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state);
+/* The disk cache for a device API's binaries (a Jit used only for its
+ * directory and verified entries: jit_blob_load/store), or NULL when the
+ * context has it off. */
+struct Jit *gpu_disk_cache(ax_ctx *cx);
 int gpu_run(const GpuBackendDef *def, ax_ctx *cx, Program *p, void *state, ax_array **out, int max);
 void gpu_release(void *state);
 /* The program's kernel text in a dialect, prelude included (ax_dump's

@@ -250,6 +250,17 @@ static ax_array *dev_array(GpuCtx *gc, const Type *elt, int rank, const int64_t 
 
 /* ------------------------------------------------------------ context */
 
+Jit *gpu_disk_cache(ax_ctx *cx)
+{
+    if (cx->opt.no_cache) return NULL;
+    JitOptions o;
+    memset(&o, 0, sizeof o);
+    o.cache_dir = cx->opt.cache_dir;
+    o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
+    o.version = AX_VERSION_STRING;
+    return jit_new(&o);
+}
+
 static void ctx_release(GpuCtx *gc)
 {
     if (gc->d) {

@@ -371,6 +371,31 @@ static void emit_foldseg(G *g)
 
 /* ------------------------------------------------------------ scans */
 
+/* An in-order inclusive Hillis-Steele scan of the values in shared arrays
+ * sh over strides s < limit (a team's lanes): a thread for which `take`
+ * holds combines the value s places before its own, earlier operand on
+ * the scan order's left (x (.) y = f(x, y), or f(y, x) for right scans).
+ * Every thread runs the loop (it has barriers). */
+static void team_scan(G *g, const Node *f, bool left, const Type *elt, Val sh, const char *limit, const char *take)
+{
+    cg_line(g, "for (i64 s = 1; s < %s; s <<= 1) {", limit);
+    open_(g);
+    cg_line(g, "const int tk = %s;", take);
+    Val tmp = cg_decl(g, elt, "h");
+    cg_line(g, "if (tk) {");
+    open_(g);
+    Val a = snap(g, elt, at(g, sh, "ax_lid - s")), b = snap(g, elt, at(g, sh, "ax_lid"));
+    cg_assign(g, tmp, left ? cg_apply2(g, f, a, b) : cg_apply2(g, f, b, a));
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    cg_line(g, "if (tk) {");
+    open_(g);
+    put(g, sh, "ax_lid", tmp);
+    close_(g);
+    cg_line(g, "ax_barrier();");
+    close_(g);
+}
+
 static void emit_scan1(G *g);
 
 static void emit_scan(G *g)
@@ -461,22 +486,7 @@ static void emit_scan(G *g)
     close_(g);
     put(g, sh, "ax_lid", v);
     cg_line(g, "ax_barrier();");
-    cg_line(g, "for (i64 s = 1; s < W; s <<= 1) {");
-    open_(g);
-    cg_line(g, "const int tk = pr && lane >= s;");
-    Val tmp = cg_decl(g, elt, "h");
-    cg_line(g, "if (tk) {");
-    open_(g);
-    Val a = snap(g, elt, at(g, sh, "ax_lid - s")), b = snap(g, elt, at(g, sh, "ax_lid"));
-    cg_assign(g, tmp, SCANOP(a, b));
-    close_(g);
-    cg_line(g, "ax_barrier();");
-    cg_line(g, "if (tk) {");
-    open_(g);
-    put(g, sh, "ax_lid", tmp);
-    close_(g);
-    cg_line(g, "ax_barrier();");
-    close_(g);
+    team_scan(g, f, left, elt, sh, "W", "pr && lane >= s");
     cg_line(g, "if (pr) {");
     open_(g);
     if (ex) {
@@ -639,23 +649,8 @@ static void emit_scan1(G *g)
     put(g, sh, "ax_lid", run);
     cg_line(g, "hv_[ax_lid] = (u8)hr;");
     cg_line(g, "ax_barrier();");
-    /* the threads' totals: an in-order Hillis-Steele scan */
-    cg_line(g, "for (int s = 1; s < AX_WG; s <<= 1) {");
-    open_(g);
-    cg_line(g, "const int tk = hv_[ax_lid] && ax_lid >= s;");
-    Val tmp = cg_decl(g, elt, "h");
-    cg_line(g, "if (tk) {");
-    open_(g);
-    Val a = snap(g, elt, at(g, sh, "ax_lid - s")), b = snap(g, elt, at(g, sh, "ax_lid"));
-    cg_assign(g, tmp, SCANOP(a, b));
-    close_(g);
-    cg_line(g, "ax_barrier();");
-    cg_line(g, "if (tk) {");
-    open_(g);
-    put(g, sh, "ax_lid", tmp);
-    close_(g);
-    cg_line(g, "ax_barrier();");
-    close_(g);
+    /* the threads' totals */
+    team_scan(g, f, left, elt, sh, "AX_WG", "hv_[ax_lid] && ax_lid >= s");
     /* the look-back, by the first thread */
     cg_line(g, "if (ax_lid == 0) {");
     open_(g);

@@ -534,14 +534,7 @@ static void *cl_open(ax_ctx *cx)
              fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
              gpu_lookback_wanted(GPU_OPENCL) ? " -DAX_LOOKBACK=1" : "");
     c->trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
-    if (!cx->opt.no_cache && !strstr(pn, "Portable Computing Language")) {
-        JitOptions o;
-        memset(&o, 0, sizeof o);
-        o.cache_dir = cx->opt.cache_dir;
-        o.trace = c->trace;
-        o.version = AX_VERSION_STRING;
-        c->cache = jit_new(&o);
-    }
+    if (!strstr(pn, "Portable Computing Language")) c->cache = gpu_disk_cache(cx);
     return c;
 }
 
