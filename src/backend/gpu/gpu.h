@@ -144,6 +144,15 @@ void gpu_release(void *state);
  * "cuda" and "opencl" stages): malloc'd, or NULL with an error on cx. */
 char *gpu_text(ax_ctx *cx, Program *p, GpuDialect d);
 
+/* What a context's GPU backend did (for tests and traces): programs
+ * prepared and found built in a cache, arrays and bytes moved each way,
+ * kernels launched. */
+typedef struct GpuCounters {
+    int64_t prepared, cached, uploads, upload_bytes, downloads, download_bytes, launches;
+    int64_t allocs;           /* device buffers allocated (not from the pool) */
+} GpuCounters;
+bool gpu_counters(ax_ctx *cx, ax_backend_kind kind, GpuCounters *out);
+
 extern const Backend backend_cuda;
 extern const Backend backend_opencl;
 

@@ -56,6 +56,7 @@ typedef struct GpuCtx {
     int npool, cappool;
     int64_t pool_bytes;
     DevOps dops;              /* for the arrays' device copies */
+    GpuCounters counters;
 } GpuCtx;
 
 typedef struct GpuProg {
@@ -105,6 +106,7 @@ static uint64_t dev_alloc(GpuCtx *gc, int64_t bytes)
             return h;
         }
     uint64_t h = 0;
+    gc->counters.allocs++;
     if (gc->api->alloc(gc->d, bytes, &h) == 0 && h) return h;
     /* out of device memory: give the pool back and try once more */
     pool_trim(gc, 0);
@@ -160,6 +162,8 @@ static void dops_free(void *dev, uint64_t h, int64_t bytes) { dev_free(dev, h, b
 static int dops_download(void *dev, ax_ctx *cx, void *dst, uint64_t h, int64_t bytes)
 {
     GpuCtx *gc = dev;
+    gc->counters.downloads++;
+    gc->counters.download_bytes += bytes;
     if (gc->api->download(gc->d, dst, h, bytes)) {
         ctx_error(cx, AX_ERR_BACKEND, "%s: reading an array back: %s", gc->api->name, gc->api->errmsg(gc->d));
         return -1;
@@ -205,7 +209,9 @@ static int to_device(GpuCtx *gc, ax_array *a)
             ctx_error(gc->cx, AX_ERR_BACKEND, "%s: uploading an array: %s", gc->api->name, gc->api->errmsg(gc->d));
             return -1;
         }
+        gc->counters.upload_bytes += n;
     }
+    gc->counters.uploads++;
     a->dev_valid = true;
     return 0;
 }
@@ -249,6 +255,14 @@ static ax_array *dev_array(GpuCtx *gc, const Type *elt, int rank, const int64_t 
 }
 
 /* ------------------------------------------------------------ context */
+
+bool gpu_counters(ax_ctx *cx, ax_backend_kind kind, GpuCounters *out)
+{
+    GpuCtx *gc = cx && (unsigned)kind < AX_NBACKENDS ? cx->backend_state[kind] : NULL;
+    if (!gc || gc->magic != CTX_MAGIC || !out) return false;
+    *out = gc->counters;
+    return true;
+}
 
 Jit *gpu_disk_cache(ax_ctx *cx)
 {
@@ -396,6 +410,8 @@ int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
     if (cx->opt.debug & AX_DEBUG_TIMING)
         fprintf(stderr, "axle: timing: %s codegen %.3f ms (%zu bytes), %s %.3f ms\n", api->name, p->codegen_ms,
                 g->len, cached ? "cache hit" : "compile", now_ms() - t1);
+    gc->counters.prepared++;
+    gc->counters.cached += cached;
     for (int i = 0; i < g->nnodes; i++) {
         const CgNode *cn = &g->nodes[i];
         if (!cn->x) continue;
@@ -596,6 +612,7 @@ static int launch(GEx *ex, GOp *o, CgRole r, int64_t groups)
         }
     }
     int rc = ex->api->launch(ex->gc->d, k, groups, na, args);
+    ex->gc->counters.launches++;
     free(args);
     if (rc) return api_fail(ex, "launching a kernel");
     return 0;
