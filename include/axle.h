@@ -90,14 +90,17 @@ const ax_type *ax_type_index(ax_ctx *cx, int rank);
 
 /* Inspection. */
 typedef enum ax_type_kind {
+    AX_KIND_INVALID = -1,    /* the NULL that a failed builder returns */
     AX_KIND_SCALAR, AX_KIND_TUPLE, AX_KIND_INDEX, AX_KIND_ARRAY, AX_KIND_ARRAYS
 } ax_type_kind;
+/* Each accepts NULL (the type of an invalid term): AX_KIND_INVALID,
+ * AX_NSCALAR, -1, NULL, 0 and false respectively. */
 ax_type_kind ax_type_kind_of(const ax_type *t);
 ax_scalar    ax_type_scalar_of(const ax_type *t);   /* for AX_KIND_SCALAR */
 int          ax_type_arity(const ax_type *t);       /* tuple components, or index rank */
 const ax_type *ax_type_elem(const ax_type *t, int i); /* tuple component i */
 int          ax_type_components(const ax_type *t);  /* scalar leaves: buffers per array */
-bool         ax_type_equal(const ax_type *a, const ax_type *b);
+bool         ax_type_equal(const ax_type *a, const ax_type *b);   /* false if either is NULL */
 /* Writes a readable form ("(f32, (i32, bool))", "[f32]^2") into buf; returns buf. */
 char        *ax_type_str(const ax_type *t, char *buf, size_t size);
 /* The name of a scalar type ("f32"), and its size in bytes (bool: 1). */
@@ -142,9 +145,22 @@ typedef struct ax_options {
     int64_t mem_limit;        /* bytes of array memory; 0: AXLE_MEM_LIMIT or a
                                  safe fraction of physical memory; <0: none */
     const char *cc;           /* C compiler for the CPU backend; NULL: AXLE_CC or "cc" */
-    const char *cflags;       /* its flags; NULL: AXLE_CFLAGS or the defaults */
+    const char *cflags;       /* flags added after the optimisation flags (so they may
+                                 override -O3 or -march=native); NULL: AXLE_CFLAGS.
+                                 The flags that fix results (-fno-fast-math,
+                                 -ffp-contract=off) always come last */
     const char *cache_dir;    /* kernel cache; NULL: $XDG_CACHE_HOME/axle */
     bool no_cache;            /* true: no disk cache (also AXLE_CACHE=off) */
+    double cc_timeout;        /* seconds the C compiler may run before its process
+                                 group is killed and ax_run fails (AX_ERR_COMPILE);
+                                 0: AXLE_CC_TIMEOUT or 300; <0: no limit */
+    /* Cancellation: when set, axle calls cancel(cancel_arg) between array
+     * operations and before every iteration of an ax_awhile loop; a true
+     * result stops the run, which fails with AX_ERR_CANCELLED (an endless
+     * awhile can be stopped this way, by a deadline or a user's request).
+     * It may be called from the thread that called ax_run only. */
+    bool (*cancel)(void *cancel_arg);
+    void *cancel_arg;
 } ax_options;
 
 /* Makes a context.  opt may be NULL (all defaults).  Returns NULL only if
@@ -174,7 +190,9 @@ typedef enum ax_status {
     AX_ERR_NOMEM,      /* allocation failure or the memory limit              */
     AX_ERR_COMPILE,    /* the run-time compiler is missing or failed          */
     AX_ERR_BACKEND,    /* a backend is unavailable                             */
-    AX_ERR_ARG         /* a bad argument to a non-builder function            */
+    AX_ERR_ARG,        /* a bad argument to a non-builder function, or a
+                          context used from two threads at once               */
+    AX_ERR_CANCELLED   /* ax_options.cancel asked the run to stop              */
 } ax_status;
 ax_status ax_status_of(const ax_ctx *cx);
 /* Forgets a pending error (the terms that failed stay invalid). */

@@ -20,6 +20,7 @@
 #define AX_IR_H
 
 #include "axle.h"
+#include "fault.h"
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -289,6 +290,18 @@ struct ax_ctx {
     struct { void *p; size_t cap; } spare[16];
     int nspare;
     int64_t spare_bytes;
+    /* Element types of host arrays (ctx_intern_type): they outlive
+     * ax_ctx_reset and the programs that made the arrays. */
+    Arena types;
+    const Type **interned;
+    int ninterned, capinterned;
+    /* Compiled programs still alive (run.c): ax_ctx_free orphans them. */
+    struct ax_program *programs;
+    /* One thread at a time (ctx_enter): the owning thread's token, its
+     * nesting depth, and whether another thread came in meanwhile. */
+    _Atomic uintptr_t owner;
+    int depth;
+    _Atomic int clash;
 };
 
 /* Records an error on cx unless one is pending (first error wins).
@@ -303,12 +316,34 @@ void ctx_settle(ax_ctx *cx);
 void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A copy of element type t that lives as long as cx (equal types share
+ * one copy; static types are returned as they are), or NULL when memory
+ * runs out.  Host arrays hold these: they survive ax_ctx_reset and the
+ * program that made them. */
+const Type *ctx_intern_type(ax_ctx *cx, const Type *t);
+
+/* One context, one thread at a time (axle.h).  ctx_enter claims cx for
+ * the calling thread (nested calls on that thread are fine) and is false,
+ * touching nothing else, when another thread holds it; that thread then
+ * learns of it from ctx_leave (true: another thread came in meanwhile).
+ * ctx_leave_report also records that as the error, settled, naming what.
+ * ctx_touch (builders) only checks: false while another thread holds cx. */
+bool ctx_enter(ax_ctx *cx);
+bool ctx_leave(ax_ctx *cx);
+bool ctx_leave_report(ax_ctx *cx, const char *what);
+bool ctx_touch(ax_ctx *cx);
+
+/* ax_ctx_free's first step (run.c): every program still compiled in cx
+ * gives up its backend state, its IR and its arrays, keeping only the
+ * handle, which ax_program_free then frees (order does not matter). */
+void programs_orphan(ax_ctx *cx);
+
 /* ----------------------------------------------------------- host arrays */
 
 struct ax_array {
     ax_ctx *cx;
     int refs;
-    const Type *elt;          /* element type (in cx->arena or static) */
+    const Type *elt;          /* element type (ctx_intern_type: cx->types, or static) */
     int rank;
     int64_t shape[AX_MAX_RANK];
     int64_t size;

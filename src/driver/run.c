@@ -12,7 +12,8 @@
 #include <time.h>
 
 struct ax_program {
-    ax_ctx *cx;
+    ax_ctx *cx;               /* NULL once ax_ctx_free has orphaned it */
+    ax_program *prev, *next;  /* cx->programs */
     Program *prog;
     const Backend *be;
     void *state;
@@ -31,7 +32,7 @@ static int hold_arrays(ax_program *pr, const Node *x)
         if (x->op == OP_USE && x->arr) {
             if (pr->nheld == pr->capheld) {
                 int cap = pr->capheld ? 2 * pr->capheld : 8;
-                ax_array **h = realloc(pr->held, sizeof *h * (size_t)cap);
+                ax_array **h = ax__realloc(pr->held, sizeof *h * (size_t)cap);
                 if (!h) return -1;
                 pr->held = h;
                 pr->capheld = cap;
@@ -138,9 +139,8 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
     return p;
 }
 
-ax_program *ax_compile(ax_ctx *cx, ax_acc a)
+static ax_program *compile(ax_ctx *cx, ax_acc a)
 {
-    if (!cx) return NULL;
     if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
     if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
     if (cx->status != AX_OK) {
@@ -149,7 +149,7 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     }
     cx->msg[0] = 0;
     cx->last_status = AX_OK;
-    ax_program *pr = calloc(1, sizeof *pr);
+    ax_program *pr = ax__calloc(1, sizeof *pr);
     if (!pr) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         settle_error(cx);
@@ -173,6 +173,9 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
         fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
                 "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, pr->be->name,
                 pr->stats.compile_ms, (long long)pr->stats.nodes, (long long)pr->stats.lets);
+    pr->next = cx->programs;
+    if (cx->programs) cx->programs->prev = pr;
+    cx->programs = pr;
     return pr;
 fail:
     ax_program_free(pr);
@@ -180,9 +183,35 @@ fail:
     return NULL;
 }
 
+ax_program *ax_compile(ax_ctx *cx, ax_acc a)
+{
+    if (!cx || !ctx_enter(cx)) return NULL;
+    ax_program *pr = compile(cx, a);
+    if (ctx_leave_report(cx, "ax_run")) {
+        ax_program_free(pr);
+        return NULL;
+    }
+    return pr;
+}
+
+static int program_run(ax_program *pr, ax_array **out, int max);
+
 int ax_program_run(ax_program *pr, ax_array **out, int max)
 {
-    if (!pr) return -1;
+    /* An orphan (its context was freed) has nothing to run with and no
+     * context to report to. */
+    if (!pr || !pr->cx || !ctx_enter(pr->cx)) return -1;
+    ax_ctx *cx = pr->cx;
+    int n = program_run(pr, out, max);
+    if (ctx_leave_report(cx, "ax_run") && n >= 0) {
+        for (int i = 0; i < n; i++) ax_array_release(out[i]);
+        n = -1;
+    }
+    return n;
+}
+
+static int program_run(ax_program *pr, ax_array **out, int max)
+{
     ax_ctx *cx = pr->cx;
     if (!out || max < 1) {
         ctx_error(cx, AX_ERR_ARG, "ax_run: no room for results (out is NULL or max < 1)");
@@ -204,13 +233,43 @@ int ax_program_run(ax_program *pr, ax_array **out, int max)
     return n;
 }
 
+/* Everything of a program but its handle and statistics. */
+static void program_strip(ax_program *pr)
+{
+    if (pr->be && pr->be->release && pr->state) pr->be->release(pr->state);
+    pr->state = NULL;
+    program_free(pr->prog);
+    pr->prog = NULL;
+    for (int i = 0; i < pr->nheld; i++) ax_array_release(pr->held[i]);
+    free(pr->held);
+    pr->held = NULL;
+    pr->nheld = pr->capheld = 0;
+}
+
+static void program_unlink(ax_program *pr)
+{
+    ax_ctx *cx = pr->cx;
+    if (pr->prev) pr->prev->next = pr->next;
+    else if (cx->programs == pr) cx->programs = pr->next;
+    if (pr->next) pr->next->prev = pr->prev;
+    pr->prev = pr->next = NULL;
+}
+
+void programs_orphan(ax_ctx *cx)
+{
+    while (cx->programs) {
+        ax_program *pr = cx->programs;
+        program_unlink(pr);
+        program_strip(pr);
+        pr->cx = NULL;
+    }
+}
+
 void ax_program_free(ax_program *pr)
 {
     if (!pr) return;
-    if (pr->be && pr->be->release && pr->state) pr->be->release(pr->state);
-    program_free(pr->prog);
-    for (int i = 0; i < pr->nheld; i++) ax_array_release(pr->held[i]);
-    free(pr->held);
+    if (pr->cx) program_unlink(pr);
+    program_strip(pr);
     free(pr);
 }
 
@@ -218,10 +277,14 @@ const ax_stats *ax_program_stats(const ax_program *pr) { return pr ? &pr->stats 
 
 int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max)
 {
+    if (!cx || !ctx_enter(cx)) return -1;
     ax_program *pr = ax_compile(cx, a);
-    if (!pr) return -1;
-    int n = ax_program_run(pr, out, max);
+    int n = pr ? ax_program_run(pr, out, max) : -1;
     ax_program_free(pr);
+    if (ctx_leave_report(cx, "ax_run") && n >= 0) {
+        for (int i = 0; i < n; i++) ax_array_release(out[i]);
+        n = -1;
+    }
     return n;
 }
 
@@ -257,9 +320,21 @@ static void dump_dot(ax_ctx *cx, Program *p, FILE *f)
     if (cx->status == AX_OK) ir_print_dot(f, before, p->root);
 }
 
+static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json);
+
 char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
 {
-    if (!cx) return NULL;
+    if (!cx || !ctx_enter(cx)) return NULL;
+    char *r = dump(cx, a, stage, json);
+    if (ctx_leave_report(cx, "ax_dump")) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
+{
     if (cx->status == AX_OK && (!a || !stage)) ctx_error(cx, AX_ERR_ARG, "ax_dump: NULL computation or stage");
     if (cx->status != AX_OK) {
         settle_error(cx);
@@ -267,7 +342,7 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
     }
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = ax__open_memstream(&buf, &len);
     if (!f) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
         settle_error(cx);
@@ -302,7 +377,7 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
                 /* The JSON printer ends with "}\n": splice in the schedule's figures. */
                 char *j = NULL;
                 size_t jl = 0;
-                FILE *g = open_memstream(&j, &jl);
+                FILE *g = ax__open_memstream(&j, &jl);
                 if (g) {
                     ir_print_json(g, "", stage, p->root);
                     fclose(g);

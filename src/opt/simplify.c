@@ -783,7 +783,7 @@ static bool push_frame(S *s, const Node *let, Node *b)
 {
     if (s->nstk == s->capstk) {
         int cap = s->capstk ? 2 * s->capstk : 64;
-        Frame *f = realloc(s->stk, sizeof *f * (size_t)cap);
+        Frame *f = ax__realloc(s->stk, sizeof *f * (size_t)cap);
         if (!f) return nomem(s), false;
         s->stk = f;
         s->capstk = cap;
@@ -1119,13 +1119,13 @@ int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed)
     s.p = p;
     s.what = what;
     size_t nv = (size_t)p->nvars + 1;
-    s.count = calloc(nv, sizeof *s.count);
-    s.blam = calloc(nv, sizeof *s.blam);
-    s.blazy = calloc(nv, sizeof *s.blazy);
-    s.vflag = calloc(nv, sizeof *s.vflag);
-    s.sub = calloc(nv, sizeof *s.sub);
-    s.pending = calloc(nv, sizeof *s.pending);
-    s.known = calloc(nv, sizeof *s.known);
+    s.count = ax__calloc(nv, sizeof *s.count);
+    s.blam = ax__calloc(nv, sizeof *s.blam);
+    s.blazy = ax__calloc(nv, sizeof *s.blazy);
+    s.vflag = ax__calloc(nv, sizeof *s.vflag);
+    s.sub = ax__calloc(nv, sizeof *s.sub);
+    s.pending = ax__calloc(nv, sizeof *s.pending);
+    s.known = ax__calloc(nv, sizeof *s.known);
     Node *root = NULL;
     if (!s.count || !s.blam || !s.blazy || !s.vflag || !s.sub || !s.pending || !s.known) {
         nomem(&s);

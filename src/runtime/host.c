@@ -105,9 +105,9 @@ bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Progra
     h->nvars = p->nvars;
     h->live = live;
     size_t n = (size_t)(p->nvars > 0 ? p->nvars : 1);
-    h->aenv = calloc(n, sizeof *h->aenv);
-    h->left = calloc(n, sizeof *h->left);
-    h->width = calloc(n, sizeof *h->width);
+    h->aenv = ax__calloc(n, sizeof *h->aenv);
+    h->left = ax__calloc(n, sizeof *h->left);
+    h->width = ax__calloc(n, sizeof *h->width);
     if (h->aenv && h->left && h->width) return true;
     host_nomem(h);
     host_free(h);
@@ -185,8 +185,8 @@ static int awhile(Host *h, const Node *x, ax_array **out)
 {
     const Node *cond = x->kid[0], *body = x->kid[1];
     int w = host_width(x->type);
-    ax_array **cur = calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
-    ax_array **nxt = calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
+    ax_array **cur = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
+    ax_array **nxt = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
     int rc = cur && nxt ? host_eval(h, x->kid[2], cur) : host_nomem(h);
     bool have = rc == 0;
     while (rc == 0) {
@@ -232,7 +232,7 @@ static int alet(Host *h, const Node *x, ax_array **out)
             break;
         }
         int w = host_width(y->kid[0]->type);
-        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        ax_array **v = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *v);
         if (!v) {
             rc = host_nomem(h);
             break;
@@ -295,7 +295,7 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         const Type *tt = x->kid[0]->type;
         if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return host_malformed(h, x, "bad projection");
         int w = host_width(tt), off = host_offset(tt, x->a), cw = host_width(x->type);
-        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        ax_array **v = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *v);
         if (!v) return host_nomem(h);
         int rc = host_eval(h, x->kid[0], v);
         if (rc == 0)

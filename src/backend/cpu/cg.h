@@ -173,6 +173,11 @@ typedef struct Buf {
 } Buf;
 void buf_put(Buf *b, const char *s);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct G;
+/* The text of a scratch buffer (`empty` if nothing was written), or a
+ * placeholder with generation failed when it ran out of memory: a unit
+ * with a piece silently missing would compute something else. */
+const char *cg_buf_text(struct G *g, const Buf *b, const char *empty);
 
 /* A scalar value in generated code: one C expression per leaf (tuples
  * flattened, an index of rank r as r i64 leaves).  Every leaf is an atom:

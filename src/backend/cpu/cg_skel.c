@@ -262,7 +262,7 @@ static void kernel_end(G *g)
     if (keep && g->npre > 0) {
         Buf c = {0};
         for (int k = 0; k < g->npre; k++) buf_printf(&c, "%s(%s)", k ? " & " : "", g->pre[k]);
-        cg_line(g, "const u8 pre_ = %s;", c.oom ? "0" : c.s);
+        cg_line(g, "const u8 pre_ = %s;", cg_buf_text(g, &c, "0"));
         free(c.s);
     }
     if (deferred && g->npre > 0) {
@@ -446,7 +446,7 @@ static Val bp_read(G *g, Val ix)
     if (!g->safe || six.n == 0) return read_ix(g, 0, six);
     Buf t = {0};
     for (int d = 0; d < six.n; d++) buf_printf(&t, "%s((u64)%s < (u64)s%d_%d)", d ? " & " : "", six.v[d], slot, d);
-    const char *ok = cg_local(g, AX_BOOL, t.oom ? "0" : t.s);
+    const char *ok = cg_local(g, AX_BOOL, cg_buf_text(g, &t, "0"));
     free(t.s);
     cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, SITE_BACKPERMUTE, slot, six, six.n));
     if (opd_node(cn, 0)->op == OP_DELAYED) {
@@ -1168,11 +1168,11 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     if (tr >= 1) {
         Buf b = {0};
         for (int d = 0; d < tr; d++) buf_printf(&b, "%s%s == -1", d ? " && " : "", t.v[d]);
-        cg_line(g, "if (%s) continue;", b.oom ? "0" : b.s);
+        cg_line(g, "if (%s) continue;", cg_buf_text(g, &b, "0"));
         free(b.s);
         Buf o = {0};
         for (int d = 0; d < tr; d++) buf_printf(&o, "%s((u64)%s < (u64)s0_%d)", d ? " & " : "", t.v[d], d);
-        cg_line(g, "if (!(%s)) {", o.oom ? "0" : o.s);
+        cg_line(g, "if (!(%s)) {", cg_buf_text(g, &o, "0"));
         free(o.s);
         g->ind++;
         if (g->safe) cg_guard(g, "1", cg_fail_ix(g, AX_ERR_INDEX, SITE_PERMUTE, 0, t, tr));
@@ -1254,7 +1254,7 @@ static Val *sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
                 if (!interior && st->bound[q] == AX_CONSTANT) {
                     Buf b = {0};
                     for (int d = 0; d < r; d++) buf_printf(&b, "%s%s >= 0", d ? " & " : "", crd[d][pos[d]]);
-                    const char *ok = cg_local(g, AX_BOOL, b.oom ? "0" : b.s);
+                    const char *ok = cg_local(g, AX_BOOL, cg_buf_text(g, &b, "0"));
                     free(b.s);
                     for (int d = 0; d < nix.n; d++) nix.v[d] = cg_local(g, AX_I64, cg_fmt(g, "%s ? %s : 0", ok, nix.v[d]));
                     Val v = read_ix(g, q, nix);
@@ -1274,7 +1274,7 @@ static Val *sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
                 if (st->bound[q] == AX_CONSTANT) {
                     Buf b = {0};
                     for (int d = 0; d < r; d++) buf_printf(&b, "%s%s >= 0", d ? " & " : "", crd[d][pos[d]]);
-                    const char *ok = cg_local(g, AX_BOOL, b.oom ? "0" : b.s);
+                    const char *ok = cg_local(g, AX_BOOL, cg_buf_text(g, &b, "0"));
                     free(b.s);
                     Val s = cg_val(g, elt->width);
                     for (int l = 0; l < s.n; l++)
@@ -1331,7 +1331,7 @@ static void emit_stencil(G *g)
                 buf_printf(&b, " + (%d)", o);
                 for (int e = d + 1; e < r; e++) buf_printf(&b, " * s%d_%d", slot, e);
             }
-            cg_line(g, "const i64 o%d_%d = %s;", q, k, b.oom ? "0" : b.s);
+            cg_line(g, "const i64 o%d_%d = %s;", q, k, cg_buf_text(g, &b, "0"));
             free(b.s);
             for (int d = r - 1; d >= 0; d--) {
                 if (++pos[d] < st->size[q][d]) break;
@@ -1357,7 +1357,7 @@ static void emit_stencil(G *g)
     Buf b = {0};
     buf_put(&b, "1");
     for (int d = 0; d < r - 1; d++) buf_printf(&b, " & (x%d >= lo%d) & (x%d < hi%d)", d, d, d, d);
-    cg_line(g, "const int inner = %s;", b.oom ? "0" : b.s);
+    cg_line(g, "const int inner = %s;", cg_buf_text(g, &b, "0"));
     free(b.s);
     cg_line(g, "const i64 ja = inner ? ax_max64(j0, ax_min64(lo%d, j1)) : j1;", r - 1);
     cg_line(g, "const i64 jb = inner ? ax_max64(ja, ax_min64(hi%d, j1)) : j1;", r - 1);

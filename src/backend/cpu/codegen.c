@@ -264,7 +264,7 @@ static bool add_free(CG *c, List *l, const Node *a)
     }
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 8;
-        CgFree *v = realloc(l->v, sizeof *v * (size_t)cap);
+        CgFree *v = ax__realloc(l->v, sizeof *v * (size_t)cap);
         if (!v) return cgfail(c, "cpu codegen: out of memory"), false;
         l->v = v;
         l->cap = cap;
@@ -421,7 +421,7 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
         snprintf(err, errsize, "cpu codegen: no program");
         return NULL;
     }
-    CgProg *out = calloc(1, sizeof *out);
+    CgProg *out = ax__calloc(1, sizeof *out);
     if (!out) {
         snprintf(err, errsize, "cpu codegen: out of memory");
         return NULL;

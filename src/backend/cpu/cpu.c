@@ -54,7 +54,6 @@ typedef struct CpuCtx {
     bool probed;              /* libmvec looked for */
     unsigned simd_mask;
     bool mvec;
-    char *cflags, *libs;
     CpuCounters counters;
 } CpuCtx;
 
@@ -79,8 +78,6 @@ static void ctx_release(CpuCtx *cc)
 {
     pool_free(cc->pool);
     jit_free(cc->jit);
-    free(cc->cflags);
-    free(cc->libs);
     free(cc);
 }
 
@@ -109,7 +106,7 @@ static CpuCtx *ctx_state(ax_ctx *cx)
 {
     CpuCtx *cc = cx->backend_state[AX_BACKEND_CPU];
     if (cc) return cc;
-    cc = calloc(1, sizeof *cc);
+    cc = ax__calloc(1, sizeof *cc);
     if (!cc) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
     cc->magic = CTX_MAGIC;
     cc->cc_found = -1;
@@ -170,32 +167,49 @@ static void probe_mvec(CpuCtx *cc)
 #endif
 }
 
+/* The flags the generated C is compiled with, in this order (later flags
+ * win): what makes a loadable object; the optimisation flags, which the
+ * user's flags (AXLE_CFLAGS, ax_options.cflags) follow and so add to or
+ * override (-O1, -march=x86-64); then the flags that fix what results
+ * are, always last so that no user flag (and no -ffast-math in AXLE_CC)
+ * can change them: IEEE arithmetic without fast-math's licences, and no
+ * fused multiply-add (a*b+c rounds twice, as in the interpreter).
+ * -fno-fast-math also turns math-errno and trapping-math back on, which
+ * change no result but keep sqrt and selects from vectorising: they are
+ * turned off again after it. */
+#define CPU_OBJECT_CFLAGS "-fPIC -shared"
+#define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
+#define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
+
 static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
 {
     if (cc->jit) return cc->jit;
     probe_mvec(cc);
-    const char *user = cx->opt.cflags;
-    size_t n = (user ? strlen(user) : strlen(JIT_DEFAULT_CFLAGS)) + 64;
-    cc->cflags = malloc(n);
-    cc->libs = strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
-    if (!cc->cflags || !cc->libs) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
-    /* -ffp-contract=off: no fused multiply-add, so a*b+c rounds twice as
-     * in the interpreter.  User flags replace the optimisation flags; a
-     * shared object is still what must come out. */
-    if (user) snprintf(cc->cflags, n, "-fPIC -shared %s", user);
-    else snprintf(cc->cflags, n, "%s -ffp-contract=off", JIT_DEFAULT_CFLAGS);
-    JitOptions o;
-    memset(&o, 0, sizeof o);
-    o.cc = cc_name(cx);
-    o.cflags = cc->cflags;
-    o.libs = cc->libs;
-    o.cache_dir = cx->opt.cache_dir;
-    o.no_disk_cache = cx->opt.no_cache;
-    o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
-    o.version = AX_VERSION_STRING;
-    cc->jit = jit_new(&o);
-    if (!cc->jit) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
-    return cc->jit;
+    /* Made afresh on each try: nothing of a failed try is kept (or leaks). */
+    const char *user = cx->opt.cflags ? cx->opt.cflags : "";
+    size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(CPU_SEMANTIC_CFLAGS) + 4;
+    char *cflags = ax__malloc(n);
+    char *libs = ax__strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
+    Jit *jit = NULL;
+    if (cflags && libs) {
+        snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, CPU_SEMANTIC_CFLAGS);
+        JitOptions o;
+        memset(&o, 0, sizeof o);
+        o.cc = cc_name(cx);
+        o.cflags = cflags;
+        o.libs = libs;
+        o.cache_dir = cx->opt.cache_dir;
+        o.no_disk_cache = cx->opt.no_cache;
+        o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
+        o.version = AX_VERSION_STRING;
+        o.timeout_s = cx->opt.cc_timeout;
+        jit = jit_new(&o);
+    }
+    free(cflags);   /* jit_new copies its options */
+    free(libs);
+    if (!jit) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+    cc->jit = jit;
+    return jit;
 }
 
 static Pool *ctx_pool(ax_ctx *cx, CpuCtx *cc)
@@ -223,7 +237,9 @@ static bool cpu_available(ax_ctx *cx)
     if (cx->opt.backend == AX_BACKEND_CPU) return true;
     CpuCtx *cc = ctx_state(cx);
     if (!cc) return false;
-    if (cc->cc_found < 0) cc->cc_found = find_program(cc_name(cx));
+    /* Looked for again while missing: a compiler installed later is
+     * found (a search of PATH costs microseconds). */
+    if (cc->cc_found != 1) cc->cc_found = find_program(cc_name(cx));
     return cc->cc_found == 1;
 }
 
@@ -245,7 +261,7 @@ char *cpu_c_text(ax_ctx *cx, Program *p)
     char err[512];
     CgProg *g = cg_program(p, &cfg, err, sizeof err);
     if (!g) return ctx_error(cx, AX_ERR_BACKEND, "%s", err);
-    char *s = strdup(g->text);
+    char *s = ax__strdup(g->text);
     cg_free(g);
     if (!s) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
     return s;
@@ -283,12 +299,12 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         cg_free(g);
         return AX_ERR_COMPILE;
     }
-    CpuProg *pp = calloc(1, sizeof *pp);
+    CpuProg *pp = ax__calloc(1, sizeof *pp);
     if (pp) {
         pp->magic = PROG_MAGIC;
         pp->cg = g;
-        pp->k = calloc((size_t)g->nnodes + 1, sizeof *pp->k);
-        pp->th = calloc((size_t)g->nnodes + 1, sizeof *pp->th);
+        pp->k = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->k);
+        pp->th = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->th);
     }
     if (!pp || !pp->k || !pp->th) {
         if (pp) prog_release(pp);
@@ -300,7 +316,7 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         const CgNode *cn = &g->nodes[i];
         if (!cn->x) continue;
         char name[64];
-        if (cn->nthunk > 0 && !(pp->th[i] = calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
+        if (cn->nthunk > 0 && !(pp->th[i] = ax__calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
             prog_release(pp);
             ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
             return AX_ERR_NOMEM;
@@ -491,9 +507,9 @@ static int op_begin(Ex *ex, const Node *x, Op1 *o)
     o->k = ex->pp->k[x->num];
     o->th = ex->pp->th[x->num];
     int ns = cn->nslot;
-    o->args = calloc((size_t)ns + 1, sizeof *o->args);
-    o->arr = calloc((size_t)ns + 1, sizeof *o->arr);
-    o->par = calloc((size_t)cn->nparam + 1, sizeof *o->par);
+    o->args = ax__calloc((size_t)ns + 1, sizeof *o->args);
+    o->arr = ax__calloc((size_t)ns + 1, sizeof *o->arr);
+    o->par = ax__calloc((size_t)cn->nparam + 1, sizeof *o->par);
     if (!o->args || !o->arr || !o->par) return nomem(ex);
     o->call.a = o->args;
     o->call.p = o->par;
@@ -631,7 +647,7 @@ static int ex_producer(Ex *ex, const Node *x, Op1 *o)
 static void *scratch_alloc(const Type *elt, int64_t m)
 {
     int64_t b = cg_scratch_bytes(elt, m);
-    return aligned_alloc(64, (size_t)((b + 63) & ~(int64_t)63) + 64);
+    return ax__aligned_alloc(64, (size_t)((b + 63) & ~(int64_t)63) + 64);
 }
 
 /* The chunks of a fold or scan over rows x n: one per row when the rows
@@ -681,7 +697,7 @@ static int seg_offsets(Ex *ex, Op1 *o, const char *what, int64_t n, int64_t *off
     int64_t nseg = sa->size;
     int64_t *mat = NULL;
     if (segn->op == OP_DELAYED) {
-        if (!(mat = malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return nomem(ex);
+        if (!(mat = ax__malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return nomem(ex);
         o->call.s2 = mat;
         int rc = run_kernel(ex, o->k[R_MAT], &o->call, nseg, GRAIN);
         o->call.s2 = NULL;
@@ -752,7 +768,7 @@ static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
     int r = src->rank;
     if (r < 1) return malformed(ex, x, "rank 0");
     int64_t n = src->shape[r - 1], nseg = opd(o, 1)->size;
-    int64_t *off = malloc(sizeof *off * (size_t)(nseg + 1));
+    int64_t *off = ax__malloc(sizeof *off * (size_t)(nseg + 1));
     if (!off) return nomem(ex);
     o->s1 = off;
     o->call.s1 = off;
@@ -814,7 +830,7 @@ static int ex_permute(Ex *ex, const Node *x, Op1 *o)
     if (out_alloc(ex, o, 0, x->type->elt, d->rank, d->shape)) return -1;
     if (run_kernel(ex, o->k[R_DFLT], &o->call, o->args[0].size, GRAIN)) return -1;
     if (s->size == 0) return 0;
-    if (!(o->s1 = calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
+    if (!(o->s1 = ax__calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
     o->call.s1 = o->s1;
     return run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN);
 }
@@ -843,8 +859,8 @@ static int ex_filter(Ex *ex, const Node *x, Op1 *o)
     o->call.n = n;
     o->call.chunk = chunk;
     o->call.m = nch;
-    int64_t *cnt = o->s1 = malloc(sizeof *cnt * (size_t)(nch + 1));
-    int64_t *offs = o->s2 = malloc(sizeof *offs * (size_t)(nch + 1));
+    int64_t *cnt = o->s1 = ax__malloc(sizeof *cnt * (size_t)(nch + 1));
+    int64_t *offs = o->s2 = ax__malloc(sizeof *offs * (size_t)(nch + 1));
     if (!cnt || !offs) return nomem(ex);
     o->call.s1 = cnt;
     o->call.s2 = offs;
@@ -941,7 +957,7 @@ static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
     int w = awidth(p->root->type);
     if (!pp->live) pp->live = liveness_counts(p);   /* NULL: no early release */
     if (!host_init(&ex.h, &cpu_host, &ex, cx, p, pp->live)) return -1;
-    ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
+    ax_array **res = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *res);
     int n = -1;
     if (!res) {
         nomem(&ex);
