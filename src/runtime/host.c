@@ -179,6 +179,14 @@ static void unbind_alam(Host *h, const Node *f)
         if (f->param[k] && (unsigned)f->param[k]->id < (unsigned)h->nvars) h->aenv[f->param[k]->id] = NULL;
 }
 
+int host_cancelled(Host *h)
+{
+    const ax_options *o = &h->cx->opt;
+    if (!o->cancel || !o->cancel(o->cancel_arg)) return 0;
+    return host_fail(h, AX_ERR_CANCELLED, "ax_run: cancelled (ax_options.cancel asked the %s backend to stop)",
+                     h->ops->name);
+}
+
 /* AWHILE: x = init; while (cond(x)[]) x = body(x).  Each iteration's
  * arrays are released as soon as the next one exists. */
 static int awhile(Host *h, const Node *x, ax_array **out)
@@ -191,6 +199,8 @@ static int awhile(Host *h, const Node *x, ax_array **out)
     bool have = rc == 0;
     while (rc == 0) {
         ax_array *flag = NULL;
+        /* An endless loop can be stopped (ax_options.cancel). */
+        if ((rc = host_cancelled(h))) break;
         if ((rc = bind_alam(h, cond, cur, w))) break;
         if ((rc = host_eval1(h, cond->kid[0], &flag))) break;
         if (flag->rank != 0 || flag->ncomp != 1 || flag->elt->kind != TY_SCALAR || flag->elt->s != AX_BOOL) {
@@ -307,7 +317,8 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         return rc;
     }
     default: {
-        int rc = h->ops->op(h, x, out);
+        int rc = host_cancelled(h);
+        if (rc == 0) rc = h->ops->op(h, x, out);
         if (rc == 0) drop_reads(h, x);
         return rc;
     }

@@ -63,6 +63,7 @@
 #include "jit.h"
 #include "fault.h"
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -723,6 +724,45 @@ static char *default_cache_dir(void)
     return s;
 }
 
+/* Temporary files (tmp-*: sources, objects, parts, loaded copies) are
+ * removed by the process that made them, but a process killed mid-compile
+ * leaves its own behind.  Those older than any compile can take (twice
+ * the compiler's time limit, at least an hour; a day without a limit) are
+ * removed; young ones may belong to a compile running now.  At most once
+ * an hour per directory (the time of the file sweep.stamp), so that a new
+ * context costs one stat, not a directory scan. */
+static void sweep_stale(Jit *j)
+{
+    time_t now = time(NULL);
+    struct stat st;
+    if (!fstatat(j->dirfd, "sweep.stamp", &st, AT_SYMLINK_NOFOLLOW) && now - st.st_mtime < 3600 &&
+        st.st_mtime <= now)
+        return;
+    int sfd = openat(j->dirfd, "sweep.stamp", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (sfd >= 0) {
+        (void)futimens(sfd, NULL);
+        close(sfd);
+    }
+    double age = j->timeout_ms > 0 ? 2 * j->timeout_ms / 1000 : 24 * 3600;
+    if (age < 3600) age = 3600;
+    int dfd = dup(j->dirfd);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0) close(dfd);
+        return;
+    }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, "tmp-", 4)) continue;
+        if (fstatat(j->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid() || (double)(now - st.st_mtime) < age)
+            continue;
+        if (!unlinkat(j->dirfd, e->d_name, 0)) n++;
+    }
+    closedir(d);
+    if (n) trace(j, "removed %d stale temporary files from %s", n, j->dir);
+}
+
 static void ensure_dir(Jit *j)
 {
     if (j->dir_done) return;
@@ -754,6 +794,7 @@ static void ensure_dir(Jit *j)
     free(path);
     j->dirfd = fd;
     j->dir = real;
+    sweep_stale(j);
 }
 
 const char *jit_cache_dir(Jit *j)
