@@ -262,6 +262,11 @@ Node *node_new(Arena *a, Op op, int n, const Type *type);
 /* A shallow copy (kids array copied, kids shared). */
 Node *node_clone(Arena *a, const Node *x);
 
+/* The depth of the term below root (a leaf is 1; shared nodes are walked
+ * once), found without recursion; cap if it is deeper than cap, -1 when
+ * memory runs out (depth.c). */
+int64_t ir_depth(const Node *root, int64_t cap);
+
 /* Counts the nodes of a tree (a DAG counts each path).  */
 int64_t ir_count_nodes(const Node *x);
 int64_t ir_count_lets(const Node *x);
@@ -332,6 +337,13 @@ bool ctx_enter(ax_ctx *cx);
 bool ctx_leave(ax_ctx *cx);
 bool ctx_leave_report(ax_ctx *cx, const char *what);
 bool ctx_touch(ax_ctx *cx);
+
+/* Runs fn(arg) with a C stack that has room for a program nested depth
+ * levels (stack_need bytes): on the calling thread if it has room, else
+ * on a helper thread with a stack of that size (the caller waits).  -1
+ * with an error on cx (naming what) when no such thread can be had. */
+int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg);
+int64_t stack_need(int64_t depth);
 
 /* ax_ctx_free's first step (run.c): every program still compiled in cx
  * gives up its backend state, its IR and its arrays, keeping only the

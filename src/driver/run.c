@@ -4,12 +4,108 @@
  * AXLE_DEBUG timing and dump output.
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#define _GNU_SOURCE
 #include "ir.h"
 #include "opt/opt_dot.h"
 #include "backend/cpu/cg.h"
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- stack
+ *
+ * The passes (sharing recovery, the verifier, the optimiser, the code
+ * generator, the executors) recurse along a program's nesting, which the
+ * user controls: up to sharing recovery's limit of 10,000 levels.  The
+ * stack that takes depends on the thread, which the user controls too (a
+ * thread with a 1 MiB stack overflowed in the verifier at about 2,300
+ * chained maps).  So the driver finds the program's depth first (without
+ * recursion, ir_depth) and runs each deep phase where the stack has room
+ * for it: on the calling thread when its stack has room, else on a helper
+ * thread whose stack is sized for it, the caller waiting.
+ *
+ * The bytes per level of the source graph are measured: over fourteen
+ * shapes of nesting (maps, scalar chains, conds, tuples, shared lets,
+ * backpermutes, zipWiths, scans, aconds, stencils, permutes, filters,
+ * awhiles, generates reading the previous array), both backends and the
+ * switches, the most was 724 bytes a level (1,367 in the ASan build at
+ * -O0); tests/test_reliability.c checks that the shapes stay within half
+ * of STACK_PER_LEVEL. */
+#if defined(__SANITIZE_ADDRESS__)
+#define STACK_PER_LEVEL ((int64_t)8192)
+#else
+#define STACK_PER_LEVEL ((int64_t)4096)
+#endif
+/* The depth a program is sized for: sharing recovery refuses programs
+ * nested deeper than 10,000 levels, after walking that far. */
+#define DEPTH_CAP 10010
+/* What any phase needs besides the nesting (buffers of the JIT and the
+ * code generator, the C library). */
+#define STACK_BASE ((int64_t)256 << 10)
+/* Below this a phase runs where it is called without asking the thread
+ * (asking reads /proc/self/maps on the main thread): every thread has
+ * this much (glibc's smallest default is 8 MiB). */
+#define STACK_ASSUMED ((int64_t)512 << 10)
+
+int64_t stack_need(int64_t depth) { return STACK_BASE + (depth > 0 ? depth : 0) * STACK_PER_LEVEL; }
+
+/* Bytes left on the calling thread's stack, or -1 if unknown. */
+static int64_t stack_room(void)
+{
+    pthread_attr_t at;
+    void *lo;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &at)) return -1;
+    int e = pthread_attr_getstack(&at, &lo, &size);
+    pthread_attr_destroy(&at);
+    if (e) return -1;
+    char here;
+    uintptr_t sp = (uintptr_t)&here, base = (uintptr_t)lo;
+    return sp > base && sp - base <= size ? (int64_t)(sp - base) : -1;
+}
+
+typedef struct Deep {
+    void (*fn)(void *);
+    void *arg;
+    AxFaults *faults;       /* the caller's fault injector (fault.h), carried over */
+} Deep;
+
+static void *deep_main(void *p)
+{
+    Deep *d = p;
+    ax__faults_install(d->faults);
+    d->fn(d->arg);
+    return NULL;
+}
+
+int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg)
+{
+    int64_t need = stack_need(depth);
+    if (need <= STACK_ASSUMED || stack_room() >= need + STACK_BASE) {
+        fn(arg);
+        return 0;
+    }
+    Deep d = {fn, arg, ax__faults_tls};
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), sz = ((size_t)need + pg - 1) / pg * pg;
+    pthread_attr_t at;
+    pthread_t t;
+    int e = pthread_attr_init(&at);
+    if (!e) e = pthread_attr_setstacksize(&at, sz);
+    if (!e) e = fault_hit(AX_FAULT_THREAD) ? EAGAIN : pthread_create(&t, &at, deep_main, &d);
+    pthread_attr_destroy(&at);
+    if (e) {
+        ctx_error(cx, AX_ERR_NOMEM, "%s: cannot start a thread with a %lld KiB stack for a program nested %lld "
+                  "levels deep: %s", what, (long long)(sz >> 10), (long long)depth, strerror(e));
+        return -1;
+    }
+    pthread_join(t, NULL);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- programs */
 
 struct ax_program {
     ax_ctx *cx;               /* NULL once ax_ctx_free has orphaned it */
@@ -18,6 +114,7 @@ struct ax_program {
     const Backend *be;
     void *state;
     ax_stats stats;
+    int64_t depth;            /* of the optimised program: the run's stack (run_deep) */
     ax_array **held;          /* the host arrays the program reads (USE) */
     int nheld, capheld;
 };
@@ -162,6 +259,10 @@ static ax_program *compile(ax_ctx *cx, ax_acc a)
         goto fail;
     }
     pr->stats.backend = pr->be->name;
+    if ((pr->depth = ir_depth(pr->prog->root, DEPTH_CAP)) < 0) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        goto fail;
+    }
     double t0 = now_ms();
     if (pr->be->prepare && pr->be->prepare(cx, pr->prog, &pr->state) != 0) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", pr->be->name);
@@ -183,10 +284,43 @@ fail:
     return NULL;
 }
 
+
+/* The source graph's depth, or -1 with an error on cx. */
+static int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
+{
+    if (!a || cx->status != AX_OK) return 0;
+    int64_t d = ir_depth(a, DEPTH_CAP);
+    if (d < 0) {
+        ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
+        settle_error(cx);
+    }
+    return d;
+}
+
+typedef struct Job {
+    ax_ctx *cx;
+    ax_acc a;
+    ax_program *pr;
+    ax_array **out;
+    int max, n;
+    const char *stage;
+    bool json;
+    char *text;
+} Job;
+
+static void compile_job(void *p)
+{
+    Job *j = p;
+    j->pr = compile(j->cx, j->a);
+}
+
 ax_program *ax_compile(ax_ctx *cx, ax_acc a)
 {
     if (!cx || !ctx_enter(cx)) return NULL;
-    ax_program *pr = compile(cx, a);
+    Job j = {.cx = cx, .a = a};
+    int64_t depth = source_depth(cx, a, "ax_run");
+    if (depth >= 0 && run_deep(cx, depth, "ax_run", compile_job, &j) != 0) settle_error(cx);
+    ax_program *pr = j.pr;
     if (ctx_leave_report(cx, "ax_run")) {
         ax_program_free(pr);
         return NULL;
@@ -196,13 +330,21 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
 
 static int program_run(ax_program *pr, ax_array **out, int max);
 
+static void run_job(void *p)
+{
+    Job *j = p;
+    j->n = program_run(j->pr, j->out, j->max);
+}
+
 int ax_program_run(ax_program *pr, ax_array **out, int max)
 {
     /* An orphan (its context was freed) has nothing to run with and no
      * context to report to. */
     if (!pr || !pr->cx || !ctx_enter(pr->cx)) return -1;
     ax_ctx *cx = pr->cx;
-    int n = program_run(pr, out, max);
+    Job j = {.cx = cx, .pr = pr, .out = out, .max = max, .n = -1};
+    if (run_deep(cx, pr->depth, "ax_run", run_job, &j) != 0) settle_error(cx);
+    int n = j.n;
     if (ctx_leave_report(cx, "ax_run") && n >= 0) {
         for (int i = 0; i < n; i++) ax_array_release(out[i]);
         n = -1;
@@ -322,10 +464,19 @@ static void dump_dot(ax_ctx *cx, Program *p, FILE *f)
 
 static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json);
 
+static void dump_job(void *p)
+{
+    Job *j = p;
+    j->text = dump(j->cx, j->a, j->stage, j->json);
+}
+
 char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
 {
     if (!cx || !ctx_enter(cx)) return NULL;
-    char *r = dump(cx, a, stage, json);
+    Job j = {.cx = cx, .a = a, .stage = stage, .json = json};
+    int64_t depth = source_depth(cx, a, "ax_dump");
+    if (depth >= 0 && run_deep(cx, depth, "ax_dump", dump_job, &j) != 0) settle_error(cx);
+    char *r = j.text;
     if (ctx_leave_report(cx, "ax_dump")) {
         free(r);
         return NULL;

@@ -361,6 +361,27 @@ static void describe(CG *c, const Node *x, CgNode *cn)
 }
 
 /* Describes and emits every operation, in preorder. */
+/* One operation's code.  Out of line: its generator state G (2.3 KB) must
+ * not sit in every frame of walk's recursion along the program. */
+__attribute__((noinline)) static void emit_one(CG *c, CgNode *cn)
+{
+    G g;
+    memset(&g, 0, sizeof g);
+    g.ar = &c->out->arena;
+    g.b = &c->text;
+    g.tmp = &c->tmp;
+    g.env = c->env;
+    g.nvars = c->p->nvars;
+    g.cn = cn;
+    g.pos = "0";
+    g.safe = c->cfg->safe;
+    g.err = c->err;
+    g.errsize = c->errsize;
+    cg_emit_node(&g, cn);
+    if (g.failed) c->failed = true;
+    else if (c->text.oom) cgfail(c, "cpu codegen: out of memory");
+}
+
 static void walk(CG *c, const Node *x, int depth)
 {
     while (x && !c->failed) {
@@ -372,24 +393,8 @@ static void walk(CG *c, const Node *x, int depth)
         if (code) {
             describe(c, x, cn);
             if (c->failed) return;
-            G g;
-            memset(&g, 0, sizeof g);
-            g.ar = &c->out->arena;
-            g.b = &c->text;
-            g.tmp = &c->tmp;
-            g.env = c->env;
-            g.nvars = c->p->nvars;
-            g.cn = cn;
-            g.pos = "0";
-            g.safe = c->cfg->safe;
-            g.err = c->err;
-            g.errsize = c->errsize;
-            cg_emit_node(&g, cn);
-            if (g.failed) {
-                c->failed = true;
-                return;
-            }
-            if (c->text.oom) return cgfail(c, "cpu codegen: out of memory");
+            emit_one(c, cn);
+            if (c->failed) return;
         }
         if (x->op == OP_ALET && x->n == 2) {
             walk(c, x->kid[0], depth + 1);

@@ -368,7 +368,10 @@ static int eval1(Ex *ex, const Node *x, ax_array **a) { return host_eval1(&ex->h
 #define api_name host_api_name
 #define fmt_ints host_fmt_ints
 
-static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The failure paths are kept out of line (noinline, cold): their message
+ * buffers would otherwise sit in the frames of the executor's recursion
+ * along the program's nesting (2.4 KB a level, now a fifth of that). */
+static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4), noinline, cold));
 static int fail(Ex *ex, ax_status st, const char *fmt, ...)
 {
     char msg[AX_ERRMSG];
@@ -383,7 +386,7 @@ static int nomem(Ex *ex) { return host_nomem(&ex->h); }
 static int malformed(Ex *ex, const Node *x, const char *what) { return host_malformed(&ex->h, x, what); }
 
 /* The error slot -> the interpreter's message. */
-static int report(Ex *ex, const AxErr *e)
+__attribute__((noinline, cold)) static int report(Ex *ex, const AxErr *e)
 {
     char a[256], b[256];
     int r = e->rank < 0 ? 0 : e->rank > AX_MAX_RANK ? AX_MAX_RANK : e->rank;
@@ -566,7 +569,8 @@ static int op_end(Ex *ex, Op1 *o, int rc, ax_array **out)
     return rc;
 }
 
-static int ex_producer(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_producer(Ex *ex, const Node *x, Op1 *o)
 {
     const Type *elt = x->type->elt;
     int r = x->type->rank;
@@ -666,7 +670,8 @@ static void plan_rows(Ex *ex, Op1 *o, int64_t rows, int64_t n)
     o->call.m = rows * o->call.nchunk;
 }
 
-static int ex_fold(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_fold(Ex *ex, const Node *x, Op1 *o)
 {
     bool z = x->op == OP_FOLD;
     const Type *elt = x->type->elt;
@@ -760,7 +765,8 @@ static int seg_offsets(Ex *ex, Op1 *o, const char *what, int64_t n, int64_t *off
     return rc;
 }
 
-static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
 {
     bool z = x->op == OP_FOLDSEG;
     const char *what = api_name(x->op);
@@ -786,7 +792,8 @@ static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SEG], &o->call, total, avg > 0 ? GRAIN / avg + 1 : GRAIN);
 }
 
-static int ex_scan(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_scan(Ex *ex, const Node *x, Op1 *o)
 {
     Op op = x->op;
     bool z = !(op == OP_SCANL1 || op == OP_SCANR1), exl = op == OP_SCANLEX || op == OP_SCANREX;
@@ -824,7 +831,8 @@ static int ex_scan(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SCAN], &o->call, o->call.m, 1);
 }
 
-static int ex_permute(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_permute(Ex *ex, const Node *x, Op1 *o)
 {
     const AxArg *d = opd(o, 0), *s = opd(o, 1);
     if (out_alloc(ex, o, 0, x->type->elt, d->rank, d->shape)) return -1;
@@ -835,7 +843,8 @@ static int ex_permute(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN);
 }
 
-static int ex_stencil(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_stencil(Ex *ex, const Node *x, Op1 *o)
 {
     int r = x->type->rank;
     int64_t sh[AX_MAX_RANK];
@@ -850,7 +859,8 @@ static int ex_stencil(Ex *ex, const Node *x, Op1 *o)
 
 /* Filter: a parallel count per chunk, an exclusive scan of the counts,
  * a parallel scatter. */
-static int ex_filter(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_filter(Ex *ex, const Node *x, Op1 *o)
 {
     int64_t n = opd(o, 0)->size;
     int64_t want = (int64_t)ex->nthreads * 4, chunk = (n + want - 1) / want;
@@ -874,7 +884,8 @@ static int ex_filter(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SCATTER], &o->call, nch, 1);
 }
 
-static int ex_unit(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_unit(Ex *ex, const Node *x, Op1 *o)
 {
     int64_t none[1] = {0};
     const Type *elt = x->type->elt;
@@ -888,6 +899,10 @@ static int ex_unit(Ex *ex, const Node *x, Op1 *o)
     return 0;
 }
 
+/* ex_op is on the recursion along the program's nesting (op_begin
+ * evaluates the operands), so its frame stays small: the operations'
+ * bodies, with their shape arrays and message buffers, are not inlined
+ * into it (about 1.3 KB a level before, run_deep sizes stacks by it). */
 static int ex_op(Ex *ex, const Node *x, ax_array **out)
 {
     Op1 o;
