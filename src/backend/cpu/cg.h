@@ -249,6 +249,10 @@ typedef struct G {
     const char *lane, *lane_n;
     int nlane;
     bool lane_arr;
+    /* The maths functions the unit calls, bit 2k (f32) or 2k+1 (f64) for
+     * cg_math_names[k]: the prelude declares and defines only those (each
+     * costs compile time, codegen.c prelude_mvec). */
+    uint64_t *math_used;
 } G;
 
 /* Emission helpers. */

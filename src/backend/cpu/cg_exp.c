@@ -836,6 +836,18 @@ static const char *const fn_f64[P_NPRIM] = {
     [P_POW] = "pow", [P_ATAN2] = "atan2", [P_LOGBASE] = "log",
 };
 
+/* The C function of maths primitive p on type s, noted in G.math_used. */
+static const char *math_fn(G *g, Prim p, ax_scalar s)
+{
+    const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
+    for (int k = 0; k < CG_NMATH && g->math_used; k++) {
+        size_t n = strlen(cg_math_names[k]);
+        if (!strncmp(f, cg_math_names[k], n) && f[n] == (s == AX_F32 ? 'f' : 0))
+            *g->math_used |= (uint64_t)1 << (2 * k + (s == AX_F32 ? 0 : 1));
+    }
+    return f;
+}
+
 /* x converted from `from` to `to` with ax_cvt's rules (x an atom). */
 /* The 64-bit integer <-> float conversions AVX2 cannot vectorise, in a
  * kernel with deferred checks (G.defer): through i32 when the value fits,
@@ -1065,13 +1077,13 @@ static Val gen_prim(G *g, const Node *e)
     case P_NOT: x = cg_fmt(g, "(u8)!%s", a); break;
     case P_EXP: case P_LOG: case P_SQRT: case P_SIN: case P_COS: case P_TAN: case P_ASIN: case P_ACOS:
     case P_ATAN: case P_SINH: case P_COSH: case P_TANH: case P_ASINH: case P_ACOSH: case P_ATANH:
-        x = cg_fmt(g, "%s(%s)", (s == AX_F32 ? fn_f32 : fn_f64)[p], a);
+        x = cg_fmt(g, "%s(%s)", math_fn(g, p, s), a);
         break;
     case P_POW: case P_ATAN2:
-        x = cg_fmt(g, "%s(%s, %s)", (s == AX_F32 ? fn_f32 : fn_f64)[p], a, b);
+        x = cg_fmt(g, "%s(%s, %s)", math_fn(g, p, s), a, b);
         break;
     case P_LOGBASE: {   /* logbase b x = log x / log b */
-        const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
+        const char *f = math_fn(g, p, s);
         x = cg_fmt(g, "%s(%s) / %s(%s)", f, b, f, a);
         break;
     }

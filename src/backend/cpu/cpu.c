@@ -156,12 +156,19 @@ static void probe_mvec(CpuCtx *cc)
     void *h = dlopen("libmvec.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!h) return;
     cc->mvec = true;
+    /* The generated code calls the widest version the target has (SSE,
+     * AVX, AVX2 or AVX-512: codegen.c prelude_mvec), so all four must be
+     * there, for f32 and f64. */
+    static const struct { char isa; int wf, wd; } vers[] = {{'b', 4, 2}, {'c', 8, 4}, {'d', 8, 4}, {'e', 16, 8}};
     for (int k = 0; k < CG_NMATH; k++) {
-        bool two = k >= 14;
-        char f[64], d[64];
-        snprintf(f, sizeof f, "_ZGVbN4%s_%sf", two ? "vv" : "v", cg_math_names[k]);
-        snprintf(d, sizeof d, "_ZGVbN2%s_%s", two ? "vv" : "v", cg_math_names[k]);
-        if (dlsym(h, f) && dlsym(h, d)) cc->simd_mask |= 1u << k;
+        bool two = k >= 14, all = true;
+        for (int i = 0; i < 4 && all; i++) {
+            char f[64], d[64];
+            snprintf(f, sizeof f, "_ZGV%cN%d%s_%sf", vers[i].isa, vers[i].wf, two ? "vv" : "v", cg_math_names[k]);
+            snprintf(d, sizeof d, "_ZGV%cN%d%s_%s", vers[i].isa, vers[i].wd, two ? "vv" : "v", cg_math_names[k]);
+            all = dlsym(h, f) && dlsym(h, d);
+        }
+        if (all) cc->simd_mask |= 1u << k;
     }
     dlclose(h);
 #endif
