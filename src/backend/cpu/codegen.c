@@ -245,7 +245,10 @@ static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used)
             if (vec & (1u << k)) {
                 buf_printf(b, "#pragma omp declare simd notinbranch simdlen(AXV_W%s)\n#ifdef AXV_H%s\n"
                            "#pragma omp declare simd notinbranch simdlen(AXV_H%s)\n#endif\n", V, V, V);
-                buf_printf(b, "extern %s ax_v%s%s(%s%s%s);\n", t, name, f, t, two ? ", " : "", two ? t : "");
+                /* const: like the libm builtin it replaces (no errno, no
+                 * memory), so that loops without `omp simd` vectorise too */
+                buf_printf(b, "extern %s ax_v%s%s(%s%s%s) __attribute__((const, nothrow));\n", t, name, f, t,
+                           two ? ", " : "", two ? t : "");
                 buf_printf(b, "AXV_DEF%d(%s, axv%s, axh%s, AXV_W%s, AXV_H%s, %s%s)\n", two ? 2 : 1, t, v, v, V, V,
                            name, f);
             } else {
