@@ -307,6 +307,9 @@ struct ax_ctx {
     _Atomic uintptr_t owner;
     int depth;
     _Atomic int clash;
+    /* Test-only (runtime/mvec.h): the interpreter's maths as the CPU
+     * backend's, or NULL (libm). */
+    struct Mvec *mvec;
 };
 
 /* Records an error on cx unless one is pending (first error wins).

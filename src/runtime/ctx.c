@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "mvec.h"
 #include <ctype.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -141,6 +142,7 @@ void ax_ctx_free(ax_ctx *cx)
         ax_array_release(a);
     }
     array_spare_clear(cx);
+    mvec_close(cx->mvec);
     arena_free(&cx->arena);
     arena_free(&cx->types);
     free(cx->interned);
