@@ -271,9 +271,11 @@ static bool same_vn(const C *c, const Vn *v, const Node *n, const int *kv)
 static int intern(C *c, int me)
 {
     const Node *n = c->pos[me].node;
-    const int *kp = &c->kpos[c->pos[me].kbase];
+    /* (a leaf has no operands, and the arrays may still be NULL: no
+     * pointer arithmetic on them then) */
+    const int *kp = n->n ? &c->kpos[c->pos[me].kbase] : NULL;
     if (!RESERVE(c, c->vkid, c->capvkid, c->nvkid + n->n)) return -1;
-    int *kv = &c->vkid[c->nvkid];    /* tentatively, the new number's operands */
+    int *kv = n->n ? &c->vkid[c->nvkid] : NULL;    /* tentatively, the new number's operands */
     uint64_t h = hash_combine((uint64_t)n->op, (uint64_t)(unsigned)n->a);
     h = hash_combine(h, type_hash(n->type));
     if (n->op == OP_VAR || n->op == OP_AVAR) h = hash_combine(h, (uint64_t)(unsigned)n->id);
