@@ -12,6 +12,10 @@
  *  - A context (ax_ctx) owns everything built in it: terms (ax_acc, ax_exp),
  *    tuple types, and host arrays.  Nothing is global; two contexts may be
  *    used from two threads at once, one context from one thread at a time.
+ *    A context used from a second thread while the first is inside ax_run,
+ *    ax_compile, ax_program_run, ax_dump, ax_ctx_reset or an array
+ *    constructor refuses the second call (NULL / -1) and makes the first
+ *    fail with AX_ERR_ARG saying so.
  *  - Terms are built by calling functions; using a C variable twice shares
  *    the term (axle recovers this sharing; see ax_run).  Terms live until
  *    ax_ctx_reset or ax_ctx_free.  They are never freed one by one.
@@ -135,8 +139,11 @@ enum {
 
 /* Options for a context.  Zero-initialise and set what you need; a zero
  * field means "the default".  Environment variables (AXLE_DEBUG,
- * AXLE_THREADS, AXLE_MEM_LIMIT, AXLE_CC, AXLE_CFLAGS, AXLE_CACHE) add to or
- * override the defaults, not fields set explicitly here. */
+ * AXLE_THREADS, AXLE_MEM_LIMIT, AXLE_CC, AXLE_CFLAGS, AXLE_CC_TIMEOUT,
+ * AXLE_CACHE) add to or override the defaults, not fields set explicitly
+ * here.  AXLE_MEM_LIMIT takes a number of bytes with an optional K, M, G
+ * or T and an optional B ("512M", "1GB", "100b"); AXLE_THREADS and
+ * threads are capped at 4,096 (what ax_ctx_options reports is used). */
 typedef struct ax_options {
     ax_backend_kind backend;  /* default: AX_BACKEND_DEFAULT */
     unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */
@@ -167,11 +174,14 @@ typedef struct ax_options {
  * memory for the context itself cannot be had. */
 ax_ctx *ax_ctx_new(const ax_options *opt);
 /* Frees the context, every term built in it, and every host array of it
- * (including arrays the caller has not released).  NULL is ignored. */
+ * (including arrays the caller has not released).  Programs compiled in it
+ * (ax_compile) give up their memory and arrays too; their handles stay
+ * valid for ax_program_free (and ax_program_stats) in either order, and
+ * ax_program_run on them fails.  NULL is ignored. */
 void ax_ctx_free(ax_ctx *cx);
 /* Frees every term built in the context so far (the memory they used is
- * reused).  Host arrays survive.  Terms built before the reset must not be
- * used after it. */
+ * reused).  Host arrays and compiled programs survive (a program keeps
+ * what it needs).  Terms built before the reset must not be used after it. */
 void ax_ctx_reset(ax_ctx *cx);
 /* The options in force (after the environment has been applied). */
 const ax_options *ax_ctx_options(const ax_ctx *cx);
@@ -581,7 +591,8 @@ ax_array *ax_run(ax_ctx *cx, ax_acc a);
 int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max);
 
 /* A compiled program, for running the same computation many times and for
- * measuring compile and run time apart. */
+ * measuring compile and run time apart.  It survives ax_ctx_reset; see
+ * ax_ctx_free for its end. */
 typedef struct ax_program ax_program;
 ax_program *ax_compile(ax_ctx *cx, ax_acc a);
 /* Runs it; as ax_run_n. */
