@@ -14,8 +14,9 @@
  *    used from two threads at once, one context from one thread at a time.
  *    A context used from a second thread while the first is inside ax_run,
  *    ax_compile, ax_program_run, ax_dump, ax_ctx_reset or an array
- *    constructor refuses the second call (NULL / -1) and makes the first
- *    fail with AX_ERR_ARG saying so.
+ *    constructor refuses the second call (ax_run and the array
+ *    constructors and builders return NULL) and makes the first fail with
+ *    AX_ERR_ARG saying so.
  *  - Terms are built by calling functions; using a C variable twice shares
  *    the term (axle recovers this sharing; see ax_run).  Terms live until
  *    ax_ctx_reset or ax_ctx_free.  They are never freed one by one.

@@ -825,7 +825,8 @@ static void *second(void *arg)
     while (atomic_load(&t->phase) != 1) usleep(1000);
     ax_array *b = ax_array_new(t->cx, ax_type_scalar(AX_I32), 1, (int64_t[]){4});
     ax_program *p = ax_compile(t->cx, NULL);
-    t->second_refused = b == NULL && p == NULL;
+    ax_acc g = ax_unit(t->cx, ax_i32(1));   /* a builder */
+    t->second_refused = b == NULL && p == NULL && g == NULL;
     atomic_store(&t->phase, 2);
     return NULL;
 }

@@ -44,6 +44,9 @@ static bool check_accs(ax_ctx *cx, const char *what, int n, const ax_acc *as, bo
 
 static Node *mk(ax_ctx *cx, const char *what, Op op, int n, const Type *t)
 {
+    /* Another thread inside the context (ax_run, ...): touch nothing, and
+     * let it report the clash (ctx_touch). */
+    if (!ctx_touch(cx)) return NULL;
     Node *x = node_new(&cx->arena, op, n, t);
     if (!x) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
     x->cx = cx;
