@@ -166,7 +166,9 @@ typedef struct ax_options {
      * operations and before every iteration of an ax_awhile loop; a true
      * result stops the run, which fails with AX_ERR_CANCELLED (an endless
      * awhile can be stopped this way, by a deadline or a user's request).
-     * It may be called from the thread that called ax_run only. */
+     * It is called on the thread that runs the program: the caller's, or
+     * for a program nested thousands of levels deep a helper thread with
+     * a larger stack while the caller waits. */
     bool (*cancel)(void *cancel_arg);
     void *cancel_arg;
 } ax_options;
