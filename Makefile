@@ -6,10 +6,28 @@
 
 BUILD     ?= build
 SANBUILD  ?= build-san
+FUZZBUILD ?= build-fuzz
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test test-fast test-san test-valgrind test-wip demo clean
+.PHONY: all deps build test test-fast test-san test-valgrind test-fuzz test-deep test-wip demo clean
+
+# The bounded fuzz run of `make test` (issue 12): seconds per target
+# (tests/fuzz: the API and the Matrix Market reader), from the checked-in
+# corpus.  `make test-deep` fuzzes longer.
+FUZZ_TIME ?= 90
+FUZZ_ARGS ?= -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
+# `make test-deep`: the random differential tests over this many seeds
+# (the CPU backend runs every fifth seed in its main configuration and
+# every 25th in the others), and the fuzzers for DEEP_FUZZ_TIME each.
+DEEP_SEEDS ?= 30000
+DEEP_FUZZ_TIME ?= 1800
+# LeakSanitizer on; a failed allocation returns NULL instead of aborting
+# (the limits tests ask malloc for 2^62 bytes on purpose).
+# LSan leaves out the OpenCL platform's and NVRTC's own allocations
+# (tests/lsan.supp).
+SAN_ENV ?= ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
 # The tests valgrind runs (the quick ones: valgrind is slow).
 # (test_prim is left out: valgrind emulates the i64 -> f32 conversion through
@@ -41,8 +59,7 @@ test-fast: build
 test-san: deps
 	cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DAX_WERROR=ON -DAX_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(SANBUILD) -j $(JOBS)
-	cd $(SANBUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -LE wip
+	cd $(SANBUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -LE wip
 
 test-valgrind: build
 	@if command -v valgrind >/dev/null 2>&1; then \
@@ -53,7 +70,32 @@ test-valgrind: build
 	  done; \
 	else echo "valgrind not installed: skipped"; fi
 
-test: test-fast test-san test-valgrind
+# libFuzzer (clang): the whole library instrumented, with ASan and UBSan.
+# A crash, leak or timeout fails the run (the input is left in
+# $(FUZZBUILD)/crash-*); the checked-in corpus is copied, never changed.
+test-fuzz: deps
+	@printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' | \
+	  clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || \
+	  { echo "axle: clang's libFuzzer is missing (install clang and libclang-rt-dev)"; exit 1; }
+	cmake -S . -B $(FUZZBUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_FUZZ=ON $(CMAKE_ARGS) >/dev/null
+	cmake --build $(FUZZBUILD) -j $(JOBS) --target fuzz_api fuzz_mm
+	@for f in api mm; do \
+	  rm -rf $(FUZZBUILD)/corpus-$$f && mkdir -p $(FUZZBUILD)/corpus-$$f && \
+	  cp tests/fuzz/corpus/$$f/* $(FUZZBUILD)/corpus-$$f/ && \
+	  echo "fuzz_$$f: $(FUZZ_TIME) s" && \
+	  (cd $(FUZZBUILD) && $(SAN_ENV) ./fuzz_$$f -max_total_time=$(FUZZ_TIME) $(FUZZ_ARGS) corpus-$$f \
+	    > fuzz_$$f.log 2>&1); rc=$$?; \
+	  grep -v '^#\|NEW_FUNC\|^INFO\|^ *"\|dictionary' $(FUZZBUILD)/fuzz_$$f.log | tail -n 60; \
+	  [ $$rc -eq 0 ] || exit 1; \
+	done
+
+# Before every release (README, "Deep testing"): long random sweeps on
+# every backend and a long fuzz run.
+test-deep: build
+	cd $(BUILD) && AXLE_RANDOM_SEEDS=$(DEEP_SEEDS) ./test_random
+	$(MAKE) test-fuzz FUZZ_TIME=$(DEEP_FUZZ_TIME)
+
+test: test-fast test-san test-valgrind test-fuzz
 
 demo: build
 	@# gnuplot only draws the demo's plots: installed here, not in `deps`
@@ -89,4 +131,4 @@ demo: build
 	exit $$rc
 
 clean:
-	rm -rf $(BUILD) $(SANBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD)

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ the program */
 
@@ -149,6 +151,25 @@ static int next_data_line(Reader *rd)
 
 int ex_mm_read(const char *path, ex_csr *m, char *msg, size_t size)
 {
+    /* axle's own default memory limit: half of physical memory */
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    int64_t limit = pages > 0 && psize > 0 ? (int64_t)pages * psize / 2 : INT64_MAX;
+    return ex_mm_read_limit(path, m, limit, msg, size);
+}
+
+/* The bytes the reader allocates for a matrix of M x N with cap stored
+ * entries (the triples, the sort's order and counts, the CSR arrays), or
+ * -1 if that overflows. */
+static int64_t mm_bytes(int64_t M, int64_t N, int64_t cap)
+{
+    double b = (double)cap * (4 + 4 + 4 + 8 + 4 + 4)          /* ri ci v, order, col val */
+             + ((double)(M > N ? M : N) + 2) * 8               /* count */
+             + (double)M * 4 + ((double)M + 1) * 8;            /* segd, rowptr */
+    return b < 9e18 ? (int64_t)b : -1;
+}
+
+int ex_mm_read_limit(const char *path, ex_csr *m, int64_t max_bytes, char *msg, size_t size)
+{
     memset(m, 0, sizeof *m);
     Reader rd = {NULL, path, NULL, 0, 0, msg, size};
     int32_t *ri = NULL, *ci = NULL;
@@ -197,7 +218,32 @@ int ex_mm_read(const char *path, ex_csr *m, char *msg, size_t size)
         rd_fail(&rd, "a symmetric matrix must be square");
         goto out;
     }
+    /* The header is checked against the file before anything is sized
+     * from it: each entry takes at least "i j\n" (4 bytes), or "i j v\n"
+     * (6) with a value, so a small file cannot claim billions. */
+    {
+        struct stat fs;
+        long here = ftell(rd.f);
+        int64_t left = !fstat(fileno(rd.f), &fs) && S_ISREG(fs.st_mode) && here >= 0 ? (int64_t)fs.st_size - here
+                                                                                     : INT64_MAX;
+        int64_t most = left == INT64_MAX ? INT64_MAX : (left + 1) / (pattern ? 4 : 6);
+        if (NZ > most) {
+            char what[200];
+            snprintf(what, sizeof what, "the header announces %lld entries, but the rest of the file (%lld bytes) "
+                     "holds at most %lld", NZ, (long long)left, (long long)most);
+            rd_fail(&rd, what);
+            goto out;
+        }
+    }
     int64_t cap = (symmetric || skew) ? 2 * NZ : NZ, n = 0;
+    int64_t need = mm_bytes(M, N, cap);
+    if (need < 0 || need > max_bytes) {
+        char what[200];
+        snprintf(what, sizeof what, "a %lld x %lld matrix of %lld entries needs %lld bytes, over the memory limit "
+                 "(%lld bytes)", M, N, NZ, (long long)need, (long long)max_bytes);
+        rd_fail(&rd, what);
+        goto out;
+    }
     ri = malloc(sizeof *ri * (size_t)(cap ? cap : 1));
     ci = malloc(sizeof *ci * (size_t)(cap ? cap : 1));
     v = malloc(sizeof *v * (size_t)(cap ? cap : 1));
@@ -228,6 +274,12 @@ int ex_mm_read(const char *path, ex_csr *m, char *msg, size_t size)
         }
         if (i < 1 || i > M || j < 1 || j > N) {
             rd_fail(&rd, "index out of range (indices are 1-based)");
+            goto out;
+        }
+        if (!isfinite((float)x)) {
+            /* NaN, an infinity, or out of f32's range: no product or sum
+             * with it can be checked, and no real matrix holds one. */
+            rd_fail(&rd, isnan(x) ? "the entry's value is NaN" : "the entry's value is not a finite f32");
             goto out;
         }
         if (skew && i == j) continue;   /* a skew-symmetric diagonal is zero */
@@ -308,7 +360,7 @@ static void *smvm_setup(ax_ctx *cx, int64_t n)
     const char *file = getenv(EX_SMVM_MATRIX_ENV);
     char msg[512];
     if (file && *file) {
-        if (ex_mm_read(file, &s->m, msg, sizeof msg) != 0) {
+        if (ex_mm_read_limit(file, &s->m, ax_ctx_options(cx)->mem_limit, msg, sizeof msg) != 0) {
             fprintf(stderr, "axle: smvm: %s\n", msg);
             free(s);
             return NULL;

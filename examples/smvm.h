@@ -39,6 +39,13 @@ int ex_csr_random(ex_csr *m, int64_t rows, int avg_per_row, uint64_t seed);
  * ways).  Entries may come in any order; duplicates add.  Returns 0, or -1
  * with the reason (file, line) in msg. */
 int ex_mm_read(const char *path, ex_csr *m, char *msg, size_t size);
+/* The same within a memory budget: the sizes of the header are checked
+ * against the file's length (each entry takes a few bytes) and the bytes
+ * the reader would allocate against max_bytes before anything is
+ * allocated; entries that are NaN, infinite or beyond f32's range are
+ * refused with a message.  ex_mm_read's budget is half of physical
+ * memory, axle's default memory limit. */
+int ex_mm_read_limit(const char *path, ex_csr *m, int64_t max_bytes, char *msg, size_t size);
 
 void ex_csr_free(ex_csr *m);
 

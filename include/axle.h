@@ -12,6 +12,11 @@
  *  - A context (ax_ctx) owns everything built in it: terms (ax_acc, ax_exp),
  *    tuple types, and host arrays.  Nothing is global; two contexts may be
  *    used from two threads at once, one context from one thread at a time.
+ *    A context used from a second thread while the first is inside ax_run,
+ *    ax_compile, ax_program_run, ax_dump, ax_ctx_reset or an array
+ *    constructor refuses the second call (ax_run and the array
+ *    constructors and builders return NULL) and makes the first fail with
+ *    AX_ERR_ARG saying so.
  *  - Terms are built by calling functions; using a C variable twice shares
  *    the term (axle recovers this sharing; see ax_run).  Terms live until
  *    ax_ctx_reset or ax_ctx_free.  They are never freed one by one.
@@ -90,14 +95,17 @@ const ax_type *ax_type_index(ax_ctx *cx, int rank);
 
 /* Inspection. */
 typedef enum ax_type_kind {
+    AX_KIND_INVALID = -1,    /* the NULL that a failed builder returns */
     AX_KIND_SCALAR, AX_KIND_TUPLE, AX_KIND_INDEX, AX_KIND_ARRAY, AX_KIND_ARRAYS
 } ax_type_kind;
+/* Each accepts NULL (the type of an invalid term): AX_KIND_INVALID,
+ * AX_NSCALAR, -1, NULL, 0 and false respectively. */
 ax_type_kind ax_type_kind_of(const ax_type *t);
 ax_scalar    ax_type_scalar_of(const ax_type *t);   /* for AX_KIND_SCALAR */
 int          ax_type_arity(const ax_type *t);       /* tuple components, or index rank */
 const ax_type *ax_type_elem(const ax_type *t, int i); /* tuple component i */
 int          ax_type_components(const ax_type *t);  /* scalar leaves: buffers per array */
-bool         ax_type_equal(const ax_type *a, const ax_type *b);
+bool         ax_type_equal(const ax_type *a, const ax_type *b);   /* false if either is NULL */
 /* Writes a readable form ("(f32, (i32, bool))", "[f32]^2") into buf; returns buf. */
 char        *ax_type_str(const ax_type *t, char *buf, size_t size);
 /* The name of a scalar type ("f32"), and its size in bytes (bool: 1). */
@@ -141,8 +149,11 @@ enum {
 
 /* Options for a context.  Zero-initialise and set what you need; a zero
  * field means "the default".  Environment variables (AXLE_DEBUG,
- * AXLE_THREADS, AXLE_MEM_LIMIT, AXLE_CC, AXLE_CFLAGS, AXLE_CACHE) add to or
- * override the defaults, not fields set explicitly here. */
+ * AXLE_THREADS, AXLE_MEM_LIMIT, AXLE_CC, AXLE_CFLAGS, AXLE_CC_TIMEOUT,
+ * AXLE_CACHE) add to or override the defaults, not fields set explicitly
+ * here.  AXLE_MEM_LIMIT takes a number of bytes with an optional K, M, G
+ * or T and an optional B ("512M", "1GB", "100b"); AXLE_THREADS and
+ * threads are capped at 4,096 (what ax_ctx_options reports is used). */
 typedef struct ax_options {
     ax_backend_kind backend;  /* default: AX_BACKEND_DEFAULT */
     unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */
@@ -151,20 +162,38 @@ typedef struct ax_options {
     int64_t mem_limit;        /* bytes of array memory; 0: AXLE_MEM_LIMIT or a
                                  safe fraction of physical memory; <0: none */
     const char *cc;           /* C compiler for the CPU backend; NULL: AXLE_CC or "cc" */
-    const char *cflags;       /* its flags; NULL: AXLE_CFLAGS or the defaults */
+    const char *cflags;       /* flags added after the optimisation flags (so they may
+                                 override -O3 or -march=native); NULL: AXLE_CFLAGS.
+                                 The flags that fix results (-fno-fast-math,
+                                 -ffp-contract=off) always come last */
     const char *cache_dir;    /* kernel cache; NULL: $XDG_CACHE_HOME/axle */
     bool no_cache;            /* true: no disk cache (also AXLE_CACHE=off) */
+    double cc_timeout;        /* seconds the C compiler may run before its process
+                                 group is killed and ax_run fails (AX_ERR_COMPILE);
+                                 0: AXLE_CC_TIMEOUT or 300; <0: no limit */
+    /* Cancellation: when set, axle calls cancel(cancel_arg) between array
+     * operations and before every iteration of an ax_awhile loop; a true
+     * result stops the run, which fails with AX_ERR_CANCELLED (an endless
+     * awhile can be stopped this way, by a deadline or a user's request).
+     * It is called on the thread that runs the program: the caller's, or
+     * for a program nested thousands of levels deep a helper thread with
+     * a larger stack while the caller waits. */
+    bool (*cancel)(void *cancel_arg);
+    void *cancel_arg;
 } ax_options;
 
 /* Makes a context.  opt may be NULL (all defaults).  Returns NULL only if
  * memory for the context itself cannot be had. */
 ax_ctx *ax_ctx_new(const ax_options *opt);
 /* Frees the context, every term built in it, and every host array of it
- * (including arrays the caller has not released).  NULL is ignored. */
+ * (including arrays the caller has not released).  Programs compiled in it
+ * (ax_compile) give up their memory and arrays too; their handles stay
+ * valid for ax_program_free (and ax_program_stats) in either order, and
+ * ax_program_run on them fails.  NULL is ignored. */
 void ax_ctx_free(ax_ctx *cx);
 /* Frees every term built in the context so far (the memory they used is
- * reused).  Host arrays survive.  Terms built before the reset must not be
- * used after it. */
+ * reused).  Host arrays and compiled programs survive (a program keeps
+ * what it needs).  Terms built before the reset must not be used after it. */
 void ax_ctx_reset(ax_ctx *cx);
 /* The options in force (after the environment has been applied). */
 const ax_options *ax_ctx_options(const ax_ctx *cx);
@@ -183,7 +212,9 @@ typedef enum ax_status {
     AX_ERR_NOMEM,      /* allocation failure or the memory limit              */
     AX_ERR_COMPILE,    /* the run-time compiler is missing or failed          */
     AX_ERR_BACKEND,    /* a backend is unavailable                             */
-    AX_ERR_ARG         /* a bad argument to a non-builder function            */
+    AX_ERR_ARG,        /* a bad argument to a non-builder function, or a
+                          context used from two threads at once               */
+    AX_ERR_CANCELLED   /* ax_options.cancel asked the run to stop              */
 } ax_status;
 ax_status ax_status_of(const ax_ctx *cx);
 /* Forgets a pending error (the terms that failed stay invalid). */
@@ -584,7 +615,8 @@ ax_array *ax_run(ax_ctx *cx, ax_acc a);
 int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max);
 
 /* A compiled program, for running the same computation many times and for
- * measuring compile and run time apart. */
+ * measuring compile and run time apart.  It survives ax_ctx_reset; see
+ * ax_ctx_free for its end. */
 typedef struct ax_program ax_program;
 ax_program *ax_compile(ax_ctx *cx, ax_acc a);
 /* Runs it; as ax_run_n. */

@@ -38,7 +38,7 @@ void *arena_alloc(Arena *a, size_t n)
         size_t size = n > ARENA_MIN_BLOCK ? n : ARENA_MIN_BLOCK;
         /* Grow blocks with the arena so that big programs need few mallocs. */
         if (b && b->size * 2 > size && b->size < (64u << 20)) size = b->size * 2;
-        b = malloc(sizeof(ArenaBlock) + size);
+        b = ax__malloc(sizeof(ArenaBlock) + size);
         if (!b) return NULL;
         b->size = size;
         b->used = 0;

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "hash.h"
+#include "fault.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,7 @@ int64_t *hmap_find(const HMap *m, uint64_t key)
 static bool grow(HMap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    HMapSlot *s = malloc(sizeof *s * cap);
+    HMapSlot *s = ax__malloc(sizeof *s * cap);
     if (!s) return false;
     for (size_t i = 0; i < cap; i++) s[i].key = HMAP_EMPTY;
     HMap n = {s, cap, 0};

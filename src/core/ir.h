@@ -20,6 +20,7 @@
 #define AX_IR_H
 
 #include "axle.h"
+#include "fault.h"
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -261,6 +262,11 @@ Node *node_new(Arena *a, Op op, int n, const Type *type);
 /* A shallow copy (kids array copied, kids shared). */
 Node *node_clone(Arena *a, const Node *x);
 
+/* The depth of the term below root (a leaf is 1; shared nodes are walked
+ * once), found without recursion; cap if it is deeper than cap, -1 when
+ * memory runs out (depth.c). */
+int64_t ir_depth(const Node *root, int64_t cap);
+
 /* Counts the nodes of a tree (a DAG counts each path).  */
 int64_t ir_count_nodes(const Node *x);
 int64_t ir_count_lets(const Node *x);
@@ -291,6 +297,21 @@ struct ax_ctx {
     struct { void *p; size_t cap; } spare[16];
     int nspare;
     int64_t spare_bytes;
+    /* Element types of host arrays (ctx_intern_type): they outlive
+     * ax_ctx_reset and the programs that made the arrays. */
+    Arena types;
+    const Type **interned;
+    int ninterned, capinterned;
+    /* Compiled programs still alive (run.c): ax_ctx_free orphans them. */
+    struct ax_program *programs;
+    /* One thread at a time (ctx_enter): the owning thread's token, its
+     * nesting depth, and whether another thread came in meanwhile. */
+    _Atomic uintptr_t owner;
+    int depth;
+    _Atomic int clash;
+    /* Test-only (runtime/mvec.h): the interpreter's maths as the CPU
+     * backend's, or NULL (libm). */
+    struct Mvec *mvec;
 };
 
 /* Records an error on cx unless one is pending (first error wins).
@@ -304,6 +325,35 @@ void ctx_settle(ax_ctx *cx);
 /* Overwrites whatever is pending. */
 void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A copy of element type t that lives as long as cx (equal types share
+ * one copy; static types are returned as they are), or NULL when memory
+ * runs out.  Host arrays hold these: they survive ax_ctx_reset and the
+ * program that made them. */
+const Type *ctx_intern_type(ax_ctx *cx, const Type *t);
+
+/* One context, one thread at a time (axle.h).  ctx_enter claims cx for
+ * the calling thread (nested calls on that thread are fine) and is false,
+ * touching nothing else, when another thread holds it; that thread then
+ * learns of it from ctx_leave (true: another thread came in meanwhile).
+ * ctx_leave_report also records that as the error, settled, naming what.
+ * ctx_touch (builders) only checks: false while another thread holds cx. */
+bool ctx_enter(ax_ctx *cx);
+bool ctx_leave(ax_ctx *cx);
+bool ctx_leave_report(ax_ctx *cx, const char *what);
+bool ctx_touch(ax_ctx *cx);
+
+/* Runs fn(arg) with a C stack that has room for a program nested depth
+ * levels (stack_need bytes): on the calling thread if it has room, else
+ * on a helper thread with a stack of that size (the caller waits).  -1
+ * with an error on cx (naming what) when no such thread can be had. */
+int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg);
+int64_t stack_need(int64_t depth);
+
+/* ax_ctx_free's first step (run.c): every program still compiled in cx
+ * gives up its backend state, its IR and its arrays, keeping only the
+ * handle, which ax_program_free then frees (order does not matter). */
+void programs_orphan(ax_ctx *cx);
 
 /* ----------------------------------------------------------- host arrays */
 
@@ -322,7 +372,7 @@ typedef struct DevOps {
 struct ax_array {
     ax_ctx *cx;
     int refs;
-    const Type *elt;          /* element type (in cx->arena or static) */
+    const Type *elt;          /* element type (ctx_intern_type: cx->types, or static) */
     int rank;
     int64_t shape[AX_MAX_RANK];
     int64_t size;
@@ -352,6 +402,8 @@ ax_array *array_alloc_device(ax_ctx *cx, const Type *elt, int rank, const int64_
  * AX_ERR_NOMEM naming what for, when over the limit. */
 bool mem_charge(ax_ctx *cx, int64_t bytes, int64_t elems, const Type *elt);
 void mem_uncharge(ax_ctx *cx, int64_t bytes);
+/* The bytes of a's elements, or -1 with an error when they pass 2^63. */
+int64_t array_bytes(ax_array *a);
 /* Drops a's device copies (their memory goes back to their owner). */
 void array_drop_device(ax_array *a);
 /* The padded bytes of a's component buffer i (host and device alike: a

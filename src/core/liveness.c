@@ -70,7 +70,7 @@ static void walk(Walk *w, const Node *x, int loop)
 int *liveness_counts(const Program *p)
 {
     int n = p->nvars > 0 ? p->nvars : 1;
-    Walk w = {calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int)), p->nvars};
+    Walk w = {ax__calloc((size_t)n, sizeof(int)), ax__calloc((size_t)n, sizeof(int)), p->nvars};
     if (!w.count || !w.depth) {
         free(w.count);
         free(w.depth);

@@ -46,7 +46,7 @@ static int *pmap_at(PMap *m, const void *p, bool add)
 {
     if (add && 2 * (m->len + 1) > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
-        PSlot *t = calloc(cap, sizeof *t);
+        PSlot *t = ax__calloc(cap, sizeof *t);
         if (!t) { m->oom = true; return NULL; }
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->s[i].k) continue;
@@ -77,7 +77,7 @@ static bool nstack_push(NStack *s, const Node *x)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
-        const Node **a = realloc(s->a, sizeof *a * cap);
+        const Node **a = ax__realloc(s->a, sizeof *a * cap);
         if (!a) return false;
         s->a = a;
         s->cap = cap;
@@ -434,7 +434,7 @@ void ir_print_json(FILE *f, const char *program, const char *stage, const Node *
     count_nodes(root, &c);
     char *text = NULL;
     size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
+    FILE *m = ax__open_memstream(&text, &len);
     if (m) {
         ir_print(m, root);
         fclose(m);

@@ -207,8 +207,9 @@ const ax_type *ax_type_index(ax_ctx *cx, int rank)
 const ax_type *ax_type_tuple(ax_ctx *cx, int n, const ax_type *const *elems)
 {
     if (!cx) return NULL;
-    if (n < 0 || (n > 0 && !elems))
-        return ctx_error(cx, AX_ERR_BUILD, "ax_type_tuple: bad component count %d or NULL components", n);
+    if (n < 0 || n == 1 || (n > 0 && !elems))
+        return ctx_error(cx, AX_ERR_BUILD, "ax_type_tuple: %s", n > 0 && !elems ? "the component list is NULL" :
+                         "a tuple type has 0 (unit) or at least 2 components");
     for (int i = 0; i < n; i++)
         if (!ty_is_elt(elems[i]))
             return ctx_error(cx, AX_ERR_BUILD, "ax_type_tuple: component %d is %s, not an element type",
@@ -217,18 +218,21 @@ const ax_type *ax_type_tuple(ax_ctx *cx, int n, const ax_type *const *elems)
     if (!t) return ctx_error(cx, AX_ERR_NOMEM, "ax_type_tuple: out of memory");
     return t;
 }
-ax_type_kind ax_type_kind_of(const ax_type *t) { return (ax_type_kind)t->kind; }
-ax_scalar ax_type_scalar_of(const ax_type *t) { return t->kind == TY_SCALAR ? t->s : AX_NSCALAR; }
-int ax_type_arity(const ax_type *t) { return t->kind == TY_ARRAY ? 1 : t->n; }
+/* The inspection functions accept the NULL a failed builder returns (an
+ * invalid term's type), answering "nothing" rather than crashing. */
+ax_type_kind ax_type_kind_of(const ax_type *t) { return t ? (ax_type_kind)t->kind : AX_KIND_INVALID; }
+ax_scalar ax_type_scalar_of(const ax_type *t) { return t && t->kind == TY_SCALAR ? t->s : AX_NSCALAR; }
+int ax_type_arity(const ax_type *t) { return !t ? -1 : t->kind == TY_ARRAY ? 1 : t->n; }
 const ax_type *ax_type_elem(const ax_type *t, int i)
 {
+    if (!t) return NULL;
     if ((t->kind == TY_TUPLE || t->kind == TY_ARRAYS) && i >= 0 && i < t->n) return t->elts[i];
     if (t->kind == TY_INDEX && i >= 0 && i < t->n) return ty_i64();
     if (t->kind == TY_ARRAY && i == 0) return t->elt;
     return NULL;
 }
-int ax_type_components(const ax_type *t) { return t->kind == TY_ARRAY ? t->elt->width : t->width; }
-bool ax_type_equal(const ax_type *a, const ax_type *b) { return ty_eq(a, b); }
+int ax_type_components(const ax_type *t) { return !t ? 0 : t->kind == TY_ARRAY ? t->elt->width : t->width; }
+bool ax_type_equal(const ax_type *a, const ax_type *b) { return a && b && ty_eq(a, b); }
 char *ax_type_str(const ax_type *t, char *buf, size_t size) { return ty_str(t, buf, size); }
 const char *ax_scalar_name(ax_scalar s) { return (unsigned)s < AX_NSCALAR ? scalar_names[s] : "?"; }
 size_t ax_scalar_size(ax_scalar s) { return (unsigned)s < AX_NSCALAR ? scalar_sizes[s] : 0; }

@@ -79,7 +79,7 @@ static bool visit(V *v, const Node *n)
 {
     if (2 * (v->seen_len + 1) > v->seen_cap) {
         size_t cap = v->seen_cap ? v->seen_cap * 2 : 1024;
-        const void **t = calloc(cap, sizeof *t);
+        const void **t = ax__calloc(cap, sizeof *t);
         if (!t) return nomem(v);
         for (size_t i = 0; i < v->seen_cap; i++) {
             if (!v->seen[i]) continue;
@@ -105,7 +105,7 @@ static bool push_id(V *v, int id)
 {
     if (v->nstk == v->capstk) {
         size_t cap = v->capstk ? v->capstk * 2 : 64;
-        int *s = realloc(v->stk, sizeof *s * cap);
+        int *s = ax__realloc(v->stk, sizeof *s * cap);
         if (!s) return nomem(v);
         v->stk = s;
         v->capstk = cap;
@@ -686,8 +686,8 @@ int ir_verify(const Program *p, char *msg, size_t size)
         return -1;
     }
     arena_init(&v.tmp);
-    v.bound = calloc((size_t)p->nvars + 1, 1);
-    v.scope = calloc((size_t)p->nvars + 1, 1);
+    v.bound = ax__calloc((size_t)p->nvars + 1, 1);
+    v.scope = ax__calloc((size_t)p->nvars + 1, 1);
     bool ok = v.bound && v.scope ? chk(&v, p->root, true) : nomem(&v);
     free(v.bound);
     free(v.scope);

@@ -4,20 +4,118 @@
  * AXLE_DEBUG timing and dump output.
  * SPDX-License-Identifier: BSD-3-Clause
  */
+#define _GNU_SOURCE
 #include "ir.h"
 #include "opt/opt_dot.h"
 #include "backend/cpu/cg.h"
 #include "backend/gpu/gpu.h"
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- stack
+ *
+ * The passes (sharing recovery, the verifier, the optimiser, the code
+ * generator, the executors) recurse along a program's nesting, which the
+ * user controls: up to sharing recovery's limit of 10,000 levels.  The
+ * stack that takes depends on the thread, which the user controls too (a
+ * thread with a 1 MiB stack overflowed in the verifier at about 2,300
+ * chained maps).  So the driver finds the program's depth first (without
+ * recursion, ir_depth) and runs each deep phase where the stack has room
+ * for it: on the calling thread when its stack has room, else on a helper
+ * thread whose stack is sized for it, the caller waiting.
+ *
+ * The bytes per level of the source graph are measured: over fourteen
+ * shapes of nesting (maps, scalar chains, conds, tuples, shared lets,
+ * backpermutes, zipWiths, scans, aconds, stencils, permutes, filters,
+ * awhiles, generates reading the previous array), both backends and the
+ * switches, the most was 724 bytes a level (1,367 in the ASan build at
+ * -O0); tests/test_reliability.c checks that the shapes stay within half
+ * of STACK_PER_LEVEL. */
+#if defined(__SANITIZE_ADDRESS__)
+#define STACK_PER_LEVEL ((int64_t)8192)
+#else
+#define STACK_PER_LEVEL ((int64_t)4096)
+#endif
+/* The depth a program is sized for: sharing recovery refuses programs
+ * nested deeper than 10,000 levels, after walking that far. */
+#define DEPTH_CAP 10010
+/* What any phase needs besides the nesting (buffers of the JIT and the
+ * code generator, the C library). */
+#define STACK_BASE ((int64_t)256 << 10)
+/* Below this a phase runs where it is called without asking the thread
+ * (asking reads /proc/self/maps on the main thread): every thread has
+ * this much (glibc's smallest default is 8 MiB). */
+#define STACK_ASSUMED ((int64_t)512 << 10)
+
+int64_t stack_need(int64_t depth) { return STACK_BASE + (depth > 0 ? depth : 0) * STACK_PER_LEVEL; }
+
+/* Bytes left on the calling thread's stack, or -1 if unknown. */
+static int64_t stack_room(void)
+{
+    pthread_attr_t at;
+    void *lo;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &at)) return -1;
+    int e = pthread_attr_getstack(&at, &lo, &size);
+    pthread_attr_destroy(&at);
+    if (e) return -1;
+    char here;
+    uintptr_t sp = (uintptr_t)&here, base = (uintptr_t)lo;
+    return sp > base && sp - base <= size ? (int64_t)(sp - base) : -1;
+}
+
+typedef struct Deep {
+    void (*fn)(void *);
+    void *arg;
+    AxFaults *faults;       /* the caller's fault injector (fault.h), carried over */
+} Deep;
+
+static void *deep_main(void *p)
+{
+    Deep *d = p;
+    ax__faults_install(d->faults);
+    d->fn(d->arg);
+    return NULL;
+}
+
+int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg)
+{
+    int64_t need = stack_need(depth);
+    if (need <= STACK_ASSUMED || stack_room() >= need + STACK_BASE) {
+        fn(arg);
+        return 0;
+    }
+    Deep d = {fn, arg, ax__faults_tls};
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), sz = ((size_t)need + pg - 1) / pg * pg;
+    pthread_attr_t at;
+    pthread_t t;
+    int e = pthread_attr_init(&at);
+    if (!e) e = pthread_attr_setstacksize(&at, sz);
+    if (!e) e = fault_hit(AX_FAULT_THREAD) ? EAGAIN : pthread_create(&t, &at, deep_main, &d);
+    pthread_attr_destroy(&at);
+    if (e) {
+        ctx_error(cx, AX_ERR_NOMEM, "%s: cannot start a thread with a %lld KiB stack for a program nested %lld "
+                  "levels deep: %s", what, (long long)(sz >> 10), (long long)depth, strerror(e));
+        return -1;
+    }
+    pthread_join(t, NULL);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- programs */
 
 struct ax_program {
-    ax_ctx *cx;
+    ax_ctx *cx;               /* NULL once ax_ctx_free has orphaned it */
+    ax_program *prev, *next;  /* cx->programs */
     Program *prog;
     const Backend *be;
     void *state;
     ax_stats stats;
+    int64_t depth;            /* of the optimised program: the run's stack (run_deep) */
     ax_array **held;          /* the host arrays the program reads (USE) */
     int nheld, capheld;
 };
@@ -32,7 +130,7 @@ static int hold_arrays(ax_program *pr, const Node *x)
         if (x->op == OP_USE && x->arr) {
             if (pr->nheld == pr->capheld) {
                 int cap = pr->capheld ? 2 * pr->capheld : 8;
-                ax_array **h = realloc(pr->held, sizeof *h * (size_t)cap);
+                ax_array **h = ax__realloc(pr->held, sizeof *h * (size_t)cap);
                 if (!h) return -1;
                 pr->held = h;
                 pr->capheld = cap;
@@ -140,9 +238,8 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
     return p;
 }
 
-ax_program *ax_compile(ax_ctx *cx, ax_acc a)
+static ax_program *compile(ax_ctx *cx, ax_acc a)
 {
-    if (!cx) return NULL;
     if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
     if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
     if (cx->status != AX_OK) {
@@ -151,7 +248,7 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     }
     cx->msg[0] = 0;
     cx->last_status = AX_OK;
-    ax_program *pr = calloc(1, sizeof *pr);
+    ax_program *pr = ax__calloc(1, sizeof *pr);
     if (!pr) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         settle_error(cx);
@@ -164,6 +261,10 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
         goto fail;
     }
     pr->stats.backend = pr->be->name;
+    if ((pr->depth = ir_depth(pr->prog->root, DEPTH_CAP)) < 0) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        goto fail;
+    }
     double t0 = now_ms();
     if (pr->be->prepare && pr->be->prepare(cx, pr->prog, &pr->state) != 0) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", pr->be->name);
@@ -175,6 +276,9 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
         fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
                 "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, pr->be->name,
                 pr->stats.compile_ms, (long long)pr->stats.nodes, (long long)pr->stats.lets);
+    pr->next = cx->programs;
+    if (cx->programs) cx->programs->prev = pr;
+    cx->programs = pr;
     return pr;
 fail:
     ax_program_free(pr);
@@ -182,9 +286,76 @@ fail:
     return NULL;
 }
 
+
+/* The source graph's depth, or -1 with an error on cx. */
+static int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
+{
+    if (!a || cx->status != AX_OK) return 0;
+    int64_t d = ir_depth(a, DEPTH_CAP);
+    if (d < 0) {
+        ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
+        settle_error(cx);
+    }
+    return d;
+}
+
+typedef struct Job {
+    ax_ctx *cx;
+    ax_acc a;
+    ax_program *pr;
+    ax_array **out;
+    int max, n;
+    const char *stage;
+    bool json;
+    char *text;
+} Job;
+
+static void compile_job(void *p)
+{
+    Job *j = p;
+    j->pr = compile(j->cx, j->a);
+}
+
+ax_program *ax_compile(ax_ctx *cx, ax_acc a)
+{
+    if (!cx || !ctx_enter(cx)) return NULL;
+    Job j = {.cx = cx, .a = a};
+    int64_t depth = source_depth(cx, a, "ax_run");
+    if (depth >= 0 && run_deep(cx, depth, "ax_run", compile_job, &j) != 0) settle_error(cx);
+    ax_program *pr = j.pr;
+    if (ctx_leave_report(cx, "ax_run")) {
+        ax_program_free(pr);
+        return NULL;
+    }
+    return pr;
+}
+
+static int program_run(ax_program *pr, ax_array **out, int max);
+
+static void run_job(void *p)
+{
+    Job *j = p;
+    j->n = program_run(j->pr, j->out, j->max);
+}
+
 int ax_program_run(ax_program *pr, ax_array **out, int max)
 {
-    if (!pr) return -1;
+    /* An orphan (its context was freed) has nothing to run with and no
+     * context to report to. */
+    if (!pr || !pr->cx || !ctx_enter(pr->cx)) return -1;
+    ax_ctx *cx = pr->cx;
+    Job j = {.cx = cx, .pr = pr, .out = out, .max = max, .n = -1};
+    if (run_deep(cx, pr->depth, "ax_run", run_job, &j) != 0) settle_error(cx);
+    int n = j.n;
+    if (ctx_leave_report(cx, "ax_run") && n >= 0) {
+        for (int i = 0; i < n; i++) ax_array_release(out[i]);
+        n = -1;
+    }
+    return n;
+}
+
+static int program_run(ax_program *pr, ax_array **out, int max)
+{
     ax_ctx *cx = pr->cx;
     if (!out || max < 1) {
         ctx_error(cx, AX_ERR_ARG, "ax_run: no room for results (out is NULL or max < 1)");
@@ -206,13 +377,43 @@ int ax_program_run(ax_program *pr, ax_array **out, int max)
     return n;
 }
 
+/* Everything of a program but its handle and statistics. */
+static void program_strip(ax_program *pr)
+{
+    if (pr->be && pr->be->release && pr->state) pr->be->release(pr->state);
+    pr->state = NULL;
+    program_free(pr->prog);
+    pr->prog = NULL;
+    for (int i = 0; i < pr->nheld; i++) ax_array_release(pr->held[i]);
+    free(pr->held);
+    pr->held = NULL;
+    pr->nheld = pr->capheld = 0;
+}
+
+static void program_unlink(ax_program *pr)
+{
+    ax_ctx *cx = pr->cx;
+    if (pr->prev) pr->prev->next = pr->next;
+    else if (cx->programs == pr) cx->programs = pr->next;
+    if (pr->next) pr->next->prev = pr->prev;
+    pr->prev = pr->next = NULL;
+}
+
+void programs_orphan(ax_ctx *cx)
+{
+    while (cx->programs) {
+        ax_program *pr = cx->programs;
+        program_unlink(pr);
+        program_strip(pr);
+        pr->cx = NULL;
+    }
+}
+
 void ax_program_free(ax_program *pr)
 {
     if (!pr) return;
-    if (pr->be && pr->be->release && pr->state) pr->be->release(pr->state);
-    program_free(pr->prog);
-    for (int i = 0; i < pr->nheld; i++) ax_array_release(pr->held[i]);
-    free(pr->held);
+    if (pr->cx) program_unlink(pr);
+    program_strip(pr);
     free(pr);
 }
 
@@ -220,10 +421,14 @@ const ax_stats *ax_program_stats(const ax_program *pr) { return pr ? &pr->stats 
 
 int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max)
 {
+    if (!cx || !ctx_enter(cx)) return -1;
     ax_program *pr = ax_compile(cx, a);
-    if (!pr) return -1;
-    int n = ax_program_run(pr, out, max);
+    int n = pr ? ax_program_run(pr, out, max) : -1;
     ax_program_free(pr);
+    if (ctx_leave_report(cx, "ax_run") && n >= 0) {
+        for (int i = 0; i < n; i++) ax_array_release(out[i]);
+        n = -1;
+    }
     return n;
 }
 
@@ -285,9 +490,30 @@ static void dump_ptx(ax_ctx *cx, Program *p, FILE *f)
     free(text);
 }
 
+static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json);
+
+static void dump_job(void *p)
+{
+    Job *j = p;
+    j->text = dump(j->cx, j->a, j->stage, j->json);
+}
+
 char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
 {
-    if (!cx) return NULL;
+    if (!cx || !ctx_enter(cx)) return NULL;
+    Job j = {.cx = cx, .a = a, .stage = stage, .json = json};
+    int64_t depth = source_depth(cx, a, "ax_dump");
+    if (depth >= 0 && run_deep(cx, depth, "ax_dump", dump_job, &j) != 0) settle_error(cx);
+    char *r = j.text;
+    if (ctx_leave_report(cx, "ax_dump")) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
+{
     if (cx->status == AX_OK && (!a || !stage)) ctx_error(cx, AX_ERR_ARG, "ax_dump: NULL computation or stage");
     if (cx->status != AX_OK) {
         settle_error(cx);
@@ -295,7 +521,7 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
     }
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = ax__open_memstream(&buf, &len);
     if (!f) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
         settle_error(cx);
@@ -338,7 +564,7 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
                 /* The JSON printer ends with "}\n": splice in the schedule's figures. */
                 char *j = NULL;
                 size_t jl = 0;
-                FILE *g = open_memstream(&j, &jl);
+                FILE *g = ax__open_memstream(&j, &jl);
                 if (g) {
                     ir_print_json(g, "", stage, p->root);
                     fclose(g);

@@ -44,6 +44,9 @@ static bool check_accs(ax_ctx *cx, const char *what, int n, const ax_acc *as, bo
 
 static Node *mk(ax_ctx *cx, const char *what, Op op, int n, const Type *t)
 {
+    /* Another thread inside the context (ax_run, ...): touch nothing, and
+     * let it report the clash (ctx_touch). */
+    if (!ctx_touch(cx)) return NULL;
     Node *x = node_new(&cx->arena, op, n, t);
     if (!x) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
     x->cx = cx;
@@ -98,7 +101,7 @@ ax_acc ax_use(ax_ctx *cx, ax_array *a)
     if (a->cx != cx) return ctx_error(cx, AX_ERR_BUILD, "ax_use: the array belongs to another context");
     if (cx->nuses == cx->capuses) {
         int cap = cx->capuses ? cx->capuses * 2 : 16;
-        ax_array **u = realloc(cx->uses, sizeof *u * (size_t)cap);
+        ax_array **u = ax__realloc(cx->uses, sizeof *u * (size_t)cap);
         if (!u) return ctx_error(cx, AX_ERR_NOMEM, "ax_use: out of memory");
         cx->uses = u;
         cx->capuses = cap;
@@ -227,7 +230,9 @@ static ax_acc slice_op(Op op, const char *what, int nspec, const ax_slice *spec,
     if (!a) return NULL;
     ax_ctx *cx = a->cx;
     if (!check_accs(cx, what, 1, &a, true)) return NULL;
-    if (nspec < 0 || nspec > AX_MAX_RANK || (nspec && !spec))
+    if (nspec > 0 && nspec <= AX_MAX_RANK && !spec)
+        return ctx_error(cx, AX_ERR_BUILD, "%s: the specifier list is NULL (%d specifiers)", what, nspec);
+    if (nspec < 0 || nspec > AX_MAX_RANK)
         return ctx_error(cx, AX_ERR_BUILD, "%s: %d specifiers (0..%d allowed)", what, nspec, AX_MAX_RANK);
     int nall = 0, nfixed = 0;
     for (int i = 0; i < nspec; i++) spec[i].fixed ? nfixed++ : nall++;
@@ -423,7 +428,7 @@ static ax_acc stencil_n(const char *what, ax_fnv f, void *env, int k, const int 
         if ((counts[i] = sten_input(cx, what, st, i, size[i], b[i], as[i])) < 0) return NULL;
     }
     int np = (int)(counts[0] + (k > 1 ? counts[1] : 0));
-    const Type **pt = malloc(sizeof *pt * (size_t)np);
+    const Type **pt = ax__malloc(sizeof *pt * (size_t)np);
     if (!pt) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
     for (int i = 0, p = 0; i < k; i++)
         for (int64_t j = 0; j < counts[i]; j++) pt[p++] = as[i]->type->elt;

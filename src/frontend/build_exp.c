@@ -56,7 +56,7 @@ ax_ctx *exps_ctx(int n, const ax_exp *es)
 const char *tstr(ax_ctx *cx, const Type *t)
 {
     enum { NBUF = 6, BUFSZ = 160 };
-    if (!cx->scratch && !(cx->scratch = calloc(NBUF * BUFSZ + 1, 1))) return "?";
+    if (!cx->scratch && !(cx->scratch = ax__calloc(NBUF * BUFSZ + 1, 1))) return "?";
     /* The last byte of scratch counts which buffer is next. */
     unsigned char *k = (unsigned char *)cx->scratch + NBUF * BUFSZ;
     char *buf = cx->scratch + (*k % NBUF) * BUFSZ;
@@ -90,8 +90,11 @@ void exp_report(ax_ctx *cx, ax_exp e, const char *op)
                   prim_info[e.v[0].i].api);
         break;
     case CFE_TUPLE_N:
-        ctx_error(cx, AX_ERR_BUILD, "ax_tuple: a constant tuple holds at most 8 scalars; make a "
-                  "component a term with ax_const");
+        if (e.v[0].i == 1)
+            ctx_error(cx, AX_ERR_BUILD, "ax_tuple: 1 component; a tuple has 0 (unit) or at least 2");
+        else
+            ctx_error(cx, AX_ERR_BUILD, "ax_tuple: a constant tuple holds at most 8 scalars; make a "
+                      "component a term with ax_const");
         break;
     case CFE_PROJ:
         ctx_error(cx, AX_ERR_BUILD, "ax_get: component %lld is out of range for a constant of %lld components",
@@ -410,6 +413,12 @@ ax_exp ax_tuple(int n, const ax_exp *comps)
             if (cx) { exp_report(cx, comps[i], "ax_tuple"); return exp_invalid(); }
             return comps[i].tag == TAG_ERR ? comps[i] : exp_invalid();
         }
+    /* The header's promise: 0 (unit) or at least 2 components. */
+    if (n == 1) {
+        if (cx) return ctx_error(cx, AX_ERR_BUILD, "ax_tuple: 1 component; a tuple has 0 (unit) or at least 2"),
+                       exp_invalid();
+        return cf_error(CFE_TUPLE_N, 1, 0, 0);
+    }
     if (!cx) {
         /* Constants alone: a constant tuple of scalars. */
         if (n > 8) return cf_error(CFE_TUPLE_N, n, 0, 0);
@@ -586,7 +595,7 @@ Node *build_lam(ax_ctx *cx, const char *what, int nparam, const Type *const *pty
     if (!fn) return ctx_error(cx, AX_ERR_BUILD, "%s: the function is NULL", what);
     Node *lam = node_new(&cx->arena, OP_LAM, 1, NULL);
     Node **params = arena_alloc(&cx->arena, sizeof *params * (size_t)(nparam ? nparam : 1));
-    ax_exp *args = malloc(sizeof *args * (size_t)(nparam ? nparam : 1));
+    ax_exp *args = ax__malloc(sizeof *args * (size_t)(nparam ? nparam : 1));
     if (!lam || !params || !args) {
         free(args);
         return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);

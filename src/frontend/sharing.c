@@ -79,6 +79,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "hash.h"
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -168,6 +169,8 @@ typedef struct St {
     size_t rm_cap, rm_len;
     Node **fresh;           /* the copies' binder and variable nodes (temporary ids) */
     int nfresh, capfresh, nfresh_ids;
+    /* BIND: source type -> its copy in the program's arena (memo) */
+    HMap tcopy;
 } St;
 
 #define FAIL(st, status, ...) ((st)->failed = true, ctx_error((st)->cx, (status), __VA_ARGS__))
@@ -213,7 +216,7 @@ static int64_t *nmap_slot(St *st, NSlot **tab, size_t *cap, size_t *len, const N
 {
     if (2 * (*len + 1) > *cap) {
         size_t ncap = *cap ? *cap * 2 : 1024;
-        NSlot *t = calloc(ncap, sizeof *t);
+        NSlot *t = ax__calloc(ncap, sizeof *t);
         if (!t) return nomem(st);
         for (size_t i = 0; i < *cap; i++) {
             if (!(*tab)[i].k) continue;
@@ -259,7 +262,7 @@ static bool occ_reserve(St *st)
 {
     if (2 * (st->occ_len + 1) <= st->occ_cap) return true;
     size_t cap = st->occ_cap ? st->occ_cap * 2 : 1024;
-    Ent **t = calloc(cap, sizeof *t);
+    Ent **t = ax__calloc(cap, sizeof *t);
     if (!t) return nomem(st), false;
     Ent **old = st->occ;
     size_t ocap = st->occ_cap;
@@ -391,7 +394,7 @@ static CSlot *cm_slot(St *st, const Node *n, int region, bool insert)
 {
     if (insert && 2 * (st->cm_len + 1) > st->cm_cap) {
         size_t ncap = st->cm_cap ? st->cm_cap * 2 : 256;
-        CSlot *t = calloc(ncap, sizeof *t);
+        CSlot *t = ax__calloc(ncap, sizeof *t);
         if (!t) return nomem(st);
         for (size_t i = 0; i < st->cm_cap; i++) {
             CSlot *o = &st->cm[i];
@@ -421,7 +424,7 @@ static Node *fresh_var(St *st, Node *v)
 {
     if (st->nfresh == st->capfresh) {
         int cap = st->capfresh ? st->capfresh * 2 : 64;
-        Node **t = realloc(st->fresh, sizeof *t * (size_t)cap);
+        Node **t = ax__realloc(st->fresh, sizeof *t * (size_t)cap);
         if (!t) return nomem(st);
         st->fresh = t;
         st->capfresh = cap;
@@ -822,11 +825,39 @@ static Pend *float_pos(St *st, Ent *e)
 
 /* ================================================================ BIND */
 
+/* The program owns its types: the source graph's live in the context's
+ * arena, which ax_ctx_reset frees while a compiled program must go on
+ * running (the same for stencil and slice descriptions).  Each distinct
+ * source type is copied once. */
+static const Type *own_type(St *st, const Type *t)
+{
+    if (!t || t->kind == TY_SCALAR || t->kind == TY_INDEX || (t->kind == TY_TUPLE && t->n == 0)) return t;
+    bool added;
+    int64_t *slot = hmap_insert(&st->tcopy, hmap_ptr(t), 0, &added);
+    if (!slot) return nomem(st);
+    if (!added) return (const Type *)(uintptr_t)*slot;
+    const Type *c = ty_copy(&st->p->arena, t);
+    if (!c) return nomem(st);
+    /* the slot may have moved: look it up again */
+    *hmap_find(&st->tcopy, hmap_ptr(t)) = (int64_t)(uintptr_t)c;
+    return c;
+}
+
+static void *own_copy(St *st, const void *x, size_t n)
+{
+    if (!x) return NULL;
+    void *c = arena_alloc(&st->p->arena, n);
+    if (!c) return nomem(st);
+    memcpy(c, x, n);
+    return c;
+}
+
 static int new_var(St *st, const Type *t)
 {
+    if (!(t = own_type(st, t))) return -1;
     if (st->nv == st->capv) {
         int cap = st->capv ? st->capv * 2 : 64;
-        const Type **v = realloc(st->vt, sizeof *v * (size_t)cap);
+        const Type **v = ax__realloc(st->vt, sizeof *v * (size_t)cap);
         if (!v) return nomem(st), -1;
         st->vt = v;
         st->capv = cap;
@@ -837,6 +868,7 @@ static int new_var(St *st, const Type *t)
 
 static Node *mk_var(St *st, bool arr, int id, const Type *t)
 {
+    if (!(t = own_type(st, t))) return NULL;
     Node *v = node_new(&st->p->arena, arr ? OP_AVAR : OP_VAR, 0, t);
     if (!v) return nomem(st);
     v->cx = st->cx;
@@ -891,14 +923,17 @@ static Node *build_node(St *st, Ent *e, int depth)
 {
     const Node *n = e->node;
     Arena *ar = &st->p->arena;
-    Node *o = node_new(ar, n->op, n->n, n->type);
+    const Type *t = own_type(st, n->type);
+    if (n->type && !t) return NULL;
+    Node *o = node_new(ar, n->op, n->n, t);
     if (!o) return nomem(st);
     o->cx = n->cx;
     o->a = n->a;
     o->c = n->c;
     o->arr = n->arr;
-    o->sten = n->sten;
-    o->slice = n->slice;
+    if ((n->sten && !(o->sten = own_copy(st, n->sten, sizeof *n->sten))) ||
+        (n->slice && !(o->slice = own_copy(st, n->slice, sizeof *n->slice))))
+        return NULL;
     int *saved = NULL;
     if (n->op == OP_LAM && n->nparam > 0) {
         /* Fresh ids for the parameters of this copy of the function. */
@@ -1068,7 +1103,7 @@ static Node *unfold_graph(St *st, Node *root)
                     (long long)UNFOLD_LIMIT);
     st->npnew = st->max_id + 1;
     st->next_id = st->npnew;
-    if (!(st->pnew = calloc((size_t)st->npnew + 1, sizeof *st->pnew))) return nomem(st);
+    if (!(st->pnew = ax__calloc((size_t)st->npnew + 1, sizeof *st->pnew))) return nomem(st);
     return unfold(st, root);
 }
 
@@ -1094,6 +1129,7 @@ static void st_free(St *st)
     free(st->cp);
     free(st->rm);
     free(st->fresh);
+    hmap_free(&st->tcopy);
     arena_free(&st->tmp);
 }
 
@@ -1107,7 +1143,7 @@ Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing)
     st.cx = cx;
     st.max_id = -1;
     arena_init(&st.tmp);
-    Program *p = calloc(1, sizeof *p);
+    Program *p = ax__calloc(1, sizeof *p);
     if (!p) return ctx_error(cx, AX_ERR_NOMEM, "sharing recovery: out of memory");
     arena_init(&p->arena);
     st.p = p;
@@ -1134,7 +1170,7 @@ Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing)
     }
     if (!st.failed) {
         st.npmap = st.max_id + 1;
-        if (!(st.pmap = malloc(sizeof *st.pmap * (size_t)(st.npmap + 1)))) nomem(&st);
+        if (!(st.pmap = ax__malloc(sizeof *st.pmap * (size_t)(st.npmap + 1)))) nomem(&st);
         else for (int i = 0; i < st.npmap; i++) st.pmap[i] = -1;
     }
     if (!st.failed) out = re ? build_def(&st, re, 0) : build_trivial(&st, src);

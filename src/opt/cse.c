@@ -142,7 +142,7 @@ static bool reserve(C *c, void **a, int *cap, int need, size_t elt)
     if (need <= *cap) return true;
     int ncap = *cap ? *cap : 64;
     while (ncap < need) ncap *= 2;
-    void *t = realloc(*a, elt * (size_t)ncap);
+    void *t = ax__realloc(*a, elt * (size_t)ncap);
     if (!t) return nomem(c), false;
     *a = t;
     *cap = ncap;
@@ -271,9 +271,11 @@ static bool same_vn(const C *c, const Vn *v, const Node *n, const int *kv)
 static int intern(C *c, int me)
 {
     const Node *n = c->pos[me].node;
-    const int *kp = &c->kpos[c->pos[me].kbase];
+    /* (a leaf has no operands, and the arrays may still be NULL: no
+     * pointer arithmetic on them then) */
+    const int *kp = n->n ? &c->kpos[c->pos[me].kbase] : NULL;
     if (!RESERVE(c, c->vkid, c->capvkid, c->nvkid + n->n)) return -1;
-    int *kv = &c->vkid[c->nvkid];    /* tentatively, the new number's operands */
+    int *kv = n->n ? &c->vkid[c->nvkid] : NULL;    /* tentatively, the new number's operands */
     uint64_t h = hash_combine((uint64_t)n->op, (uint64_t)(unsigned)n->a);
     h = hash_combine(h, type_hash(n->type));
     if (n->op == OP_VAR || n->op == OP_AVAR) h = hash_combine(h, (uint64_t)(unsigned)n->id);
@@ -535,7 +537,7 @@ static bool float_all(C *c)
     int nshared = 0;
     for (int i = 0; i < c->nent; i++) nshared += c->ent[i].count > 1;
     if (!nshared) return true;
-    int *order = malloc(sizeof *order * (size_t)nshared * 2);
+    int *order = ax__malloc(sizeof *order * (size_t)nshared * 2);
     if (!order) return nomem(c), false;
     nshared = 0;
     for (int i = 0; i < c->nent; i++)
@@ -615,7 +617,7 @@ static Node *wrap(C *c, int me, Node *x, int depth)
     if (!x || c->pos[me].binds < 0) return x;
     int nb = 0;
     for (int e = c->pos[me].binds; e >= 0; e = c->ent[e].bind_next) nb++;
-    int *bs = malloc(sizeof *bs * (size_t)nb);
+    int *bs = ax__malloc(sizeof *bs * (size_t)nb);
     if (!bs) return nomem(c);
     nb = 0;
     for (int e = c->pos[me].binds; e >= 0; e = c->ent[e].bind_next) bs[nb++] = e;
@@ -717,7 +719,7 @@ static Node *cse_acc(C *c, Node *n, bool *changed, int depth)
          * body, then copies of the links that changed, inside out */
         int len = 0;
         for (const Node *x = n; x->op == OP_ALET; x = x->kid[1]) len++;
-        Node **bnd = malloc(sizeof *bnd * (size_t)len * 2);
+        Node **bnd = ax__malloc(sizeof *bnd * (size_t)len * 2);
         if (!bnd) return nomem(c);
         Node **links = bnd + len;
         Node *x = n;

@@ -107,9 +107,9 @@ static int *slot(D *d, const Node *x)
         if (d->seen[i] == x) return &d->num[i];
     if (d->nseen == d->capseen) {
         int cap = d->capseen ? 2 * d->capseen : 64;
-        const Node **s = realloc(d->seen, sizeof *s * (size_t)cap);
+        const Node **s = ax__realloc(d->seen, sizeof *s * (size_t)cap);
         if (s) d->seen = s;
-        int *n = s ? realloc(d->num, sizeof *n * (size_t)cap) : NULL;
+        int *n = s ? ax__realloc(d->num, sizeof *n * (size_t)cap) : NULL;
         if (!n) return NULL;
         d->num = n;
         d->capseen = cap;
@@ -165,7 +165,7 @@ static void edge(D *d, int from, int to, const char *how)
         if (d->edges[i][0] == from && d->edges[i][1] == to && d->edges[i][2] == kind) return;
     if (d->nedges == d->capedges) {
         int cap = d->capedges ? 2 * d->capedges : 64;
-        int (*e)[3] = realloc(d->edges, sizeof *e * (size_t)cap);
+        int (*e)[3] = ax__realloc(d->edges, sizeof *e * (size_t)cap);
         if (!e) return;
         d->edges = e;
         d->capedges = cap;
@@ -282,7 +282,7 @@ static void graph(FILE *f, const char *pfx, const char *title, const Node *root,
     d.pfx = pfx;
     d.tags = tags;
     d.ndef = max_var(root) + 1;
-    d.def = calloc((size_t)d.ndef + 1, sizeof *d.def);
+    d.def = ax__calloc((size_t)d.ndef + 1, sizeof *d.def);
     if (!d.def) return;
     defs(&d, root);
     fprintf(f, " subgraph cluster_%s {\n  label=\"%s\"; fontsize=16; style=solid; color=black;\n", pfx, title);

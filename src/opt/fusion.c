@@ -171,11 +171,11 @@ static bool grow(F *f, int need)
     if (need <= f->cap) return true;
     int cap = f->cap ? f->cap : 64;
     while (cap < need) cap *= 2;
-    Node **s = realloc(f->sub, sizeof *s * (size_t)cap);
+    Node **s = ax__realloc(f->sub, sizeof *s * (size_t)cap);
     if (s) f->sub = s;
-    Repl **r = s ? realloc(f->repl, sizeof *r * (size_t)cap) : NULL;
+    Repl **r = s ? ax__realloc(f->repl, sizeof *r * (size_t)cap) : NULL;
     if (r) f->repl = r;
-    unsigned char *u = r ? realloc(f->uses, (size_t)cap) : NULL;
+    unsigned char *u = r ? ax__realloc(f->uses, (size_t)cap) : NULL;
     if (!u) return oom(f), false;
     f->uses = u;
     for (int i = f->cap; i < cap; i++) {
@@ -332,7 +332,7 @@ static bool save(F *f, int id, Node *rep)
 {
     if (f->nsv == f->capsv) {
         int cap = f->capsv ? 2 * f->capsv : 64;
-        Save *s = realloc(f->sv, sizeof *s * (size_t)cap);
+        Save *s = ax__realloc(f->sv, sizeof *s * (size_t)cap);
         if (!s) return oom(f), false;
         f->sv = s;
         f->capsv = cap;
@@ -525,7 +525,7 @@ static bool pair_push(F *f, int a, int b)
 {
     if (f->npairs == f->cappairs) {
         int cap = f->cappairs ? 2 * f->cappairs : 32;
-        int (*t)[2] = realloc(f->pairs, sizeof *t * (size_t)cap);
+        int (*t)[2] = ax__realloc(f->pairs, sizeof *t * (size_t)cap);
         if (!t) return oom(f), false;
         f->pairs = t;
         f->cappairs = cap;
@@ -886,9 +886,9 @@ static bool push_bind(F *f, int id, Node *b)
     if (!b || id < 0) return false;
     if (f->nb == f->capb) {
         int cap = f->capb ? 2 * f->capb : 32;
-        int *i = realloc(f->bid, sizeof *i * (size_t)cap);
+        int *i = ax__realloc(f->bid, sizeof *i * (size_t)cap);
         if (i) f->bid = i;
-        Node **n = i ? realloc(f->bnd, sizeof *n * (size_t)cap) : NULL;
+        Node **n = i ? ax__realloc(f->bnd, sizeof *n * (size_t)cap) : NULL;
         if (!n) return oom(f), false;
         f->bnd = n;
         f->capb = cap;
@@ -1360,7 +1360,7 @@ int fuse_program(ax_ctx *cx, Program *p)
     f.ar = &p->arena;
     f.nvars0 = p->nvars;
     int *bdepth = NULL;
-    if (grow(&f, p->nvars + 1) && !(bdepth = calloc((size_t)f.cap, sizeof *bdepth))) oom(&f);
+    if (grow(&f, p->nvars + 1) && !(bdepth = ax__calloc((size_t)f.cap, sizeof *bdepth))) oom(&f);
     if (bdepth) {
         count(&f, p->root, 0, bdepth);
         free(bdepth);

@@ -171,9 +171,9 @@ void schedule_stats(const Program *p, int64_t *kernels, int64_t *intermediates)
     int n = p->nvars;
     int m = max_id(p->root) + 1;
     s.n = n > m ? n : m;
-    s.alias = malloc(sizeof *s.alias * (size_t)(s.n + 1));
-    s.read = calloc((size_t)s.n + 1, 1);
-    s.computed = calloc((size_t)s.n + 1, sizeof *s.computed);
+    s.alias = ax__malloc(sizeof *s.alias * (size_t)(s.n + 1));
+    s.read = ax__calloc((size_t)s.n + 1, 1);
+    s.computed = ax__calloc((size_t)s.n + 1, sizeof *s.computed);
     if (s.alias && s.read && s.computed) {
         for (int i = 0; i < s.n; i++) s.alias[i] = -1;
         walk(&s, p->root);

@@ -83,11 +83,9 @@
  *    0 * x = 0  (x cannot fault)       (not for floats: NaN, inf, -0.0)
  *    x / 1 = x, x / -1 = -x            x / 1.0 = x, x / 2^k = 2^-k * x
  *    c1 op (c2 op x) = (c1 op c2) op x for op in + * min max and or xor
- *                                      c1 * (c2 * x) = (c1*c2) * x only if
- *                                      c1 or c2 is a power of two and c1*c2
- *                                      is finite and normal; min and max
- *                                      reassociate (prim.c's rule is
- *                                      associative), and NaN min x = x
+ *                                      min and max reassociate (prim.c's
+ *                                      rule is associative), and NaN min
+ *                                      x = x; products never do (below)
  *  and for all types: neg (neg x) = x, not (not x) = x, bnot (bnot x) = x,
  *  abs (abs x) = abs x, abs (neg x) = abs x, min x x = x, shifts by 0,
  *  band/bor/bxor with 0 and all ones, x == x on integers, a conversion to
@@ -96,19 +94,20 @@
  *  integer comparison, cond c x x = x (c cannot fault), cond c true false
  *  = c, cond (not c) a b = cond c b a, tuples of all the projections of
  *  one variable.
- *  The power-of-two reassociation is the one rule that is exact only when
- *  the intermediate product x*c2 neither overflows nor becomes subnormal
- *  (scaling by 2^k commutes with rounding except at the ends of the
- *  exponent range), i.e. for every x but those within a factor c1*c2 of
- *  the largest or smallest normal number; it is what the thesis' own
- *  example needs ((x*21)*2 = 42*x).
+ *  Every rule is exact for every input (the README promises IEEE
+ *  semantics).  Reassociating a product of constants is not, even when a
+ *  constant is a power of two: the intermediate product c2*x may overflow
+ *  or become subnormal, and scaling by 2^k does not undo either
+ *  (2^-10 * (3072 * 1e306) is inf, (2^-10 * 3072) * 1e306 is 3e306).  So
+ *  the thesis' example reduces to 2.0 * (21.0 * x) on floats, and to
+ *  42 * x on integers, whose products wrap and are associative.
  *  Constants that are NaN are not moved (a NaN's payload would depend on
  *  the operand order).  Dropping an operation that would only quiet a
  *  signalling NaN (1.0 * x) keeps the NaN signalling; every other result
  *  is bit for bit the same.
  *
  * Refused on purpose: x + 0.0 -> x, x * 0 -> 0, x - x -> 0 and 0 - x -> -x
- * on floats; float reassociation of + and -; x * -1 -> -x on floats (NaN's
+ * on floats; float reassociation of +, - and *; x * -1 -> -x on floats (NaN's
  * sign); strength reduction (left to the C compiler, thesis); folding the
  * shape of a use (the generated code would be specialised to one size and
  * the kernel cache would miss for every other).
@@ -560,13 +559,10 @@ static Node *algebra(S *s, Node *x, int depth)
                 return refold(s, mk_prim(s, P_MUL, t, eval_c(s, P_MUL, t, k0, k1->kid[0]), k1->kid[1]), depth);
         } else if (isflt) {
             if (is_f(k0, 1.0)) DONE(k1);
-            if (isc(k0) && is_cprim(k1, P_MUL) && (pow2(k0) || pow2(k1->kid[0]))) {
-                /* Scaling by a power of two is exact, so (c2*y)*c1 rounds
-                 * once, like y*(c1*c2), if c1*c2 is exact (normal). */
-                Node *c = eval_c(s, P_MUL, t, k0, k1->kid[0]);
-                if (!c) return nomem(s);
-                if (normal_in(s0, fval(c))) return refold(s, mk_prim(s, P_MUL, t, c, k1->kid[1]), depth);
-            }
+            /* No c1 * (c2 * y) = (c1*c2) * y, not even for powers of two:
+             * c2*y may overflow (2^-10 * (3072 * 1e306) is inf, 3e306
+             * reassociated) or lose bits as a subnormal, and scaling does
+             * not undo either. */
         }
         break;
     case P_DIV:
@@ -783,7 +779,7 @@ static bool push_frame(S *s, const Node *let, Node *b)
 {
     if (s->nstk == s->capstk) {
         int cap = s->capstk ? 2 * s->capstk : 64;
-        Frame *f = realloc(s->stk, sizeof *f * (size_t)cap);
+        Frame *f = ax__realloc(s->stk, sizeof *f * (size_t)cap);
         if (!f) return nomem(s), false;
         s->stk = f;
         s->capstk = cap;
@@ -1119,13 +1115,13 @@ int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed)
     s.p = p;
     s.what = what;
     size_t nv = (size_t)p->nvars + 1;
-    s.count = calloc(nv, sizeof *s.count);
-    s.blam = calloc(nv, sizeof *s.blam);
-    s.blazy = calloc(nv, sizeof *s.blazy);
-    s.vflag = calloc(nv, sizeof *s.vflag);
-    s.sub = calloc(nv, sizeof *s.sub);
-    s.pending = calloc(nv, sizeof *s.pending);
-    s.known = calloc(nv, sizeof *s.known);
+    s.count = ax__calloc(nv, sizeof *s.count);
+    s.blam = ax__calloc(nv, sizeof *s.blam);
+    s.blazy = ax__calloc(nv, sizeof *s.blazy);
+    s.vflag = ax__calloc(nv, sizeof *s.vflag);
+    s.sub = ax__calloc(nv, sizeof *s.sub);
+    s.pending = ax__calloc(nv, sizeof *s.pending);
+    s.known = ax__calloc(nv, sizeof *s.known);
     Node *root = NULL;
     if (!s.count || !s.blam || !s.blazy || !s.vflag || !s.sub || !s.pending || !s.known) {
         nomem(&s);

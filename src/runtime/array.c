@@ -51,8 +51,11 @@ static ax_array *array_header(ax_ctx *cx, const char *what, const Type *elt, int
     if (rank > 0 && !shape) return ctx_error(cx, AX_ERR_ARG, "%s: the shape is NULL", what);
     int64_t size = shape_size_checked(cx, what, rank, shape);
     if (size < 0) return NULL;
-    ax_array *a = calloc(1, sizeof *a);
-    void **buf = calloc(elt->width ? (size_t)elt->width : 1, sizeof *buf);
+    /* The array keeps its own copy of a tuple type: it outlives
+     * ax_ctx_reset and the program that made it. */
+    if (!(elt = ctx_intern_type(cx, elt))) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
+    ax_array *a = ax__calloc(1, sizeof *a);
+    void **buf = ax__calloc(elt->width ? (size_t)elt->width : 1, sizeof *buf);
     if (!a || !buf) {
         free(a);
         free(buf);
@@ -88,7 +91,7 @@ enum { SPARE_MIN = 1 << 20, HUGE_ALIGN = 2 << 20 };
 
 static void *buf_alloc(ax_ctx *cx, size_t al)
 {
-    if (al < SPARE_MIN) return aligned_alloc(64, al ? al : 64);
+    if (al < SPARE_MIN) return ax__aligned_alloc(64, al ? al : 64);
     int best = -1;
     for (int i = 0; i < cx->nspare; i++)   /* best fit, within twice the size */
         if (cx->spare[i].cap >= al && cx->spare[i].cap / 2 <= al &&
@@ -101,7 +104,7 @@ static void *buf_alloc(ax_ctx *cx, size_t al)
         return p;
     }
     size_t cap = (al + HUGE_ALIGN - 1) & ~(size_t)(HUGE_ALIGN - 1);
-    void *p = aligned_alloc(HUGE_ALIGN, cap);
+    void *p = ax__aligned_alloc(HUGE_ALIGN, cap);
 #ifdef MADV_HUGEPAGE
     if (p) (void)madvise(p, cap, MADV_HUGEPAGE);   /* advice only: failure is harmless */
 #endif
@@ -182,14 +185,23 @@ static void array_unlink_free(ax_array *a)
     free(a);
 }
 
-/* The bytes of a's elements (unpadded), saturating at INT64_MAX. */
-static int64_t elem_bytes(const ax_array *a)
+/* The bytes of a's elements (unpadded), or -1 with an error when the
+ * count (each buffer's padding to 64 bytes, leaf_bytes, must fit too)
+ * passes 2^63.  Checked on its own, whatever the limit: a count that
+ * saturated would equal "no limit" (INT64_MAX) and then wrap in size_t
+ * (2^61 f64 elements once became a 64-byte buffer). */
+int64_t array_bytes(ax_array *a)
 {
     int64_t bytes = 0;
     for (int i = 0; i < a->ncomp; i++) {
-        int64_t sz = (int64_t)ax_scalar_size(ty_leaf(a->elt, i));
-        if (a->size > (INT64_MAX - bytes) / sz) return INT64_MAX;
-        bytes += a->size * sz;
+        int64_t sz = (int64_t)ax_scalar_size(ty_leaf(a->elt, i)), b;
+        if (__builtin_mul_overflow(a->size, sz, &b) || b > INT64_MAX - 63 || __builtin_add_overflow(bytes, b, &bytes)) {
+            char ts[128];
+            ctx_error(a->cx, AX_ERR_NOMEM,
+                      "out of memory: an array of %lld elements of type %s needs more than 2^63 bytes",
+                      (long long)a->size, ty_str(a->elt, ts, sizeof ts));
+            return -1;
+        }
     }
     return bytes;
 }
@@ -225,8 +237,8 @@ ax_array *array_alloc_device(ax_ctx *cx, const Type *elt, int rank, const int64_
 static int host_buffers(ax_array *a, bool zero)
 {
     ax_ctx *cx = a->cx;
-    int64_t bytes = elem_bytes(a);
-    if (!mem_charge(cx, bytes, a->size, a->elt)) return -1;
+    int64_t bytes = array_bytes(a);
+    if (bytes < 0 || !mem_charge(cx, bytes, a->size, a->elt)) return -1;
     a->bytes = bytes;
     for (int i = 0; i < a->ncomp; i++) {
         size_t sz = ax_scalar_size(ty_leaf(a->elt, i)) * (size_t)a->size;
@@ -340,37 +352,45 @@ static ax_array *array_from(ax_ctx *cx, ax_scalar s, int rank, const int64_t *sh
 }
 
 
+/* The constructors claim the context for their thread (ctx_enter). */
+static ax_array *guard_end(ax_ctx *cx, const char *what, bool was_pending, ax_array *r)
+{
+    r = reported(cx, was_pending, r);
+    if (ctx_leave_report(cx, what)) {
+        ax_array_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+#define CONSTRUCT(what, call)                          \
+    do {                                               \
+        if (!cx || !ctx_enter(cx)) return NULL;        \
+        bool pending = cx->status != AX_OK;            \
+        return guard_end(cx, what, pending, call);     \
+    } while (0)
+
 ax_array *ax_array_new(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape)
 {
-    if (!cx) return NULL;
-    bool pending = cx->status != AX_OK;
-    return reported(cx, pending, array_new(cx, elem, rank, shape));
+    CONSTRUCT("ax_array_new", array_new(cx, elem, rank, shape));
 }
 ax_array *ax_array_wrap_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
                           void *const *buffers)
 {
-    if (!cx) return NULL;
-    bool pending = cx->status != AX_OK;
-    return reported(cx, pending, array_wrap_n(cx, elem, rank, shape, buffers));
+    CONSTRUCT("ax_array_wrap", array_wrap_n(cx, elem, rank, shape, buffers));
 }
 ax_array *ax_array_wrap(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, void *data)
 {
-    if (!cx) return NULL;
-    bool pending = cx->status != AX_OK;
-    return reported(cx, pending, array_wrap(cx, s, rank, shape, data));
+    CONSTRUCT("ax_array_wrap", array_wrap(cx, s, rank, shape, data));
 }
 ax_array *ax_array_from_n(ax_ctx *cx, const ax_type *elem, int rank, const int64_t *shape,
                           const void *const *buffers)
 {
-    if (!cx) return NULL;
-    bool pending = cx->status != AX_OK;
-    return reported(cx, pending, array_from_n(cx, elem, rank, shape, buffers));
+    CONSTRUCT("ax_array_from", array_from_n(cx, elem, rank, shape, buffers));
 }
 ax_array *ax_array_from(ax_ctx *cx, ax_scalar s, int rank, const int64_t *shape, const void *data)
 {
-    if (!cx) return NULL;
-    bool pending = cx->status != AX_OK;
-    return reported(cx, pending, array_from(cx, s, rank, shape, data));
+    CONSTRUCT("ax_array_from", array_from(cx, s, rank, shape, data));
 }
 
 ax_array *ax_array_retain(ax_array *a)

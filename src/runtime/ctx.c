@@ -5,7 +5,10 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "mvec.h"
 #include <ctype.h>
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,26 +38,36 @@ static unsigned parse_debug(const char *s)
     return f;
 }
 
-/* "123", "64K", "512M", "2G" -> bytes; -1 if malformed. */
+/* "123", "123B", "64K", "64KB", "512M", "2G", "1T" (any case) -> bytes;
+ * -1 if malformed.  Too large a value saturates at INT64_MAX, which is
+ * "no limit". */
 static int64_t parse_bytes(const char *s)
 {
     char *end;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
     if (end == s || v < 0) return -1;
+    if (errno == ERANGE) return INT64_MAX;
     while (isspace((unsigned char)*end)) end++;
     int64_t m = 1;
     switch (toupper((unsigned char)*end)) {
     case 'K': m = 1ll << 10; end++; break;
     case 'M': m = 1ll << 20; end++; break;
     case 'G': m = 1ll << 30; end++; break;
-    case 0: break;
-    default: return -1;
+    case 'T': m = 1ll << 40; end++; break;
+    default: break;
     }
     if (*end == 'B' || *end == 'b') end++;
     if (*end) return -1;
     if (v > INT64_MAX / m) return INT64_MAX;
     return v * m;
 }
+
+/* The most threads a pool runs (pool.c): the options say what is used. */
+enum { MAX_POOL_THREADS = 4096 };
+/* The C compiler's default time limit, in seconds: generous (a cold
+ * compile of the largest benchmark takes a few seconds), but finite. */
+#define DEFAULT_CC_TIMEOUT 300.0
 
 static int64_t default_mem_limit(void)
 {
@@ -68,10 +81,11 @@ static int64_t default_mem_limit(void)
 
 ax_ctx *ax_ctx_new(const ax_options *opt)
 {
-    ax_ctx *cx = calloc(1, sizeof *cx);
+    ax_ctx *cx = ax__calloc(1, sizeof *cx);
     if (!cx) return NULL;
     if (opt) cx->opt = *opt;
     arena_init(&cx->arena);
+    arena_init(&cx->types);
     const char *e;
     cx->opt.debug |= parse_debug(getenv("AXLE_DEBUG"));
     if (!cx->opt.threads && (e = getenv("AXLE_THREADS")) && atoi(e) > 0) cx->opt.threads = atoi(e);
@@ -79,6 +93,8 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         cx->opt.threads = n > 0 ? (int)n : 1;
     }
+    if (cx->opt.threads < 1) cx->opt.threads = 1;
+    if (cx->opt.threads > MAX_POOL_THREADS) cx->opt.threads = MAX_POOL_THREADS;
     if (!cx->opt.mem_limit && (e = getenv("AXLE_MEM_LIMIT")) && parse_bytes(e) > 0)
         cx->opt.mem_limit = parse_bytes(e);
     if (!cx->opt.mem_limit) cx->opt.mem_limit = default_mem_limit();
@@ -88,21 +104,37 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
         for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
             if (!strcasecmp(e, names[i])) cx->opt.backend = (ax_backend_kind)i;
     }
+    if (!cx->opt.cc_timeout && (e = getenv("AXLE_CC_TIMEOUT")) && *e) {
+        char *end;
+        double t = strtod(e, &end);
+        if (end != e && !*end && t == t) cx->opt.cc_timeout = t;
+    }
+    if (!cx->opt.cc_timeout) cx->opt.cc_timeout = DEFAULT_CC_TIMEOUT;
+    if (cx->opt.cc_timeout < 0) cx->opt.cc_timeout = -1;   /* no limit */
     if (!cx->opt.cc && (e = getenv("AXLE_CC")) && *e) cx->opt.cc = e;
     if (!cx->opt.cflags && (e = getenv("AXLE_CFLAGS")) && *e) cx->opt.cflags = e;
     if ((e = getenv("AXLE_CACHE")) && (!strcasecmp(e, "off") || !strcmp(e, "0")))
         cx->opt.no_cache = true;
     /* Strings from the caller or the environment are copied: the context
-     * must not depend on their lifetime. */
-    if (cx->opt.cc) cx->opt.cc = strdup(cx->opt.cc);
-    if (cx->opt.cflags) cx->opt.cflags = strdup(cx->opt.cflags);
-    if (cx->opt.cache_dir) cx->opt.cache_dir = strdup(cx->opt.cache_dir);
+     * must not depend on their lifetime.  A copy that fails fails the
+     * context (a NULL would silently mean the default compiler). */
+    const char *cc = cx->opt.cc, *cflags = cx->opt.cflags, *dir = cx->opt.cache_dir;
+    cx->opt.cc = cx->opt.cflags = cx->opt.cache_dir = NULL;
+    if ((cc && !(cx->opt.cc = ax__strdup(cc))) || (cflags && !(cx->opt.cflags = ax__strdup(cflags))) ||
+        (dir && !(cx->opt.cache_dir = ax__strdup(dir)))) {
+        ax_ctx_free(cx);
+        return NULL;
+    }
     return cx;
 }
 
 void ax_ctx_free(ax_ctx *cx)
 {
     if (!cx) return;
+    /* Programs still compiled in it give up everything but their handle
+     * (run.c), before the backends whose state they use go. */
+    programs_orphan(cx);
+    for (int i = 0; i < cx->nuses; i++) ax_array_release(cx->uses[i]);
     free(cx->uses);
     cx->uses = NULL;
     cx->nuses = 0;
@@ -117,7 +149,10 @@ void ax_ctx_free(ax_ctx *cx)
         if (cx->backends[i] && cx->backend_state[i] && cx->backends[i]->release)
             cx->backends[i]->release(cx->backend_state[i]);
     array_spare_clear(cx);
+    mvec_close(cx->mvec);
     arena_free(&cx->arena);
+    arena_free(&cx->types);
+    free(cx->interned);
     free((char *)cx->opt.cc);
     free((char *)cx->opt.cflags);
     free((char *)cx->opt.cache_dir);
@@ -128,6 +163,7 @@ void ax_ctx_free(ax_ctx *cx)
 void ax_ctx_reset(ax_ctx *cx)
 {
     if (!cx) return;
+    if (!ctx_enter(cx)) return;
     /* USE nodes hold a reference to their host array; the nodes go with
      * the arena, so their references go too. */
     for (int i = 0; i < cx->nuses; i++) ax_array_release(cx->uses[i]);
@@ -137,6 +173,74 @@ void ax_ctx_reset(ax_ctx *cx)
     cx->status = AX_OK;
     cx->last_status = AX_OK;
     cx->msg[0] = 0;
+    ctx_leave_report(cx, "ax_ctx_reset");
+}
+
+/* ------------------------------------------------------------ element types */
+
+const Type *ctx_intern_type(ax_ctx *cx, const Type *t)
+{
+    /* Scalar, index and unit types are static. */
+    if (!t || t->kind == TY_SCALAR || t->kind == TY_INDEX || (t->kind == TY_TUPLE && t->n == 0)) return t;
+    for (int i = 0; i < cx->ninterned; i++)
+        if (cx->interned[i] == t || ty_eq(cx->interned[i], t)) return cx->interned[i];
+    if (cx->ninterned == cx->capinterned) {
+        int cap = cx->capinterned ? 2 * cx->capinterned : 8;
+        const Type **v = ax__realloc(cx->interned, sizeof *v * (size_t)cap);
+        if (!v) return NULL;
+        cx->interned = v;
+        cx->capinterned = cap;
+    }
+    const Type *c = ty_copy(&cx->types, t);
+    if (c) cx->interned[cx->ninterned++] = c;
+    return c;
+}
+
+/* ------------------------------------------------------------ threads */
+
+/* The calling thread's identity: the address of a thread-local object
+ * (never written; it only has to be distinct per live thread). */
+static _Thread_local char thread_token;
+
+bool ctx_enter(ax_ctx *cx)
+{
+    uintptr_t me = (uintptr_t)&thread_token, cur = atomic_load(&cx->owner);
+    if (cur == me) {
+        cx->depth++;
+        return true;
+    }
+    if (cur == 0 && atomic_compare_exchange_strong(&cx->owner, &cur, me)) {
+        cx->depth = 1;
+        return true;
+    }
+    /* Another thread is inside: touch nothing else, and let it know. */
+    atomic_store(&cx->clash, 1);
+    return false;
+}
+
+bool ctx_leave(ax_ctx *cx)
+{
+    if (--cx->depth > 0) return false;
+    bool clash = atomic_exchange(&cx->clash, 0) != 0;
+    atomic_store(&cx->owner, 0);
+    return clash;
+}
+
+bool ctx_leave_report(ax_ctx *cx, const char *what)
+{
+    if (!ctx_leave(cx)) return false;
+    ctx_error_force(cx, AX_ERR_ARG, "%s: the context was used from another thread at the same time (a "
+                    "context is for one thread at a time: use one context per thread)", what);
+    ctx_settle(cx);
+    return true;
+}
+
+bool ctx_touch(ax_ctx *cx)
+{
+    uintptr_t cur = atomic_load(&cx->owner);
+    if (cur == 0 || cur == (uintptr_t)&thread_token) return true;
+    atomic_store(&cx->clash, 1);
+    return false;
 }
 
 const ax_options *ax_ctx_options(const ax_ctx *cx) { return &cx->opt; }

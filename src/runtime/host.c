@@ -105,9 +105,9 @@ bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Progra
     h->nvars = p->nvars;
     h->live = live;
     size_t n = (size_t)(p->nvars > 0 ? p->nvars : 1);
-    h->aenv = calloc(n, sizeof *h->aenv);
-    h->left = calloc(n, sizeof *h->left);
-    h->width = calloc(n, sizeof *h->width);
+    h->aenv = ax__calloc(n, sizeof *h->aenv);
+    h->left = ax__calloc(n, sizeof *h->left);
+    h->width = ax__calloc(n, sizeof *h->width);
     if (h->aenv && h->left && h->width) return true;
     host_nomem(h);
     host_free(h);
@@ -179,18 +179,28 @@ static void unbind_alam(Host *h, const Node *f)
         if (f->param[k] && (unsigned)f->param[k]->id < (unsigned)h->nvars) h->aenv[f->param[k]->id] = NULL;
 }
 
+int host_cancelled(Host *h)
+{
+    const ax_options *o = &h->cx->opt;
+    if (!o->cancel || !o->cancel(o->cancel_arg)) return 0;
+    return host_fail(h, AX_ERR_CANCELLED, "ax_run: cancelled (ax_options.cancel asked the %s backend to stop)",
+                     h->ops->name);
+}
+
 /* AWHILE: x = init; while (cond(x)[]) x = body(x).  Each iteration's
  * arrays are released as soon as the next one exists. */
 static int awhile(Host *h, const Node *x, ax_array **out)
 {
     const Node *cond = x->kid[0], *body = x->kid[1];
     int w = host_width(x->type);
-    ax_array **cur = calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
-    ax_array **nxt = calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
+    ax_array **cur = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *cur);
+    ax_array **nxt = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *nxt);
     int rc = cur && nxt ? host_eval(h, x->kid[2], cur) : host_nomem(h);
     bool have = rc == 0;
     while (rc == 0) {
         ax_array *flag = NULL;
+        /* An endless loop can be stopped (ax_options.cancel). */
+        if ((rc = host_cancelled(h))) break;
         if ((rc = bind_alam(h, cond, cur, w))) break;
         if ((rc = host_eval1(h, cond->kid[0], &flag))) break;
         if (flag->rank != 0 || flag->ncomp != 1 || flag->elt->kind != TY_SCALAR || flag->elt->s != AX_BOOL) {
@@ -236,7 +246,7 @@ static int alet(Host *h, const Node *x, ax_array **out)
             break;
         }
         int w = host_width(y->kid[0]->type);
-        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        ax_array **v = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *v);
         if (!v) {
             rc = host_nomem(h);
             break;
@@ -299,7 +309,7 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         const Type *tt = x->kid[0]->type;
         if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return host_malformed(h, x, "bad projection");
         int w = host_width(tt), off = host_offset(tt, x->a), cw = host_width(x->type);
-        ax_array **v = calloc((size_t)(w > 0 ? w : 1), sizeof *v);
+        ax_array **v = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *v);
         if (!v) return host_nomem(h);
         int rc = host_eval(h, x->kid[0], v);
         if (rc == 0)
@@ -311,7 +321,8 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         return rc;
     }
     default: {
-        int rc = h->ops->op(h, x, out);
+        int rc = host_cancelled(h);
+        if (rc == 0) rc = h->ops->op(h, x, out);
         if (rc == 0) drop_reads(h, x);
         return rc;
     }

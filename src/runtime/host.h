@@ -53,6 +53,9 @@ int host_fail(Host *h, ax_status st, const char *fmt, ...) __attribute__((format
 /* A program the verifier should have refused: never a user error. */
 int host_malformed(Host *h, const Node *x, const char *what);
 int host_nomem(Host *h);
+/* 0, or -1 with AX_ERR_CANCELLED when ax_options.cancel says stop: asked
+ * before each array operation and each awhile iteration. */
+int host_cancelled(Host *h);
 
 /* Segment offsets from nseg lengths of scalar type s (off: nseg + 1
  * entries), checked as the interpreter checks them, with its messages:

@@ -61,7 +61,9 @@
  */
 #define _GNU_SOURCE
 #include "jit.h"
+#include "fault.h"
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +74,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -203,10 +207,10 @@ struct JitModule {
 struct Jit {
     char *cc, *cflags, *libs, *cache_dir_opt, *version;
     bool no_disk_cache, trace;
+    double timeout_ms;                /* the compiler's time limit; <= 0: none */
 
     bool id_done;                     /* compiler identity and key prefix */
     char *compiler_id;                /* NULL: the compiler cannot be run */
-    char *id_err;                     /* why not */
     JitSha256 prefix;                 /* hash state after the fixed fields */
 
     bool dir_done;                    /* disk cache directory checked */
@@ -249,7 +253,7 @@ static double now_ms(void)
 
 static char *dup_or(const char *s, const char *dflt)
 {
-    return strdup(s ? s : dflt);
+    return ax__strdup(s ? s : dflt);
 }
 
 static void to_hex(const uint8_t *b, size_t n, char *out)
@@ -275,12 +279,12 @@ static void argv_push_n(Argv *a, const char *s, size_t len)
     if (a->oom) return;
     if (a->n + 2 > a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 16;
-        char **v = realloc(a->v, cap * sizeof *v);
+        char **v = ax__realloc(a->v, cap * sizeof *v);
         if (!v) { a->oom = true; return; }
         a->v = v;
         a->cap = cap;
     }
-    char *w = strndup(s, len);
+    char *w = ax__strndup(s, len);
     if (!w) { a->oom = true; return; }
     a->v[a->n++] = w;
     a->v[a->n] = NULL;
@@ -317,14 +321,67 @@ static int above_stdio(int fd)
     return nfd;
 }
 
+/* A descriptor that becomes readable when process pid exits (Linux 5.3
+ * pidfd), or -1 where the kernel has none: then the exit is polled. */
+static int pid_fd(pid_t pid)
+{
+#if defined(__linux__) && defined(SYS_pidfd_open)
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd >= 0) {
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    }
+#else
+    (void)pid;
+#endif
+    return -1;
+}
+
+/* Whether the child has exited, reaping it (its wait status in *st).  An
+ * application that ignores SIGCHLD has its children reaped for it
+ * (ECHILD): gone, status unknown (0). */
+static bool reaped(pid_t pid, int *st, bool block)
+{
+    for (;;) {
+        pid_t w = waitpid(pid, st, block ? 0 : WNOHANG);
+        if (w == pid) return true;
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            *st = 0;
+            return true;
+        }
+        return false;
+    }
+}
+
+/* Appends r bytes of output to out (the first cap-1 kept). */
+static void keep(char *out, size_t cap, size_t *len, const char *chunk, ssize_t r)
+{
+    size_t k = (size_t)r < cap - 1 - *len ? (size_t)r : cap - 1 - *len;
+    memcpy(out + *len, chunk, k);
+    *len += k;
+    out[*len] = 0;
+}
+
 /* Runs argv with stdin from /dev/null and stdout and stderr into out (the
  * first cap-1 bytes kept, NUL-terminated; the rest read and dropped so the
- * child never blocks).  Returns 0 with the wait status in *status, or the
- * errno of a failed start (ENOENT: no such program). */
-static int run_capture(char *const argv[], char *out, size_t cap, int *status)
+ * child never blocks).  Returns 0 with the wait status in *status, the
+ * errno of a failed start (ENOENT: no such program), or ETIMEDOUT when
+ * the child ran longer than the Jit's time limit.
+ *
+ * Every external process can hang, so the child runs in a process group
+ * of its own, and on expiry of the limit the whole group (a wrapper such
+ * as ccache and the compiler it started) is killed and reaped.  Output is
+ * read until the child exits, not until the pipe closes: a wrapper that
+ * leaves a process behind holding the pipe (a daemon it started, a stray
+ * `sleep &`) must not delay the compile by that process's lifetime; what
+ * that process writes later is dropped. */
+static int run_capture(Jit *j, char *const argv[], char *out, size_t cap, int *status)
 {
     int fds[2];
     out[0] = 0;
+    *status = 0;
+    if (fault_hit(AX_FAULT_SPAWN)) return EAGAIN;
     if (pipe2(fds, O_CLOEXEC)) return errno;
     fds[0] = above_stdio(fds[0]);
     fds[1] = above_stdio(fds[1]);
@@ -334,6 +391,8 @@ static int run_capture(char *const argv[], char *out, size_t cap, int *status)
         if (fds[1] >= 0) close(fds[1]);
         return e;
     }
+    /* Our end only: the child's must block when the pipe is full. */
+    (void)fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -352,7 +411,8 @@ static int run_capture(char *const argv[], char *out, size_t cap, int *status)
     sigaddset(&dflt, SIGTERM);
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &dflt);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&at, 0);   /* a group of its own, to kill on expiry */
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     pid_t pid;
     int e = strchr(argv[0], '/') ? posix_spawn(&pid, argv[0], &fa, &at, argv, environ)
                                  : posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
@@ -363,59 +423,114 @@ static int run_capture(char *const argv[], char *out, size_t cap, int *status)
         close(fds[0]);
         return e;
     }
+    int pfd = pid_fd(pid);
+    double deadline = j->timeout_ms > 0 ? now_ms() + j->timeout_ms : 0;
     size_t len = 0;
     char chunk[4096];
-    for (;;) {
-        ssize_t r = read(fds[0], chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        size_t k = (size_t)r < cap - 1 - len ? (size_t)r : cap - 1 - len;
-        memcpy(out + len, chunk, k);
-        len += k;
-    }
-    out[len] = 0;
-    close(fds[0]);
+    bool eof = false, gone = false, expired = false;
     int st = 0;
-    pid_t w;
-    while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {}
-    /* ECHILD: the application ignores SIGCHLD and the child was reaped for
-     * us.  The status is lost; the caller's check of the output decides. */
-    *status = w < 0 ? 0 : st;
-    return 0;
+    while (!gone) {
+        /* Without a pidfd the exit is looked for every 10 ms. */
+        int wait_ms = pfd >= 0 ? -1 : 10;
+        if (deadline > 0) {
+            double left = deadline - now_ms();
+            if (left <= 0) {
+                expired = true;
+                break;
+            }
+            int l = left > 1e6 ? 1000000 : (int)left + 1;
+            if (wait_ms < 0 || l < wait_ms) wait_ms = l;
+        }
+        struct pollfd pf[2] = {{.fd = eof ? -1 : fds[0], .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
+        int r = poll(pf, 2, wait_ms);
+        if (r < 0 && errno != EINTR) {
+            /* cannot wait for the child properly: wait for it plainly */
+            gone = reaped(pid, &st, true);
+            break;
+        }
+        if (r > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t n;
+            while ((n = read(fds[0], chunk, sizeof chunk)) > 0) keep(out, cap, &len, chunk, n);
+            if (n == 0) eof = true;
+        }
+        if (pfd >= 0 ? r > 0 && (pf[1].revents & POLLIN) : reaped(pid, &st, false)) {
+            if (pfd >= 0) reaped(pid, &st, true);
+            gone = true;
+        }
+    }
+    if (expired) {
+        /* The group, then the child itself (it may have left the group). */
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        reaped(pid, &st, true);
+    } else if (!eof) {
+        /* What the child wrote before it exited (a leftover process's
+         * later output is not waited for). */
+        ssize_t n;
+        while ((n = read(fds[0], chunk, sizeof chunk)) > 0) keep(out, cap, &len, chunk, n);
+    }
+    if (pfd >= 0) close(pfd);
+    close(fds[0]);
+    *status = st;
+    return expired ? ETIMEDOUT : 0;
 }
 
 static bool not_found(int e) { return e == ENOENT || e == ENOTDIR; }
 
 /* Whether prog names an executable file, directly or through $PATH (the
  * file found in found[PATH_MAX], its stat, symbolic links followed, in
- * *st).  posix_spawn reports a failed exec as ENOENT on current glibc, but
+ * *st): 1 if so, 0 if it names a file that is not executable (so that
+ * the message says that, not "not found"), -1 if there is none.
+ * posix_spawn reports a failed exec as ENOENT on current glibc, but
  * other C libraries (and glibc under valgrind) report it as exit status
  * 127 instead, which a compiler could also return: looking first makes
  * "not found" reliable. */
-static bool find_program(const char *prog, char found[PATH_MAX], struct stat *st)
+static int find_program(const char *prog, char found[PATH_MAX], struct stat *st)
 {
     if (strchr(prog, '/')) {
-        if (strlen(prog) >= PATH_MAX) return false;
+        if (strlen(prog) >= PATH_MAX) return -1;
         strcpy(found, prog);
-        return !stat(prog, st) && S_ISREG(st->st_mode) && !access(prog, X_OK);
+        if (stat(prog, st) || S_ISDIR(st->st_mode)) return -1;
+        return S_ISREG(st->st_mode) && !access(prog, X_OK) ? 1 : 0;
     }
     const char *path = getenv("PATH");
     if (!path || !*path) path = "/bin:/usr/bin";
+    int best = -1;
+    char first[PATH_MAX] = "";
     for (const char *p = path;; p++) {
         const char *end = strchrnul(p, ':');
         /* An empty element means the current directory. */
         int n = end > p ? snprintf(found, PATH_MAX, "%.*s/%s", (int)(end - p), p, prog)
                         : snprintf(found, PATH_MAX, "./%s", prog);
-        if (n > 0 && n < PATH_MAX && !stat(found, st) && S_ISREG(st->st_mode) &&
-            !access(found, X_OK))
-            return true;
-        if (!*end) return false;
+        if (n > 0 && n < PATH_MAX && !stat(found, st) && S_ISREG(st->st_mode)) {
+            if (!access(found, X_OK)) return 1;
+            if (best < 0) {
+                best = 0;
+                memcpy(first, found, (size_t)n + 1);
+            }
+        }
+        if (!*end) break;
         p = end;
     }
+    if (best == 0) {
+        strcpy(found, first);
+        (void)stat(found, st);
+    }
+    return best;
+}
+
+static void timeout_error(Jit *j, char *err, size_t n)
+{
+    set_err(err, n, "the C compiler '%s' did not finish within %.0f s and was killed (set the time limit with "
+            "AXLE_CC_TIMEOUT or ax_options.cc_timeout)", j->cc, j->timeout_ms / 1000);
 }
 
 static void start_error(Jit *j, int e, char *err, size_t n)
 {
+    if (e == ETIMEDOUT) {
+        timeout_error(j, err, n);
+        return;
+    }
     if (not_found(e)) set_err(err, n, "the C compiler '%s' was not found (set AXLE_CC)", j->cc);
     else set_err(err, n, "the C compiler '%s' could not be run: %s", j->cc, strerror(e));
 }
@@ -496,6 +611,10 @@ static uint64_t random64(Jit *j)
  * exclusively, mode 0600.  Returns the descriptor or -1. */
 static int create_unique(Jit *j, int dfd, const char *suffix, char base[32])
 {
+    if (fault_hit(AX_FAULT_WRITE)) {
+        errno = ENOSPC;
+        return -1;
+    }
     for (int tries = 0; tries < 100; tries++) {
         snprintf(base, 32, "tmp-%016llx", (unsigned long long)random64(j));
         char name[64];
@@ -509,6 +628,10 @@ static int create_unique(Jit *j, int dfd, const char *suffix, char base[32])
 
 static bool write_all(int fd, const void *p, size_t n)
 {
+    if (fault_hit(AX_FAULT_WRITE)) {
+        errno = ENOSPC;
+        return false;
+    }
     const char *c = p;
     while (n) {
         ssize_t w = write(fd, c, n);
@@ -524,8 +647,11 @@ static bool write_all(int fd, const void *p, size_t n)
  * that long (it changed under us) or memory is lacking. */
 static uint8_t *read_exact(int fd, size_t size)
 {
-    uint8_t *b = malloc(size + 1);
-    if (!b) return NULL;
+    uint8_t *b = ax__malloc(size + 1);
+    if (!b) {
+        errno = ENOMEM;
+        return NULL;
+    }
     size_t got = 0;
     for (;;) {
         ssize_t r = read(fd, b + got, size + 1 - got);
@@ -536,6 +662,7 @@ static uint8_t *read_exact(int fd, size_t size)
     }
     if (got != size) {
         free(b);
+        errno = ESTALE;
         return NULL;
     }
     return b;
@@ -557,9 +684,10 @@ static void *load_path(const char *dir, const char *name, char *err, size_t n)
         return NULL;
     }
     dlerror();
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = fault_hit(AX_FAULT_DLOPEN) ? NULL : dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
+        if (!e) e = "dlopen failed (fault injected by a test)";
         set_err(err, n, "could not load the compiled code: %s", e ? e : "unknown error");
     }
     return h;
@@ -591,9 +719,48 @@ static char *default_cache_dir(void)
     else if (h && h[0] == '/') { x = h; tail = "/.cache/axle"; }
     else return NULL;
     size_t n = strlen(x) + strlen(tail) + 1;
-    char *s = malloc(n);
+    char *s = ax__malloc(n);
     if (s) snprintf(s, n, "%s%s", x, tail);
     return s;
+}
+
+/* Temporary files (tmp-*: sources, objects, parts, loaded copies) are
+ * removed by the process that made them, but a process killed mid-compile
+ * leaves its own behind.  Those older than any compile can take (twice
+ * the compiler's time limit, at least an hour; a day without a limit) are
+ * removed; young ones may belong to a compile running now.  At most once
+ * an hour per directory (the time of the file sweep.stamp), so that a new
+ * context costs one stat, not a directory scan. */
+static void sweep_stale(Jit *j)
+{
+    time_t now = time(NULL);
+    struct stat st;
+    if (!fstatat(j->dirfd, "sweep.stamp", &st, AT_SYMLINK_NOFOLLOW) && now - st.st_mtime < 3600 &&
+        st.st_mtime <= now)
+        return;
+    int sfd = openat(j->dirfd, "sweep.stamp", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (sfd >= 0) {
+        (void)futimens(sfd, NULL);
+        close(sfd);
+    }
+    double age = j->timeout_ms > 0 ? 2 * j->timeout_ms / 1000 : 24 * 3600;
+    if (age < 3600) age = 3600;
+    int dfd = dup(j->dirfd);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0) close(dfd);
+        return;
+    }
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, "tmp-", 4)) continue;
+        if (fstatat(j->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid() || (double)(now - st.st_mtime) < age)
+            continue;
+        if (!unlinkat(j->dirfd, e->d_name, 0)) n++;
+    }
+    closedir(d);
+    if (n) trace(j, "removed %d stale temporary files from %s", n, j->dir);
 }
 
 static void ensure_dir(Jit *j)
@@ -601,7 +768,7 @@ static void ensure_dir(Jit *j)
     if (j->dir_done) return;
     j->dir_done = true;
     if (j->no_disk_cache) return;
-    char *path = j->cache_dir_opt ? strdup(j->cache_dir_opt) : default_cache_dir();
+    char *path = j->cache_dir_opt ? ax__strdup(j->cache_dir_opt) : default_cache_dir();
     if (!path) {
         trace(j, "no cache directory ($HOME unset); compiling without the disk cache");
         return;
@@ -627,6 +794,7 @@ static void ensure_dir(Jit *j)
     free(path);
     j->dirfd = fd;
     j->dir = real;
+    sweep_stale(j);
 }
 
 const char *jit_cache_dir(Jit *j)
@@ -675,10 +843,13 @@ static const char *not_ours(const struct stat *st)
 }
 
 /* Loads the verified entry hex.so.  NULL with *why unset: no entry; NULL
- * with *why set: a bad entry (the caller deletes it). */
+ * with *why set: a bad entry (the caller deletes it), unless *local says
+ * the entry was good and only loading our copy of it failed (a full disk,
+ * no memory: the entry stays for the next time). */
 static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], const char **why,
-                        char *msg, size_t msgsize)
+                        bool *local, char *msg, size_t msgsize)
 {
+    *local = false;
     char name[80];
     snprintf(name, sizeof name, "%s.so", hex);
     *why = NULL;
@@ -692,8 +863,10 @@ static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], c
     uint8_t *b = NULL;
     if (fstat(fd, &st)) *why = strerror(errno);
     else if ((*why = not_ours(&st))) {}
-    else if (!(b = read_exact(fd, (size_t)st.st_size))) *why = "changed while read";
-    else *why = check_entry(b, (size_t)st.st_size, key);
+    else if (!(b = read_exact(fd, (size_t)st.st_size))) {
+        *local = errno == ENOMEM;
+        *why = *local ? "out of memory" : "changed while read";
+    } else *why = check_entry(b, (size_t)st.st_size, key);
     close(fd);
     if (*why) {
         free(b);
@@ -704,6 +877,7 @@ static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], c
     char base[32];
     void *h = NULL;
     int cfd = create_unique(j, j->dirfd, ".load", base);
+    *local = true;
     if (cfd < 0) {
         snprintf(msg, msgsize, "cannot create a file in %s: %s", j->dir, strerror(errno));
         *why = msg;
@@ -819,7 +993,7 @@ static void *compile(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], cons
     char out[OUT_CAP];
     int st = 0;
     double t0 = now_ms();
-    int e = run_capture(a.v, out, sizeof out, &st);
+    int e = run_capture(j, a.v, out, sizeof out, &st);
     *ms = now_ms() - t0;
     argv_free(&a);
     if (e) {
@@ -903,7 +1077,7 @@ static void id_file_name(const Jit *j, const Argv *w, const char *prog0, const s
     for (size_t i = 1; i < w->n; i++) {
         char found[PATH_MAX];
         struct stat st;
-        if (w->v[i][0] != '-' && find_program(w->v[i], found, &st)) put_file_id(&s, found, &st);
+        if (w->v[i][0] != '-' && find_program(w->v[i], found, &st) > 0) put_file_id(&s, found, &st);
         else put_str(&s, "");
     }
     jit_sha256_final(&s, h);
@@ -969,64 +1143,68 @@ static void write_id(Jit *j, const char *name, const char *id)
     unlinkat(j->dirfd, tmp, 0);
 }
 
-/* Finds the compiler's identity once (from its identity file, else by
- * running `cc --version`) and hashes the fixed part of the key.  False
- * (with a message) when the compiler cannot be started. */
+/* Finds the compiler's identity (from its identity file, else by running
+ * `cc --version`) and hashes the fixed part of the key, once it has
+ * succeeded: a failure (a compiler missing or not starting, memory
+ * lacking) is not remembered, so the next load tries again and a compiler
+ * installed meanwhile is found.  False (with a message) when the compiler
+ * cannot be started. */
 static bool ensure_identity(Jit *j, char *err, size_t n)
 {
-    if (!j->id_done) {
-        j->id_done = true;
-        Argv a = {0};
-        argv_words(&a, j->cc);
-        char out[OUT_CAP], prog[PATH_MAX], msg[512], idname[80] = "";
-        struct stat pst;
-        int e = 0;
-        bool missing = !a.oom && (a.n < 1 || !find_program(a.v[0], prog, &pst));
-        if (a.oom) e = ENOMEM;
-        else if (missing) e = ENOENT;
-        else {
-            ensure_dir(j);
-            if (j->dirfd >= 0) id_file_name(j, &a, prog, &pst, idname);
-            if (idname[0] && read_id(j, idname, out, sizeof out)) {
-                trace(j, "compiler identity from %s", idname);
-            } else {
-                argv_push(&a, "--version");
-                int st;
-                e = a.oom ? ENOMEM : run_capture(a.v, out, sizeof out, &st);
-                /* Whatever the exit status: a compiler without --version
-                 * still compiles, and its output (or nothing) still
-                 * identifies it. */
-                if (!e) {
-                    first_lines(out, 1);
-                    if (idname[0]) write_id(j, idname, out);
-                }
+    if (j->id_done) return true;
+    Argv a = {0};
+    argv_words(&a, j->cc);
+    char out[OUT_CAP], prog[PATH_MAX], idname[80] = "";
+    struct stat pst;
+    int e = 0;
+    int found = a.oom || a.n < 1 ? -1 : find_program(a.v[0], prog, &pst);
+    if (a.oom) e = ENOMEM;
+    else if (found <= 0) e = found < 0 ? ENOENT : EACCES;
+    else {
+        ensure_dir(j);
+        if (j->dirfd >= 0) id_file_name(j, &a, prog, &pst, idname);
+        if (idname[0] && read_id(j, idname, out, sizeof out)) {
+            trace(j, "compiler identity from %s", idname);
+        } else {
+            argv_push(&a, "--version");
+            int st;
+            e = a.oom ? ENOMEM : run_capture(j, a.v, out, sizeof out, &st);
+            /* Whatever the exit status: a compiler without --version
+             * still compiles, and its output (or nothing) still
+             * identifies it. */
+            if (!e) {
+                first_lines(out, 1);
+                if (idname[0]) write_id(j, idname, out);
             }
         }
-        argv_free(&a);
-        if (e) {
-            /* "Not found" only when the program is missing: a program that
-             * exists but cannot start gets the system's reason. */
-            if (missing) start_error(j, ENOENT, msg, sizeof msg);
-            else set_err(msg, sizeof msg, "the C compiler '%s' could not be run: %s", j->cc,
-                         strerror(e));
-            j->id_err = strdup(msg);
-        } else {
-            j->compiler_id = strdup(out);
-            JitSha256 *s = &j->prefix;
-            jit_sha256_init(s);
-            put_str(s, "axle-jit-key-1");
-            put_str(s, j->cc);
-            put_str(s, out);
-            put_str(s, j->cflags);
-            put_str(s, j->libs);
-            put_str(s, j->version);
-            if (strstr(j->cflags, "native")) put_host(s);
-            else put_str(s, "");
-        }
     }
-    if (j->compiler_id) return true;
-    set_err(err, n, "%s", j->id_err ? j->id_err : "out of memory");
-    return false;
+    argv_free(&a);
+    if (e) {
+        /* "Not found" only when the program is missing: a program that
+         * exists but cannot start gets the system's reason. */
+        if (found == 0) set_err(err, n, "the C compiler '%s' is not executable (set AXLE_CC)", j->cc);
+        else start_error(j, e, err, n);
+        return false;
+    }
+    char *id = ax__strdup(out);
+    if (!id) {
+        set_err(err, n, "out of memory");
+        return false;
+    }
+    free(j->compiler_id);
+    j->compiler_id = id;
+    JitSha256 *s = &j->prefix;
+    jit_sha256_init(s);
+    put_str(s, "axle-jit-key-1");
+    put_str(s, j->cc);
+    put_str(s, out);
+    put_str(s, j->cflags);
+    put_str(s, j->libs);
+    put_str(s, j->version);
+    if (strstr(j->cflags, "native")) put_host(s);
+    else put_str(s, "");
+    j->id_done = true;
+    return true;
 }
 
 const char *jit_compiler_id(Jit *j)
@@ -1056,7 +1234,7 @@ static bool mem_add(Jit *j, JitModule *m)
 {
     if (j->nmodules >= j->nbuckets) {
         size_t nb = j->nbuckets ? 2 * j->nbuckets : 16;
-        JitModule **b = calloc(nb, sizeof *b);
+        JitModule **b = ax__calloc(nb, sizeof *b);
         if (!b && !j->nbuckets) return false;
         if (b) {
             for (size_t i = 0; i < j->nbuckets; i++)
@@ -1084,14 +1262,15 @@ Jit *jit_new(const JitOptions *o)
 {
     JitOptions none = {0};
     if (!o) o = &none;
-    Jit *j = calloc(1, sizeof *j);
+    Jit *j = ax__calloc(1, sizeof *j);
     if (!j) return NULL;
     j->cc = dup_or(o->cc && o->cc[0] ? o->cc : NULL, "cc");
     j->cflags = dup_or(o->cflags, JIT_DEFAULT_CFLAGS);
     j->libs = dup_or(o->libs, JIT_DEFAULT_LIBS);
     j->version = dup_or(o->version, "");
-    j->cache_dir_opt = o->cache_dir ? strdup(o->cache_dir) : NULL;
+    j->cache_dir_opt = o->cache_dir ? ax__strdup(o->cache_dir) : NULL;
     j->no_disk_cache = o->no_disk_cache;
+    j->timeout_ms = o->timeout_s > 0 ? o->timeout_s * 1000 : 0;
     j->trace = o->trace;
     j->dirfd = -1;
     j->seed = (uint64_t)(uintptr_t)j;
@@ -1115,7 +1294,6 @@ void jit_free(Jit *j)
     if (j->dirfd >= 0) close(j->dirfd);
     free(j->dir);
     free(j->compiler_id);
-    free(j->id_err);
     free(j->cc);
     free(j->cflags);
     free(j->libs);
@@ -1160,10 +1338,13 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
     if (j->dirfd >= 0) {
         const char *why;
         char msg[512];
-        h = load_entry(j, hex, key, &why, msg, sizeof msg);
+        bool local;
+        h = load_entry(j, hex, key, &why, &local, msg, sizeof msg);
         if (h) {
             hit = true;
             trace(j, "hit disk %s", hex);
+        } else if (why && local) {
+            trace(j, "could not load %s/%s.so (%s)", j->dir, hex, why);
         } else if (why) {
             trace(j, "rejected corrupt file %s/%s.so (%s)", j->dir, hex, why);
             char name[80];
@@ -1176,7 +1357,7 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
         if (!h) return NULL;
         trace(j, "miss %s, compiled in %.1f ms", hex, ms);
     }
-    m = calloc(1, sizeof *m);
+    m = ax__calloc(1, sizeof *m);
     if (m) {
         memcpy(m->key, key, KEY_BYTES);
         memcpy(m->hex, hex, sizeof hex);

@@ -30,6 +30,8 @@ typedef struct JitOptions {
     bool no_disk_cache;     /* compile in a private temporary directory */
     bool trace;             /* "axle: cache: ..." lines on stderr */
     const char *version;    /* axle's version, part of the key; NULL: "" */
+    double timeout_s;       /* seconds the compiler may run before its process
+                               group is killed; <= 0: no limit */
 } JitOptions;
 
 /* -pipe: no temporary assembly file between the compiler and the

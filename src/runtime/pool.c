@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include "pool.h"
+#include "fault.h"
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -209,7 +210,7 @@ Pool *pool_new(int nthreads)
     if (nthreads < 1) nthreads = 1;
     if (nthreads > MAX_THREADS) nthreads = MAX_THREADS;
     /* aligned_alloc: the struct's cache-line alignment must hold. */
-    Pool *p = aligned_alloc(alignof(Pool), sizeof(Pool));
+    Pool *p = ax__aligned_alloc(alignof(Pool), sizeof(Pool));
     if (!p) return NULL;
     *p = (Pool){.nthreads = nthreads};
     atomic_init(&p->gen, 1);
@@ -220,7 +221,7 @@ Pool *pool_new(int nthreads)
     atomic_init(&p->waiting, false);
     if (nthreads == 1) return p;
 
-    p->workers = calloc((size_t)nthreads - 1, sizeof *p->workers);
+    p->workers = ax__calloc((size_t)nthreads - 1, sizeof *p->workers);
     if (!p->workers) goto fail_mem;
     if (pthread_mutex_init(&p->mu, NULL)) goto fail_mem;
     if (pthread_cond_init(&p->wake, NULL)) goto fail_mu;
@@ -236,7 +237,7 @@ Pool *pool_new(int nthreads)
         Worker *w = &p->workers[started];
         w->pool = p;
         w->id = started + 1;
-        if (pthread_create(&w->thread, NULL, worker_main, w)) break;
+        if (fault_hit(AX_FAULT_THREAD) || pthread_create(&w->thread, NULL, worker_main, w)) break;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (started < nthreads - 1) {

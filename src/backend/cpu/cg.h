@@ -179,6 +179,11 @@ typedef struct Buf {
 } Buf;
 void buf_put(Buf *b, const char *s);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct G;
+/* The text of a scratch buffer (`empty` if nothing was written), or a
+ * placeholder with generation failed when it ran out of memory: a unit
+ * with a piece silently missing would compute something else. */
+const char *cg_buf_text(struct G *g, const Buf *b, const char *empty);
 
 /* A scalar value in generated code: one C expression per leaf (tuples
  * flattened, an index of rank r as r i64 leaves).  Every leaf is an atom:
@@ -257,6 +262,10 @@ typedef struct G {
     const char *lane, *lane_n;
     int nlane;
     bool lane_arr;
+    /* The maths functions the unit calls, bit 2k (f32) or 2k+1 (f64) for
+     * cg_math_names[k]: the prelude declares and defines only those (each
+     * costs compile time, codegen.c prelude_mvec). */
+    uint64_t *math_used;
 } G;
 
 /* Emission helpers. */

@@ -53,7 +53,7 @@ static void buf_grow(Buf *b, size_t need)
     if (b->oom || b->len + need + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + need + 1) cap *= 2;
-    char *s = realloc(b->s, cap);
+    char *s = ax__realloc(b->s, cap);
     if (!s) {
         b->oom = true;
         return;
@@ -93,6 +93,15 @@ void buf_printf(Buf *b, const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------ emission */
+
+const char *cg_buf_text(G *g, const Buf *b, const char *empty)
+{
+    if (b->oom) {
+        cg_fail(g, "cpu codegen: out of memory");
+        return "0";
+    }
+    return b->s ? b->s : empty;
+}
 
 void cg_fail(G *g, const char *fmt, ...)
 {
@@ -148,7 +157,12 @@ Val cg_val(G *g, int n)
         cg_fail(g, "cpu codegen: out of memory");
         v.v = g->sink;
         v.n = 0;
+        return v;
     }
+    /* Every leaf is an atom from the start: a caller that stops filling
+     * leaves when generation fails (out of memory) must not leave NULLs
+     * for the code that still reads them (cg_assign compares leaves). */
+    for (int k = 0; k < n; k++) v.v[k] = "0";
     return v;
 }
 
@@ -265,6 +279,7 @@ Val cg_decl(G *g, const Type *t, const char *prefix)
 
 void cg_assign(G *g, Val dst, Val v)
 {
+    if (g->failed) return;   /* the unit is discarded; leaves may be placeholders */
     for (int k = 0; k < dst.n && k < v.n; k++)
         if (strcmp(dst.v[k], v.v[k])) cg_line(g, "%s = %s;", dst.v[k], v.v[k]);
 }
@@ -380,8 +395,8 @@ static bool chain_of(const Node *e, Chain *c)
         if (x->id > maxid) maxid = x->id;
     }
     c->nid = maxid + 1;
-    c->let = malloc(sizeof *c->let * (size_t)(c->n > 0 ? c->n : 1));
-    c->at = malloc(sizeof *c->at * (size_t)(c->nid > 0 ? c->nid : 1));
+    c->let = ax__malloc(sizeof *c->let * (size_t)(c->n > 0 ? c->n : 1));
+    c->at = ax__malloc(sizeof *c->at * (size_t)(c->nid > 0 ? c->nid : 1));
     if (!c->let || !c->at) return chain_free(c), false;
     for (int k = 0; k < c->nid; k++) c->at[k] = -1;
     int k = 0;
@@ -646,7 +661,7 @@ const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
         buf_put(&t, "(const i64[]){");
         for (int d = 0; d < ix.n; d++) buf_printf(&t, "%s%s", d ? ", " : "", ix.v[d]);
         buf_put(&t, "}");
-        ixs = t.oom ? "0" : cg_fmt(g, "%s", t.s);
+        ixs = cg_fmt(g, "%s", cg_buf_text(g, &t, "0"));
         free(t.s);
     }
     if (rank > 0) {
@@ -654,7 +669,7 @@ const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
         buf_put(&t, "(const i64[]){");
         for (int d = 0; d < rank; d++) buf_printf(&t, "%ss%d_%d", d ? ", " : "", slot, d);
         buf_put(&t, "}");
-        shs = t.oom ? "0" : cg_fmt(g, "%s", t.s);
+        shs = cg_fmt(g, "%s", cg_buf_text(g, &t, "0"));
         free(t.s);
     }
     return cg_fmt(g, "ax_fail(c, %d, %d, 0, %s, %d, %s, %d, %s);", code, site, g->pos, ix.n, ixs, rank, shs);
@@ -811,7 +826,7 @@ static Val gen_index(G *g, const Node *e)
             Buf t = {0};
             for (int d = 0; d < r; d++)
                 buf_printf(&t, "%s((u64)%s < (u64)s%d_%d)", d ? " & " : "", ix.v[d], slot, d);
-            ok = cg_local(g, AX_BOOL, t.oom ? "0" : t.s);
+            ok = cg_local(g, AX_BOOL, cg_buf_text(g, &t, "0"));
             free(t.s);
         }
     } else {
@@ -848,12 +863,18 @@ static const char *const fn_f64[P_NPRIM] = {
     [P_POW] = "pow", [P_ATAN2] = "atan2", [P_LOGBASE] = "log",
 };
 
-/* The maths function of primitive p on scalar type s. */
+/* The C function of maths primitive p on type s, noted in G.math_used
+ * (the CPU's prelude declares what a unit calls). */
 static const char *math_fn(G *g, Prim p, ax_scalar s)
 {
-    if (s == AX_F32) return (g->gpu ? gpu_f32 : fn_f32)[p];
-    if (g->gpu && p == P_SQRT) return "sqrt";
-    return fn_f64[p];
+    if (g->gpu) return s == AX_F32 ? gpu_f32[p] : p == P_SQRT ? "sqrt" : fn_f64[p];
+    const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
+    for (int k = 0; k < CG_NMATH && g->math_used; k++) {
+        size_t n = strlen(cg_math_names[k]);
+        if (!strncmp(f, cg_math_names[k], n) && f[n] == (s == AX_F32 ? 'f' : 0))
+            *g->math_used |= (uint64_t)1 << (2 * k + (s == AX_F32 ? 0 : 1));
+    }
+    return f;
 }
 
 /* x converted from `from` to `to` with ax_cvt's rules (x an atom). */
@@ -948,7 +969,7 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
         Buf t = {0};
         for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", args[0].v[d]);
         cg_line(g, "i64 %s;", n);
-        cg_line(g, "const u8 %s = ax_shape_size(%d, (const i64[]){%s}, &%s);", bad, r, t.oom ? "0" : t.s, n);
+        cg_line(g, "const u8 %s = ax_shape_size(%d, (const i64[]){%s}, &%s);", bad, r, cg_buf_text(g, &t, "0"), n);
         free(t.s);
         cg_guard(g, bad, cg_fail_prim(g, AX_ERR_SHAPE, (int)p));
         cg_line(g, "if (%s) %s = 0;", bad, n);
@@ -979,7 +1000,7 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
     } else if (r > 1) {
         Buf t = {0};
         for (int d = 1; d < r; d++) buf_printf(&t, "%s%s > 0", d > 1 ? " && " : "", args[0].v[d]);
-        cg_line(g, "if (%s) {", t.oom ? "0" : t.s);
+        cg_line(g, "if (%s) {", cg_buf_text(g, &t, "0"));
         free(t.s);
         g->ind++;
         const char *rem = cg_fresh(g, "t");
@@ -1270,7 +1291,7 @@ static void gen_run(G *g, const Chain *ch, int s, int per, int reps)
                 buf_printf(&t, " | (%s != %s)", nv[q].v[k], st[q].v[k]);
         }
     }
-    cg_line(g, "%s |= (u8)((%s < %s) & (0%s));", changed, l, g->lane_n, t.oom ? " | 1" : t.s ? t.s : "");
+    cg_line(g, "%s |= (u8)((%s < %s) & (0%s));", changed, l, g->lane_n, cg_buf_text(g, &t, ""));
     free(t.s);
     for (int q = 0; q < per; q++)
         if (need[q]) cg_assign(g, st[q], nv[q]);

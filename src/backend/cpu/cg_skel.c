@@ -262,7 +262,7 @@ static void kernel_end(G *g)
     if (keep && g->npre > 0) {
         Buf c = {0};
         for (int k = 0; k < g->npre; k++) buf_printf(&c, "%s(%s)", k ? " & " : "", g->pre[k]);
-        cg_line(g, "const u8 pre_ = %s;", c.oom ? "0" : c.s);
+        cg_line(g, "const u8 pre_ = %s;", cg_buf_text(g, &c, "0"));
         free(c.s);
     }
     if (deferred && g->npre > 0) {
@@ -446,7 +446,7 @@ static Val bp_read(G *g, Val ix)
     if (!g->safe || six.n == 0) return read_ix(g, 0, six);
     Buf t = {0};
     for (int d = 0; d < six.n; d++) buf_printf(&t, "%s((u64)%s < (u64)s%d_%d)", d ? " & " : "", six.v[d], slot, d);
-    const char *ok = cg_local(g, AX_BOOL, t.oom ? "0" : t.s);
+    const char *ok = cg_local(g, AX_BOOL, cg_buf_text(g, &t, "0"));
     free(t.s);
     cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, SITE_BACKPERMUTE, slot, six, six.n));
     if (opd_node(cn, 0)->op == OP_DELAYED) {
@@ -1168,11 +1168,11 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     if (tr >= 1) {
         Buf b = {0};
         for (int d = 0; d < tr; d++) buf_printf(&b, "%s%s == -1", d ? " && " : "", t.v[d]);
-        cg_line(g, "if (%s) continue;", b.oom ? "0" : b.s);
+        cg_line(g, "if (%s) continue;", cg_buf_text(g, &b, "0"));
         free(b.s);
         Buf o = {0};
         for (int d = 0; d < tr; d++) buf_printf(&o, "%s((u64)%s < (u64)s0_%d)", d ? " & " : "", t.v[d], d);
-        cg_line(g, "if (!(%s)) {", o.oom ? "0" : o.s);
+        cg_line(g, "if (!(%s)) {", cg_buf_text(g, &o, "0"));
         free(o.s);
         g->ind++;
         if (g->safe) cg_guard(g, "1", cg_fail_ix(g, AX_ERR_INDEX, SITE_PERMUTE, 0, t, tr));
@@ -1196,10 +1196,18 @@ static void emit_permute(G *g)
     loop_lin(g, copy_elem, NULL);
     kernel_end(g);
 
+    /* The combining kernel checks at once, never deferred (G.defer): a
+     * deferred check that fires reruns the range in the checked copy,
+     * which would combine the range's elements into the result a second
+     * time; and a deferred check can fire where the checked code reports
+     * no fault (random seed 24539: its result combined twice). */
+    bool defer = g->defer;
+    g->defer = false;
     kernel_begin(g, R_PERM, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
     loop_ix(g, opd_slot(cn, 1), opd_node(cn, 1)->type->rank, permute_elem, NULL);
     kernel_end(g);
+    g->defer = defer;
 }
 
 /* ------------------------------------------------------------ stencils */
@@ -1254,7 +1262,7 @@ static Val *sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
                 if (!interior && st->bound[q] == AX_CONSTANT) {
                     Buf b = {0};
                     for (int d = 0; d < r; d++) buf_printf(&b, "%s%s >= 0", d ? " & " : "", crd[d][pos[d]]);
-                    const char *ok = cg_local(g, AX_BOOL, b.oom ? "0" : b.s);
+                    const char *ok = cg_local(g, AX_BOOL, cg_buf_text(g, &b, "0"));
                     free(b.s);
                     for (int d = 0; d < nix.n; d++) nix.v[d] = cg_local(g, AX_I64, cg_fmt(g, "%s ? %s : 0", ok, nix.v[d]));
                     Val v = read_ix(g, q, nix);
@@ -1274,7 +1282,7 @@ static Val *sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
                 if (st->bound[q] == AX_CONSTANT) {
                     Buf b = {0};
                     for (int d = 0; d < r; d++) buf_printf(&b, "%s%s >= 0", d ? " & " : "", crd[d][pos[d]]);
-                    const char *ok = cg_local(g, AX_BOOL, b.oom ? "0" : b.s);
+                    const char *ok = cg_local(g, AX_BOOL, cg_buf_text(g, &b, "0"));
                     free(b.s);
                     Val s = cg_val(g, elt->width);
                     for (int l = 0; l < s.n; l++)
@@ -1289,6 +1297,112 @@ static Val *sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
                 if (++pos[d] < st->size[q][d]) break;
                 pos[d] = 0;
             }
+        }
+    }
+    *nargs = a;
+    return args;
+}
+
+/* Stencils of more neighbours than this (per input) read their
+ * neighbourhood in loops into local arrays, which the function's
+ * parameters then name, instead of one unrolled read per neighbour: a
+ * 51x51 stencil unrolled was 848 KB of C that GCC did not compile in ten
+ * minutes.  Up to 9x9 the unrolled reads stay (they vectorise best, and
+ * the benchmarks' stencils are 3x3 and 5x5). */
+enum { STENCIL_UNROLL_MAX = 81 };
+
+static bool sten_looped(const Stencil *st)
+{
+    for (int q = 0; q < st->ninputs; q++) {
+        int cnt = 1;
+        for (int d = 0; d < st->rank; d++) cnt *= st->size[q][d];
+        if (cnt > STENCIL_UNROLL_MAX) return true;
+    }
+    return false;
+}
+
+/* sten_args in loop form: for each input, a loop nest over the
+ * neighbourhood (row-major, as the function receives it) reads every
+ * neighbour, through the boundary rule on the border, into one local
+ * array per leaf; argument k names element k of those arrays.  The code
+ * is the size of one neighbour's read, whatever the neighbourhood. */
+static Val *sten_args_loop(G *g, bool interior, Val ix, const char *j, int *nargs)
+{
+    const CgNode *cn = g->cn;
+    const Node *x = cn->x;
+    const Stencil *st = x->sten;
+    int r = st->rank, nin = st->ninputs, np = 0;
+    for (int q = 0; q < nin; q++) {
+        int cnt = 1;
+        for (int d = 0; d < r; d++) cnt *= st->size[q][d];
+        np += cnt;
+    }
+    Val *args = arena_alloc(g->ar, sizeof *args * (size_t)(np > 0 ? np : 1));
+    if (!args) {
+        cg_fail(g, "cpu codegen: out of memory");
+        return NULL;
+    }
+    int a = 0;
+    for (int q = 0; q < nin; q++) {
+        int slot = opd_slot(cn, q);
+        const Type *elt = opd_elt(cn, q);
+        const Node *y = opd_node(cn, q);
+        bool delayed = y->op == OP_DELAYED;
+        int cnt = 1;
+        for (int d = 0; d < r; d++) cnt *= st->size[q][d];
+        Val nb = cg_val(g, elt->width);
+        for (int l = 0; l < nb.n; l++) {
+            nb.v[l] = cg_fresh(g, "nb");
+            cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(elt, l)), nb.v[l], cnt);
+        }
+        Val cval = {0};
+        if (st->bound[q] == AX_CONSTANT) cval = param(g, cn->kid_thunk[st->constkid[q]], elt);
+        const char *k = cg_fresh(g, "k");
+        cg_line(g, "i64 %s = 0;", k);
+        const char *e[AX_MAX_RANK] = {0};
+        for (int d = 0; d < r; d++) {
+            int h = st->size[q][d] / 2;
+            e[d] = cg_fresh(g, "e");
+            cg_line(g, "for (i64 %s = -%d; %s <= %d; %s++) {", e[d], h, e[d], h, e[d]);
+            g->ind++;
+        }
+        /* this neighbour's coordinates (border: through the boundary rule) */
+        const char *crd[AX_MAX_RANK] = {0};
+        for (int d = 0; d < r; d++) {
+            const char *c = cg_fmt(g, "%s + %s", d == r - 1 ? j : ix.v[d], e[d]);
+            crd[d] = interior ? cg_local(g, AX_I64, c)
+                              : cg_local(g, AX_I64, cg_fmt(g, "ax_b%d(%s, s%d_%d)", (int)st->bound[q], c, slot, d));
+        }
+        Val v;
+        const char *ok = NULL;
+        if (!interior && st->bound[q] == AX_CONSTANT) {
+            Buf b = {0};
+            for (int d = 0; d < r; d++) buf_printf(&b, "%s%s >= 0", d ? " & " : "", crd[d]);
+            ok = cg_local(g, AX_BOOL, cg_buf_text(g, &b, "0"));
+            free(b.s);
+            for (int d = 0; d < r; d++) crd[d] = cg_local(g, AX_I64, cg_fmt(g, "%s ? %s : 0", ok, crd[d]));
+        }
+        if (delayed) {
+            Val nix = cg_val(g, r);
+            for (int d = 0; d < nix.n; d++) nix.v[d] = crd[d];
+            v = read_ix(g, q, nix);
+        } else if (interior) {
+            const char *off = e[0];
+            for (int d = 1; d < r; d++) off = cg_fmt(g, "(%s) * s%d_%d + %s", off, slot, d, e[d]);
+            v = read_lin(g, q, cg_fmt(g, "rb%d + %s + %s", q, j, off));
+        } else {
+            const char *lin = crd[0];
+            for (int d = 1; d < r; d++) lin = cg_fmt(g, "(%s) * s%d_%d + %s", lin, slot, d, crd[d]);
+            v = read_lin(g, q, lin);
+        }
+        for (int l = 0; l < nb.n && l < v.n; l++)
+            cg_line(g, "%s[%s] = %s;", nb.v[l], k, ok ? cg_fmt(g, "%s ? %s : %s", ok, v.v[l], cval.v[l]) : v.v[l]);
+        cg_line(g, "%s++;", k);
+        for (int d = 0; d < r; d++) block_end(g);
+        for (int i = 0; i < cnt; i++) {
+            Val s1 = cg_val(g, nb.n);
+            for (int l = 0; l < s1.n; l++) s1.v[l] = cg_fmt(g, "%s[%d]", nb.v[l], i);
+            args[a++] = s1;
         }
     }
     *nargs = a;
@@ -1317,8 +1431,9 @@ static void emit_stencil(G *g)
         }
         cg_line(g, "const i64 lo%d = %s, hi%d = %s;", d, lo, d, hi);
     }
+    bool looped = sten_looped(st);
     /* Linear offsets of the neighbours in each input (interior reads). */
-    for (int q = 0; q < nin; q++) {
+    for (int q = 0; q < nin && !looped; q++) {
         int slot = opd_slot(cn, q), cnt = 1;
         for (int d = 0; d < r; d++) cnt *= st->size[q][d];
         int pos[AX_MAX_RANK] = {0};
@@ -1331,7 +1446,7 @@ static void emit_stencil(G *g)
                 buf_printf(&b, " + (%d)", o);
                 for (int e = d + 1; e < r; e++) buf_printf(&b, " * s%d_%d", slot, e);
             }
-            cg_line(g, "const i64 o%d_%d = %s;", q, k, b.oom ? "0" : b.s);
+            cg_line(g, "const i64 o%d_%d = %s;", q, k, cg_buf_text(g, &b, "0"));
             free(b.s);
             for (int d = r - 1; d >= 0; d--) {
                 if (++pos[d] < st->size[q][d]) break;
@@ -1357,7 +1472,7 @@ static void emit_stencil(G *g)
     Buf b = {0};
     buf_put(&b, "1");
     for (int d = 0; d < r - 1; d++) buf_printf(&b, " & (x%d >= lo%d) & (x%d < hi%d)", d, d, d, d);
-    cg_line(g, "const int inner = %s;", b.oom ? "0" : b.s);
+    cg_line(g, "const int inner = %s;", cg_buf_text(g, &b, "0"));
     free(b.s);
     cg_line(g, "const i64 ja = inner ? ax_max64(j0, ax_min64(lo%d, j1)) : j1;", r - 1);
     cg_line(g, "const i64 jb = inner ? ax_max64(ja, ax_min64(hi%d, j1)) : j1;", r - 1);
@@ -1377,7 +1492,7 @@ static void emit_stencil(G *g)
     g->ind++;
     g->pos = "(i + j - j0)";
     int na = 0;
-    Val *args = sten_args(g, true, ix, "j", &na);
+    Val *args = looped ? sten_args_loop(g, true, ix, "j", &na) : sten_args(g, true, ix, "j", &na);
     if (args) store(g, 0, elt, "i + j - j0", cg_apply(g, x->kid[0], args, na));
     block_end(g);
     /* border: [j0, ja) and [jb, j1) */
@@ -1387,7 +1502,7 @@ static void emit_stencil(G *g)
     cg_line(g, "#pragma GCC ivdep");
     cg_line(g, "for (i64 j = from; j < to; j++) {");
     g->ind++;
-    args = sten_args(g, false, ix, "j", &na);
+    args = looped ? sten_args_loop(g, false, ix, "j", &na) : sten_args(g, false, ix, "j", &na);
     if (args) store(g, 0, elt, "i + j - j0", cg_apply(g, x->kid[0], args, na));
     block_end(g);
     block_end(g);

@@ -14,7 +14,9 @@
  * maths functions are declared `omp declare simd`, so that GCC with
  * -fopenmp-simd calls their vector versions in glibc's libmvec and loops
  * that call exp or log still vectorise (only the functions the context
- * found in libmvec are so declared: an older glibc lacks some).
+ * found in libmvec are so declared: an older glibc lacks some); every
+ * call, vector or scalar, goes through one libmvec version (prelude_mvec
+ * below), so that a result does not depend on where its element sits.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -166,20 +168,99 @@ static const char prelude_helpers[] =
     "AXI i64 ax_min64(i64 a, i64 b) { return a < b ? a : b; }\n"
     "AXI i64 ax_max64(i64 a, i64 b) { return a > b ? a : b; }\n";
 
-static void emit_prelude(Buf *b, const CgConfig *cfg)
+/* Vector maths without position effects (issue 12, defect 6).  GCC
+ * vectorises a loop that calls a maths function declared `omp declare
+ * simd` by calling libmvec's vector version, but the loop's epilogue
+ * calls a narrower vector version or the scalar libm function, and
+ * scalar code (a scan, a thunk) calls libm: the same input gave cos 1 in
+ * one place and 0.99999994 in another.  So every call of such a function
+ * goes through one libmvec version, the widest the target has (chosen
+ * from the target's macros, which follow -march): each maths function f
+ * is declared as ax_vf with that width (and half of it, for loops GCC
+ * runs at half width), its vector versions are defined here to call
+ * libmvec's, and its scalar version (the name itself, by an asm label) to
+ * call the same libmvec version with the argument in every lane.  A loop
+ * body, its epilogue and scalar code then compute every element alike.
+ * `#define f ax_vf` renames the calls cg_exp.c writes. */
+static const char prelude_mvec[] =
+    "#if defined(__AVX512F__)\n"
+    "#define AXV_I e\n#define AXV_WF 16\n#define AXV_WD 8\n#define AXV_HF 8\n#define AXV_HD 4\n"
+    "#elif defined(__AVX2__)\n"
+    "#define AXV_I d\n#define AXV_WF 8\n#define AXV_WD 4\n#define AXV_HF 4\n#define AXV_HD 2\n"
+    "#elif defined(__AVX__)\n"
+    "#define AXV_I c\n#define AXV_WF 8\n#define AXV_WD 4\n#define AXV_HF 4\n#define AXV_HD 2\n"
+    "#else\n"
+    "#define AXV_I b\n#define AXV_WF 4\n#define AXV_WD 2\n"
+    "#endif\n"
+    "typedef float axvf __attribute__((vector_size(AXV_WF * 4)));\n"
+    "typedef double axvd __attribute__((vector_size(AXV_WD * 8)));\n"
+    "#ifdef AXV_HF\n"
+    "typedef float axhf __attribute__((vector_size(AXV_HF * 4)));\n"
+    "typedef double axhd __attribute__((vector_size(AXV_HD * 8)));\n"
+    "#endif\n"
+    "#define AXV_N__(i, w, v, f) _ZGV##i##N##w##v##_##f\n"
+    "#define AXV_N_(i, w, v, f) AXV_N__(i, w, v, f)\n"
+    "#define AXV_H __attribute__((visibility(\"hidden\"), unused))\n"
+    "#ifdef AXV_HF\n"
+    "#define AXV_HALF1(V, H, W, HW, f) \\\n"
+    "  AXV_H H AXV_N_(AXV_I, HW, v, ax_v##f)(H x) { V w; for (int i = 0; i < HW; i++) { w[i] = x[i]; w[i + HW] = x[i]; } \\\n"
+    "    V r = AXV_N_(AXV_I, W, v, f)(w); H o; for (int i = 0; i < HW; i++) o[i] = r[i]; return o; }\n"
+    "#define AXV_HALF2(V, H, W, HW, f) \\\n"
+    "  AXV_H H AXV_N_(AXV_I, HW, vv, ax_v##f)(H x, H y) { V w, z; \\\n"
+    "    for (int i = 0; i < HW; i++) { w[i] = x[i]; w[i + HW] = x[i]; z[i] = y[i]; z[i + HW] = y[i]; } \\\n"
+    "    V r = AXV_N_(AXV_I, W, vv, f)(w, z); H o; for (int i = 0; i < HW; i++) o[i] = r[i]; return o; }\n"
+    "#else\n"
+    "#define AXV_HALF1(V, H, W, HW, f)\n"
+    "#define AXV_HALF2(V, H, W, HW, f)\n"
+    "#endif\n"
+    "#define AXV_DEF1(T, V, H, W, HW, f) \\\n"
+    "  extern V AXV_N_(AXV_I, W, v, f)(V); \\\n"
+    "  AXV_H V AXV_N_(AXV_I, W, v, ax_v##f)(V x) { return AXV_N_(AXV_I, W, v, f)(x); } \\\n"
+    "  AXV_HALF1(V, H, W, HW, f) \\\n"
+    "  AXV_H T ax_s_##f(T x) __asm__(\"ax_v\" #f); \\\n"
+    "  T ax_s_##f(T x) { V v; for (int i = 0; i < W; i++) v[i] = x; return AXV_N_(AXV_I, W, v, f)(v)[0]; }\n"
+    "#define AXV_DEF2(T, V, H, W, HW, f) \\\n"
+    "  extern V AXV_N_(AXV_I, W, vv, f)(V, V); \\\n"
+    "  AXV_H V AXV_N_(AXV_I, W, vv, ax_v##f)(V x, V y) { return AXV_N_(AXV_I, W, vv, f)(x, y); } \\\n"
+    "  AXV_HALF2(V, H, W, HW, f) \\\n"
+    "  AXV_H T ax_s_##f(T x, T y) __asm__(\"ax_v\" #f); \\\n"
+    "  T ax_s_##f(T x, T y) { V v, u; for (int i = 0; i < W; i++) { v[i] = x; u[i] = y; } \\\n"
+    "    return AXV_N_(AXV_I, W, vv, f)(v, u)[0]; }\n";
+
+static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used)
 {
     buf_put(b, prelude_types);
     buf_put(b, AXC_STR(AXC_SHARED));
     buf_put(b, "\n");
+    unsigned vec = 0;   /* functions used that have vector versions */
+    for (int k = 0; k < CG_NMATH; k++)
+        if ((cfg->simd_mask & (1u << k)) && (used >> (2 * k) & 3)) vec |= 1u << k;
+    if (vec) buf_put(b, prelude_mvec);
     for (int k = 0; k < CG_NMATH; k++) {
         bool two = k >= 14;   /* pow, atan2 */
         for (int d = 0; d < 2; d++) {
-            if (cfg->simd_mask & (1u << k)) buf_put(b, "#pragma omp declare simd notinbranch\n");
-            const char *t = d ? "double" : "float";
-            buf_printf(b, "extern %s %s%s(%s%s%s);\n", t, cg_math_names[k], d ? "" : "f", t, two ? ", " : "",
-                       two ? t : "");
+            if (!(used >> (2 * k + d) & 1)) continue;
+            const char *t = d ? "double" : "float", *f = d ? "" : "f", *v = d ? "d" : "f", *V = d ? "D" : "F";
+            const char *name = cg_math_names[k];
+            if (vec & (1u << k)) {
+                buf_printf(b, "#pragma omp declare simd notinbranch simdlen(AXV_W%s)\n#ifdef AXV_H%s\n"
+                           "#pragma omp declare simd notinbranch simdlen(AXV_H%s)\n#endif\n", V, V, V);
+                /* const: like the libm builtin it replaces (no errno, no
+                 * memory), so that loops without `omp simd` vectorise too */
+                buf_printf(b, "extern %s ax_v%s%s(%s%s%s) __attribute__((const, nothrow));\n", t, name, f, t,
+                           two ? ", " : "", two ? t : "");
+                buf_printf(b, "AXV_DEF%d(%s, axv%s, axh%s, AXV_W%s, AXV_H%s, %s%s)\n", two ? 2 : 1, t, v, v, V, V,
+                           name, f);
+            } else {
+                buf_printf(b, "extern %s %s%s(%s%s%s);\n", t, name, f, t, two ? ", " : "", two ? t : "");
+            }
         }
     }
+    /* after the definitions above, which name libmvec's functions */
+    for (int k = 0; k < CG_NMATH; k++)
+        for (int d = 0; d < 2; d++)
+            if ((vec & (1u << k)) && (used >> (2 * k + d) & 1))
+                buf_printf(b, "#define %s%s ax_v%s%s\n", cg_math_names[k], d ? "" : "f", cg_math_names[k], d ? "" : "f");
     buf_put(b, prelude_helpers);
 }
 
@@ -195,6 +276,7 @@ typedef struct CG {
     char *err;
     size_t errsize;
     bool failed;
+    uint64_t math_used;       /* G.math_used */
 } CG;
 
 static void cgfail(CG *c, const char *msg)
@@ -264,7 +346,7 @@ static bool add_free(CG *c, List *l, const Node *a)
     }
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 8;
-        CgFree *v = realloc(l->v, sizeof *v * (size_t)cap);
+        CgFree *v = ax__realloc(l->v, sizeof *v * (size_t)cap);
         if (!v) return cgfail(c, "cpu codegen: out of memory"), false;
         l->v = v;
         l->cap = cap;
@@ -360,6 +442,28 @@ static void describe(CG *c, const Node *x, CgNode *cn)
     cn->nslot = cn->nout + cn->nopd + cn->nfree;
 }
 
+/* One operation's code.  Out of line: its generator state G (2.3 KB) must
+ * not sit in every frame of walk's recursion along the program. */
+__attribute__((noinline)) static void emit_one(CG *c, CgNode *cn)
+{
+    G g;
+    memset(&g, 0, sizeof g);
+    g.ar = &c->out->arena;
+    g.b = &c->text;
+    g.tmp = &c->tmp;
+    g.env = c->env;
+    g.nvars = c->p->nvars;
+    g.cn = cn;
+    g.pos = "0";
+    g.safe = c->cfg->safe;
+    g.err = c->err;
+    g.errsize = c->errsize;
+    g.math_used = &c->math_used;
+    cg_emit_node(&g, cn);
+    if (g.failed) c->failed = true;
+    else if (c->text.oom) cgfail(c, "cpu codegen: out of memory");
+}
+
 /* Does x have code of its own (kernels or thunks)? */
 static bool has_code(const Node *x)
 {
@@ -404,7 +508,7 @@ CgProg *cg_describe(const Program *p, char *err, size_t errsize)
         snprintf(err, errsize, "codegen: no program");
         return NULL;
     }
-    CgProg *out = calloc(1, sizeof *out);
+    CgProg *out = ax__calloc(1, sizeof *out);
     if (!out) {
         snprintf(err, errsize, "codegen: out of memory");
         return NULL;
@@ -444,35 +548,26 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
     c.err = err;
     c.errsize = errsize;
     c.env = alloc(&c, sizeof *c.env * (size_t)(p->nvars + 1));
-    if (!c.failed) emit_prelude(&c.text, cfg);
-    /* Preorder numbers: the order the operations were described in. */
-    for (int i = 0; i < out->nnodes && !c.failed; i++) {
-        CgNode *cn = &out->nodes[i];
-        if (!cn->x) continue;
-        G g;
-        memset(&g, 0, sizeof g);
-        g.ar = &out->arena;
-        g.b = &c.text;
-        g.tmp = &c.tmp;
-        g.env = c.env;
-        g.nvars = p->nvars;
-        g.cn = cn;
-        g.pos = "0";
-        g.safe = cfg->safe;
-        g.err = err;
-        g.errsize = errsize;
-        cg_emit_node(&g, cn);
-        if (g.failed) c.failed = true;
-        else if (c.text.oom) cgfail(&c, "cpu codegen: out of memory");
+    /* The body first (the prelude declares only the maths functions it
+     * calls), in preorder numbers: the order the operations were
+     * described in. */
+    for (int i = 0; i < out->nnodes && !c.failed; i++)
+        if (out->nodes[i].x) emit_one(&c, &out->nodes[i]);
+    Buf unit = {0};
+    if (!c.failed) {
+        emit_prelude(&unit, cfg, c.math_used);
+        if (c.text.len) buf_put(&unit, c.text.s);
+        if (unit.oom) cgfail(&c, "cpu codegen: out of memory");
     }
+    free(c.text.s);
     if (c.text.oom) cgfail(&c, "cpu codegen: out of memory");
     if (c.failed) {
-        free(c.text.s);
+        free(unit.s);
         cg_free(out);
         return NULL;
     }
-    out->text = c.text.s;
-    out->len = c.text.len;
+    out->text = unit.s;
+    out->len = unit.len;
     return out;
 }
 

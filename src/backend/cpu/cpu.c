@@ -54,7 +54,6 @@ typedef struct CpuCtx {
     bool probed;              /* libmvec looked for */
     unsigned simd_mask;
     bool mvec;
-    char *cflags, *libs;
     CpuCounters counters;
 } CpuCtx;
 
@@ -79,8 +78,6 @@ static void ctx_release(CpuCtx *cc)
 {
     pool_free(cc->pool);
     jit_free(cc->jit);
-    free(cc->cflags);
-    free(cc->libs);
     free(cc);
 }
 
@@ -109,7 +106,7 @@ static CpuCtx *ctx_state(ax_ctx *cx)
 {
     CpuCtx *cc = cx->backend_state[AX_BACKEND_CPU];
     if (cc) return cc;
-    cc = calloc(1, sizeof *cc);
+    cc = ax__calloc(1, sizeof *cc);
     if (!cc) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
     cc->magic = CTX_MAGIC;
     cc->cc_found = -1;
@@ -159,43 +156,67 @@ static void probe_mvec(CpuCtx *cc)
     void *h = dlopen("libmvec.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!h) return;
     cc->mvec = true;
+    /* The generated code calls the widest version the target has (SSE,
+     * AVX, AVX2 or AVX-512: codegen.c prelude_mvec), so all four must be
+     * there, for f32 and f64. */
+    static const struct { char isa; int wf, wd; } vers[] = {{'b', 4, 2}, {'c', 8, 4}, {'d', 8, 4}, {'e', 16, 8}};
     for (int k = 0; k < CG_NMATH; k++) {
-        bool two = k >= 14;
-        char f[64], d[64];
-        snprintf(f, sizeof f, "_ZGVbN4%s_%sf", two ? "vv" : "v", cg_math_names[k]);
-        snprintf(d, sizeof d, "_ZGVbN2%s_%s", two ? "vv" : "v", cg_math_names[k]);
-        if (dlsym(h, f) && dlsym(h, d)) cc->simd_mask |= 1u << k;
+        bool two = k >= 14, all = true;
+        for (int i = 0; i < 4 && all; i++) {
+            char f[64], d[64];
+            snprintf(f, sizeof f, "_ZGV%cN%d%s_%sf", vers[i].isa, vers[i].wf, two ? "vv" : "v", cg_math_names[k]);
+            snprintf(d, sizeof d, "_ZGV%cN%d%s_%s", vers[i].isa, vers[i].wd, two ? "vv" : "v", cg_math_names[k]);
+            all = dlsym(h, f) && dlsym(h, d);
+        }
+        if (all) cc->simd_mask |= 1u << k;
     }
     dlclose(h);
 #endif
 }
 
+/* The flags the generated C is compiled with, in this order (later flags
+ * win): what makes a loadable object; the optimisation flags, which the
+ * user's flags (AXLE_CFLAGS, ax_options.cflags) follow and so add to or
+ * override (-O1, -march=x86-64); then the flags that fix what results
+ * are, always last so that no user flag (and no -ffast-math in AXLE_CC)
+ * can change them: IEEE arithmetic without fast-math's licences, and no
+ * fused multiply-add (a*b+c rounds twice, as in the interpreter).
+ * -fno-fast-math also turns math-errno and trapping-math back on, which
+ * change no result but keep sqrt and selects from vectorising: they are
+ * turned off again after it. */
+#define CPU_OBJECT_CFLAGS "-fPIC -shared"
+#define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
+#define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
+
 static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
 {
     if (cc->jit) return cc->jit;
     probe_mvec(cc);
-    const char *user = cx->opt.cflags;
-    size_t n = (user ? strlen(user) : strlen(JIT_DEFAULT_CFLAGS)) + 64;
-    cc->cflags = malloc(n);
-    cc->libs = strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
-    if (!cc->cflags || !cc->libs) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
-    /* -ffp-contract=off: no fused multiply-add, so a*b+c rounds twice as
-     * in the interpreter.  User flags replace the optimisation flags; a
-     * shared object is still what must come out. */
-    if (user) snprintf(cc->cflags, n, "-fPIC -shared %s", user);
-    else snprintf(cc->cflags, n, "%s -ffp-contract=off", JIT_DEFAULT_CFLAGS);
-    JitOptions o;
-    memset(&o, 0, sizeof o);
-    o.cc = cc_name(cx);
-    o.cflags = cc->cflags;
-    o.libs = cc->libs;
-    o.cache_dir = cx->opt.cache_dir;
-    o.no_disk_cache = cx->opt.no_cache;
-    o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
-    o.version = AX_VERSION_STRING;
-    cc->jit = jit_new(&o);
-    if (!cc->jit) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
-    return cc->jit;
+    /* Made afresh on each try: nothing of a failed try is kept (or leaks). */
+    const char *user = cx->opt.cflags ? cx->opt.cflags : "";
+    size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(CPU_SEMANTIC_CFLAGS) + 4;
+    char *cflags = ax__malloc(n);
+    char *libs = ax__strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
+    Jit *jit = NULL;
+    if (cflags && libs) {
+        snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, CPU_SEMANTIC_CFLAGS);
+        JitOptions o;
+        memset(&o, 0, sizeof o);
+        o.cc = cc_name(cx);
+        o.cflags = cflags;
+        o.libs = libs;
+        o.cache_dir = cx->opt.cache_dir;
+        o.no_disk_cache = cx->opt.no_cache;
+        o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
+        o.version = AX_VERSION_STRING;
+        o.timeout_s = cx->opt.cc_timeout;
+        jit = jit_new(&o);
+    }
+    free(cflags);   /* jit_new copies its options */
+    free(libs);
+    if (!jit) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+    cc->jit = jit;
+    return jit;
 }
 
 static Pool *ctx_pool(ax_ctx *cx, CpuCtx *cc)
@@ -223,7 +244,9 @@ static bool cpu_available(ax_ctx *cx)
     if (cx->opt.backend == AX_BACKEND_CPU) return true;
     CpuCtx *cc = ctx_state(cx);
     if (!cc) return false;
-    if (cc->cc_found < 0) cc->cc_found = find_program(cc_name(cx));
+    /* Looked for again while missing: a compiler installed later is
+     * found (a search of PATH costs microseconds). */
+    if (cc->cc_found != 1) cc->cc_found = find_program(cc_name(cx));
     return cc->cc_found == 1;
 }
 
@@ -245,7 +268,7 @@ char *cpu_c_text(ax_ctx *cx, Program *p)
     char err[512];
     CgProg *g = cg_program(p, &cfg, err, sizeof err);
     if (!g) return ctx_error(cx, AX_ERR_BACKEND, "%s", err);
-    char *s = strdup(g->text);
+    char *s = ax__strdup(g->text);
     cg_free(g);
     if (!s) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
     return s;
@@ -283,12 +306,12 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         cg_free(g);
         return AX_ERR_COMPILE;
     }
-    CpuProg *pp = calloc(1, sizeof *pp);
+    CpuProg *pp = ax__calloc(1, sizeof *pp);
     if (pp) {
         pp->magic = PROG_MAGIC;
         pp->cg = g;
-        pp->k = calloc((size_t)g->nnodes + 1, sizeof *pp->k);
-        pp->th = calloc((size_t)g->nnodes + 1, sizeof *pp->th);
+        pp->k = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->k);
+        pp->th = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->th);
     }
     if (!pp || !pp->k || !pp->th) {
         if (pp) prog_release(pp);
@@ -300,7 +323,7 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         const CgNode *cn = &g->nodes[i];
         if (!cn->x) continue;
         char name[64];
-        if (cn->nthunk > 0 && !(pp->th[i] = calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
+        if (cn->nthunk > 0 && !(pp->th[i] = ax__calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
             prog_release(pp);
             ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
             return AX_ERR_NOMEM;
@@ -352,7 +375,10 @@ static int eval1(Ex *ex, const Node *x, ax_array **a) { return host_eval1(&ex->h
 #define api_name host_api_name
 #define fmt_ints host_fmt_ints
 
-static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The failure paths are kept out of line (noinline, cold): their message
+ * buffers would otherwise sit in the frames of the executor's recursion
+ * along the program's nesting (2.4 KB a level, now a fifth of that). */
+static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4), noinline, cold));
 static int fail(Ex *ex, ax_status st, const char *fmt, ...)
 {
     char msg[AX_ERRMSG];
@@ -367,7 +393,7 @@ static int nomem(Ex *ex) { return host_nomem(&ex->h); }
 static int malformed(Ex *ex, const Node *x, const char *what) { return host_malformed(&ex->h, x, what); }
 
 /* The error slot -> the interpreter's message. */
-static int report(Ex *ex, const AxErr *e)
+__attribute__((noinline, cold)) static int report(Ex *ex, const AxErr *e)
 {
     char a[256], b[256];
     int r = e->rank < 0 ? 0 : e->rank > AX_MAX_RANK ? AX_MAX_RANK : e->rank;
@@ -493,9 +519,9 @@ static int op_begin(Ex *ex, const Node *x, Op1 *o)
     o->k = ex->pp->k[x->num];
     o->th = ex->pp->th[x->num];
     int ns = cn->nslot;
-    o->args = calloc((size_t)ns + 1, sizeof *o->args);
-    o->arr = calloc((size_t)ns + 1, sizeof *o->arr);
-    o->par = calloc((size_t)cn->nparam + 1, sizeof *o->par);
+    o->args = ax__calloc((size_t)ns + 1, sizeof *o->args);
+    o->arr = ax__calloc((size_t)ns + 1, sizeof *o->arr);
+    o->par = ax__calloc((size_t)cn->nparam + 1, sizeof *o->par);
     if (!o->args || !o->arr || !o->par) return nomem(ex);
     o->call.a = o->args;
     o->call.p = o->par;
@@ -553,7 +579,8 @@ static int op_end(Ex *ex, Op1 *o, int rc, ax_array **out)
     return rc;
 }
 
-static int ex_producer(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_producer(Ex *ex, const Node *x, Op1 *o)
 {
     const Type *elt = x->type->elt;
     int r = x->type->rank;
@@ -634,7 +661,7 @@ static int ex_producer(Ex *ex, const Node *x, Op1 *o)
 static void *scratch_alloc(const Type *elt, int64_t m)
 {
     int64_t b = cg_scratch_bytes(elt, m);
-    return aligned_alloc(64, (size_t)((b + 63) & ~(int64_t)63) + 64);
+    return ax__aligned_alloc(64, (size_t)((b + 63) & ~(int64_t)63) + 64);
 }
 
 /* The chunks of a fold or scan over rows x n: one per row when the rows
@@ -653,7 +680,8 @@ static void plan_rows(Ex *ex, Op1 *o, int64_t rows, int64_t n)
     o->call.m = rows * o->call.nchunk;
 }
 
-static int ex_fold(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_fold(Ex *ex, const Node *x, Op1 *o)
 {
     bool z = x->op == OP_FOLD;
     const Type *elt = x->type->elt;
@@ -684,7 +712,7 @@ static int seg_offsets(Ex *ex, Op1 *o, const char *what, int64_t n, int64_t *off
     int64_t nseg = sa->size;
     int64_t *mat = NULL;
     if (segn->op == OP_DELAYED) {
-        if (!(mat = malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return nomem(ex);
+        if (!(mat = ax__malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return nomem(ex);
         o->call.s2 = mat;
         int rc = run_kernel(ex, o->k[R_MAT], &o->call, nseg, GRAIN);
         o->call.s2 = NULL;
@@ -747,7 +775,8 @@ static int seg_offsets(Ex *ex, Op1 *o, const char *what, int64_t n, int64_t *off
     return rc;
 }
 
-static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
 {
     bool z = x->op == OP_FOLDSEG;
     const char *what = api_name(x->op);
@@ -755,7 +784,7 @@ static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
     int r = src->rank;
     if (r < 1) return malformed(ex, x, "rank 0");
     int64_t n = src->shape[r - 1], nseg = opd(o, 1)->size;
-    int64_t *off = malloc(sizeof *off * (size_t)(nseg + 1));
+    int64_t *off = ax__malloc(sizeof *off * (size_t)(nseg + 1));
     if (!off) return nomem(ex);
     o->s1 = off;
     o->call.s1 = off;
@@ -773,7 +802,8 @@ static int ex_foldseg(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SEG], &o->call, total, avg > 0 ? GRAIN / avg + 1 : GRAIN);
 }
 
-static int ex_scan(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_scan(Ex *ex, const Node *x, Op1 *o)
 {
     Op op = x->op;
     bool z = !(op == OP_SCANL1 || op == OP_SCANR1), exl = op == OP_SCANLEX || op == OP_SCANREX;
@@ -811,18 +841,20 @@ static int ex_scan(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SCAN], &o->call, o->call.m, 1);
 }
 
-static int ex_permute(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_permute(Ex *ex, const Node *x, Op1 *o)
 {
     const AxArg *d = opd(o, 0), *s = opd(o, 1);
     if (out_alloc(ex, o, 0, x->type->elt, d->rank, d->shape)) return -1;
     if (run_kernel(ex, o->k[R_DFLT], &o->call, o->args[0].size, GRAIN)) return -1;
     if (s->size == 0) return 0;
-    if (!(o->s1 = calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
+    if (!(o->s1 = ax__calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
     o->call.s1 = o->s1;
     return run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN);
 }
 
-static int ex_stencil(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_stencil(Ex *ex, const Node *x, Op1 *o)
 {
     int r = x->type->rank;
     int64_t sh[AX_MAX_RANK];
@@ -837,7 +869,8 @@ static int ex_stencil(Ex *ex, const Node *x, Op1 *o)
 
 /* Filter: a parallel count per chunk, an exclusive scan of the counts,
  * a parallel scatter. */
-static int ex_filter(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_filter(Ex *ex, const Node *x, Op1 *o)
 {
     int64_t n = opd(o, 0)->size;
     int64_t want = (int64_t)ex->nthreads * 4, chunk = (n + want - 1) / want;
@@ -846,8 +879,8 @@ static int ex_filter(Ex *ex, const Node *x, Op1 *o)
     o->call.n = n;
     o->call.chunk = chunk;
     o->call.m = nch;
-    int64_t *cnt = o->s1 = malloc(sizeof *cnt * (size_t)(nch + 1));
-    int64_t *offs = o->s2 = malloc(sizeof *offs * (size_t)(nch + 1));
+    int64_t *cnt = o->s1 = ax__malloc(sizeof *cnt * (size_t)(nch + 1));
+    int64_t *offs = o->s2 = ax__malloc(sizeof *offs * (size_t)(nch + 1));
     if (!cnt || !offs) return nomem(ex);
     o->call.s1 = cnt;
     o->call.s2 = offs;
@@ -861,7 +894,8 @@ static int ex_filter(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SCATTER], &o->call, nch, 1);
 }
 
-static int ex_unit(Ex *ex, const Node *x, Op1 *o)
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_unit(Ex *ex, const Node *x, Op1 *o)
 {
     int64_t none[1] = {0};
     const Type *elt = x->type->elt;
@@ -875,6 +909,10 @@ static int ex_unit(Ex *ex, const Node *x, Op1 *o)
     return 0;
 }
 
+/* ex_op is on the recursion along the program's nesting (op_begin
+ * evaluates the operands), so its frame stays small: the operations'
+ * bodies, with their shape arrays and message buffers, are not inlined
+ * into it (about 1.3 KB a level before, run_deep sizes stacks by it). */
 static int ex_op(Ex *ex, const Node *x, ax_array **out)
 {
     Op1 o;
@@ -944,7 +982,7 @@ static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
     int w = awidth(p->root->type);
     if (!pp->live) pp->live = liveness_counts(p);   /* NULL: no early release */
     if (!host_init(&ex.h, &cpu_host, &ex, cx, p, pp->live)) return -1;
-    ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
+    ax_array **res = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *res);
     int n = -1;
     if (!res) {
         nomem(&ex);

@@ -124,7 +124,7 @@ static int nvrtc_compile(Nvrtc *n, const char *src, int arch, bool cubin, const 
     for (int i = 0; extra && extra[i] && no < 8; i++) opts[no++] = extra[i];
     r = n->CompileProgram(p, no, opts);
     size_t ls = 0;
-    if (n->GetProgramLogSize(p, &ls) == 0 && ls > 0 && (*log = malloc(ls + 1))) {
+    if (n->GetProgramLogSize(p, &ls) == 0 && ls > 0 && (*log = ax__malloc(ls + 1))) {
         if (n->GetProgramLog(p, *log) != 0) (*log)[0] = 0;
         (*log)[ls] = 0;
     }
@@ -135,7 +135,7 @@ static int nvrtc_compile(Nvrtc *n, const char *src, int arch, bool cubin, const 
     }
     size_t sz = 0;
     r = cubin ? n->GetCUBINSize(p, &sz) : n->GetPTXSize(p, &sz);
-    if (r == 0 && sz > 0 && (*out = malloc(sz + 1))) {
+    if (r == 0 && sz > 0 && (*out = ax__malloc(sz + 1))) {
         r = cubin ? n->GetCUBIN(p, *out) : n->GetPTX(p, *out);
         (*out)[sz] = 0;
     }
@@ -161,7 +161,7 @@ int cuda_compile_check(const char *src, size_t len, int arch, const char *define
         return -1;
     }
     /* the text need not end with a NUL at len */
-    char *s = malloc(len + 1);
+    char *s = ax__malloc(len + 1);
     if (!s) {
         nvrtc_unload(&n);
         snprintf(err, errsize, "out of memory");
@@ -354,7 +354,7 @@ static void *cu_build(void *d, const char *src, size_t len, bool *cached)
         }
     if (c->nmods == c->capmods) {
         int cap = c->capmods ? 2 * c->capmods : 8;
-        CuModule *m = realloc(c->mods, sizeof *m * (size_t)cap);
+        CuModule *m = ax__realloc(c->mods, sizeof *m * (size_t)cap);
         if (!m) {
             set_msg(c, "out of memory");
             return NULL;
@@ -368,7 +368,7 @@ static void *cu_build(void *d, const char *src, size_t len, bool *cached)
     if (bin && c->f.ModuleLoadData(&mod, bin) == CUDA_SUCCESS) *cached = true;
     free(bin);
     if (!mod) {
-        char *s = malloc(len + 1), *log = NULL, err[2048];
+        char *s = ax__malloc(len + 1), *log = NULL, err[2048];
         if (!s) {
             set_msg(c, "out of memory");
             return NULL;
@@ -482,7 +482,7 @@ static bool load_driver(Cu *c)
 
 static void *cu_open(ax_ctx *cx)
 {
-    Cu *c = calloc(1, sizeof *c);
+    Cu *c = ax__calloc(1, sizeof *c);
     if (!c) return ctx_error(cx, AX_ERR_NOMEM, "cuda: out of memory");
     static const char *const drv[] = {"libcuda.so.1", NULL};
     if (!(c->lib = open_lib(drv))) {

@@ -125,7 +125,7 @@ static void dev_free(GpuCtx *gc, uint64_t h, int64_t bytes)
     }
     if (gc->npool == gc->cappool) {
         int cap = gc->cappool ? 2 * gc->cappool : 16;
-        PoolBuf *p = realloc(gc->pool, sizeof *p * (size_t)cap);
+        PoolBuf *p = ax__realloc(gc->pool, sizeof *p * (size_t)cap);
         if (!p) {
             gc->api->free(gc->d, h);
             return;
@@ -185,10 +185,9 @@ static int to_device(GpuCtx *gc, ax_array *a)
     }
     if (array_host(a)) return -1;
     if (!a->dbuf) {
-        int64_t bytes = 0;
-        for (int i = 0; i < a->ncomp; i++) bytes += (int64_t)ax_scalar_size(ty_leaf(a->elt, i)) * a->size;
-        if (!mem_charge(gc->cx, bytes, a->size, a->elt)) return -1;
-        a->dbuf = calloc((size_t)(a->ncomp ? a->ncomp : 1), sizeof *a->dbuf);
+        int64_t bytes = array_bytes(a);
+        if (bytes < 0 || !mem_charge(gc->cx, bytes, a->size, a->elt)) return -1;
+        a->dbuf = ax__calloc((size_t)(a->ncomp ? a->ncomp : 1), sizeof *a->dbuf);
         if (!a->dbuf) {
             mem_uncharge(gc->cx, bytes);
             ctx_error(gc->cx, AX_ERR_NOMEM, "%s: out of memory", gc->api->name);
@@ -223,20 +222,12 @@ static ax_array *dev_array(GpuCtx *gc, const Type *elt, int rank, const int64_t 
     if (shape_size_checked(cx, what, rank, shape) < 0) return NULL;
     ax_array *a = array_alloc_device(cx, elt, rank, shape);
     if (!a) return NULL;
-    int64_t bytes = 0;
-    for (int i = 0; i < a->ncomp; i++) {
-        int64_t z = (int64_t)ax_scalar_size(ty_leaf(elt, i));
-        if (a->size > (INT64_MAX - bytes) / z) {
-            bytes = INT64_MAX;
-            break;
-        }
-        bytes += a->size * z;
-    }
-    if (!mem_charge(cx, bytes, a->size, elt)) {
+    int64_t bytes = array_bytes(a);
+    if (bytes < 0 || !mem_charge(cx, bytes, a->size, elt)) {
         ax_array_release(a);
         return NULL;
     }
-    a->dbuf = calloc((size_t)(a->ncomp ? a->ncomp : 1), sizeof *a->dbuf);
+    a->dbuf = ax__calloc((size_t)(a->ncomp ? a->ncomp : 1), sizeof *a->dbuf);
     a->dops = &gc->dops;
     a->dev = gc;
     a->dbytes = bytes;
@@ -313,7 +304,7 @@ static GpuCtx *ctx_state(const GpuBackendDef *def, ax_ctx *cx)
     if (gc) return gc;
     void *d = def->open(cx);
     if (!d) return NULL;
-    gc = calloc(1, sizeof *gc);
+    gc = ax__calloc(1, sizeof *gc);
     if (!gc) {
         def->close(d);
         return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", api->name);
@@ -348,7 +339,7 @@ char *gpu_text(ax_ctx *cx, Program *p, GpuDialect d)
     if (!g) return ctx_error(cx, AX_ERR_BACKEND, "%s", err);
     const char *pre = gpu_prelude(d);
     size_t n = strlen(pre);
-    char *s = malloc(n + g->len + 1);
+    char *s = ax__malloc(n + g->len + 1);
     if (s) {
         memcpy(s, pre, n);
         memcpy(s + n, g->text, g->len + 1);
@@ -376,15 +367,15 @@ int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
     /* the prelude, then the kernels */
     const char *pre = gpu_prelude(api->dialect);
     size_t np = strlen(pre);
-    char *src = malloc(np + g->len + 1);
-    GpuProg *gp = calloc(1, sizeof *gp);
+    char *src = ax__malloc(np + g->len + 1);
+    GpuProg *gp = ax__calloc(1, sizeof *gp);
     if (gp) {
         gp->magic = PROG_MAGIC;
         gp->gc = gc;
         gp->cg = g;
-        gp->k = calloc((size_t)g->nnodes + 1, sizeof *gp->k);
-        gp->args = calloc((size_t)g->nnodes + 1, sizeof *gp->args);
-        gp->nargs = calloc((size_t)g->nnodes + 1, sizeof *gp->nargs);
+        gp->k = ax__calloc((size_t)g->nnodes + 1, sizeof *gp->k);
+        gp->args = ax__calloc((size_t)g->nnodes + 1, sizeof *gp->args);
+        gp->nargs = ax__calloc((size_t)g->nnodes + 1, sizeof *gp->nargs);
     } else {
         cg_free(g);
     }
@@ -417,7 +408,7 @@ int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
         if (!cn->x) continue;
         int max = 64 + cn->nslot * (AX_MAX_RANK + 1) + cn->nparam;
         for (int s = 0; s < cn->nslot; s++) max += cg_slot_type(cn, s)->elt->width;
-        gp->args[i] = malloc(sizeof **gp->args * (size_t)max);
+        gp->args[i] = ax__malloc(sizeof **gp->args * (size_t)max);
         if (!gp->args[i]) {
             prog_release(gp);
             ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", api->name);
@@ -516,11 +507,11 @@ static int op_begin(GEx *ex, const Node *x, GOp *o)
     const CgNode *cn = o->cn = &ex->gp->cg->nodes[x->num];
     if (cn->x != x) return host_malformed(&ex->h, x, "no generated code");
     int ns = cn->nslot;
-    o->arr = calloc((size_t)ns + 1, sizeof *o->arr);
-    o->slot = calloc((size_t)ns + 1, sizeof *o->slot);
-    o->size = calloc((size_t)ns + 1, sizeof *o->size);
-    o->shape = calloc((size_t)ns + 1, sizeof *o->shape);
-    o->par = calloc((size_t)cn->nparam + 1, sizeof *o->par);
+    o->arr = ax__calloc((size_t)ns + 1, sizeof *o->arr);
+    o->slot = ax__calloc((size_t)ns + 1, sizeof *o->slot);
+    o->size = ax__calloc((size_t)ns + 1, sizeof *o->size);
+    o->shape = ax__calloc((size_t)ns + 1, sizeof *o->shape);
+    o->par = ax__calloc((size_t)cn->nparam + 1, sizeof *o->par);
     if (!o->arr || !o->slot || !o->size || !o->shape || !o->par) return host_nomem(&ex->h);
     for (int i = 0; i < cn->nopd; i++) {
         const Node *y = x->kid[cn->opd_kid[i]];
@@ -587,7 +578,7 @@ static int launch(GEx *ex, GOp *o, CgRole r, int64_t groups)
     if (!k) return host_malformed(&ex->h, o->x, "a kernel is missing");
     int na = ex->gp->nargs[num];
     const GpuArgDesc *ad = ex->gp->args[num];
-    GpuArg *args = malloc(sizeof *args * (size_t)(na > 0 ? na : 1));
+    GpuArg *args = ax__malloc(sizeof *args * (size_t)(na > 0 ? na : 1));
     static const uint64_t none = 0;
     if (!args) return host_nomem(&ex->h);
     for (int i = 0; i < na; i++) {
@@ -779,7 +770,7 @@ static int ex_foldseg(GEx *ex, const Node *x, GOp *o)
     int64_t *mat = NULL;
     if (segn->op == OP_DELAYED) {
         if (scratch(ex, &o->s2, &o->s2b, nseg * 8, false) || launch_n(ex, o, R_MAT, nseg)) return -1;
-        if (!(mat = malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return host_nomem(&ex->h);
+        if (!(mat = ax__malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return host_nomem(&ex->h);
         if (nseg > 0 && dops_download(ex->gc, ex->cx, mat, o->s2, nseg * 8)) {
             free(mat);
             return -1;
@@ -793,7 +784,7 @@ static int ex_foldseg(GEx *ex, const Node *x, GOp *o)
         if (array_host(sa)) return -1;
         lens = sa->buf[0];
     }
-    int64_t *off = malloc(sizeof *off * (size_t)(nseg + 1));
+    int64_t *off = ax__malloc(sizeof *off * (size_t)(nseg + 1));
     if (!off) {
         free(mat);
         return host_nomem(&ex->h);
@@ -895,7 +886,7 @@ static int ex_filter(GEx *ex, const Node *x, GOp *o)
     o->m = nch;
     int64_t total = 0;
     if (nch > 0) {
-        int64_t *cnt = malloc(sizeof *cnt * (size_t)(nch + 1));
+        int64_t *cnt = ax__malloc(sizeof *cnt * (size_t)(nch + 1));
         if (!cnt) return host_nomem(&ex->h);
         int rc = scratch(ex, &o->s1, &o->s1b, nch * 8, false) || scratch(ex, &o->s2, &o->s2b, nch * 8, false) ||
                  launch(ex, o, R_COUNT, nch) || dops_download(ex->gc, ex->cx, cnt, o->s1, nch * 8);
@@ -1030,7 +1021,7 @@ int gpu_run(const GpuBackendDef *def, ax_ctx *cx, Program *p, void *state, ax_ar
     if (!gp->live) gp->live = liveness_counts(p);
     if (!host_init(&ex.h, api->kind == AX_BACKEND_CUDA ? &ops_cuda : &ops_opencl, &ex, cx, p, gp->live)) return -1;
     int w = host_width(p->root->type), n = -1;
-    ax_array **res = calloc((size_t)(w > 0 ? w : 1), sizeof *res);
+    ax_array **res = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *res);
     ex.ie = res ? interp_eval_new(cx, p->nvars, ex.h.aenv) : NULL;
     if (!res || !ex.ie) {
         if (!res) host_nomem(&ex.h);

@@ -297,7 +297,7 @@ const char *gpu_param_list(G *g, const CgNode *cn)
 {
     int max = 16 + 2 * cn->nslot * (AX_MAX_RANK + 2) + cn->nparam + 64;
     for (int s = 0; s < cn->nslot; s++) max += cg_slot_type(cn, s)->elt->width;
-    GpuArgDesc *a = malloc(sizeof *a * (size_t)max);
+    GpuArgDesc *a = ax__malloc(sizeof *a * (size_t)max);
     if (!a) return cg_fail(g, "gpu codegen: out of memory"), "";
     int n = gpu_args(cn, a, max);
     Buf b = {0};
@@ -383,7 +383,7 @@ CgProg *gpu_program(const Program *p, const GpuConfig *cfg, char *err, size_t er
         cg_free(out);
         return NULL;
     }
-    out->text = text.s ? text.s : calloc(1, 1);
+    out->text = text.s ? text.s : ax__calloc(1, 1);
     out->len = text.len;
     if (!out->text) {
         snprintf(err, errsize, "gpu codegen: out of memory");

@@ -991,8 +991,8 @@ static void emit_permute(G *g)
             Buf b = {0}, o = {0};
             for (int d = 0; d < tr; d++) buf_printf(&b, "%s%s == -1", d ? " && " : "", t.v[d]);
             for (int d = 0; d < tr; d++) buf_printf(&o, "%s((u64)%s < (u64)s0_%d)", d ? " & " : "", t.v[d], d);
-            cg_line(g, "if (%s) continue;", b.oom ? "0" : b.s);
-            cg_line(g, "if (!(%s)) {", o.oom ? "0" : o.s);
+            cg_line(g, "if (%s) continue;", cg_buf_text(g, &b, "0"));
+            cg_line(g, "if (!(%s)) {", cg_buf_text(g, &o, "0"));
             free(b.s);
             free(o.s);
             open_(g);
@@ -1046,7 +1046,7 @@ static void emit_stencil(G *g)
                 buf_printf(&b, " + (%d)", o);
                 for (int e = d + 1; e < r; e++) buf_printf(&b, " * s%d_%d", slot, e);
             }
-            cg_line(g, "const i64 o%d_%d = %s;", q, k, b.oom ? "0" : b.s);
+            cg_line(g, "const i64 o%d_%d = %s;", q, k, cg_buf_text(g, &b, "0"));
             free(b.s);
             for (int d = r - 1; d >= 0; d--) {
                 if (++pos[d] < st->size[q][d]) break;
@@ -1061,7 +1061,7 @@ static void emit_stencil(G *g)
     Buf b = {0};
     buf_put(&b, "1");
     for (int d = 0; d < r; d++) buf_printf(&b, " & (%s >= lo%d) & (%s < hi%d)", ix.v[d], d, ix.v[d], d);
-    cg_line(g, "const int inner = %s;", b.oom ? "0" : b.s);
+    cg_line(g, "const int inner = %s;", cg_buf_text(g, &b, "0"));
     free(b.s);
     cg_line(g, "if (inner) {");
     open_(g);

@@ -257,7 +257,7 @@ static bool build_prog(Cl *c, cl_program prog)
     size_t n = 0;
     char *log = NULL;
     if (c->f.GetProgramBuildInfo(prog, c->dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS && n > 0 &&
-        (log = malloc(n + 1)) &&
+        (log = ax__malloc(n + 1)) &&
         c->f.GetProgramBuildInfo(prog, c->dev, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS) {
         log[n] = 0;
         set_msg(c, "the OpenCL compiler failed (%s): %.1800s", cl_err(e), log);
@@ -273,7 +273,7 @@ static unsigned char *prog_binary(Cl *c, cl_program prog, size_t *n)
 {
     size_t sz = 0;
     if (c->f.GetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof sz, &sz, NULL) != CL_SUCCESS || sz == 0) return NULL;
-    unsigned char *b = malloc(sz);
+    unsigned char *b = ax__malloc(sz);
     if (!b) return NULL;
     unsigned char *ptrs[1] = {b};
     if (c->f.GetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof ptrs, ptrs, NULL) != CL_SUCCESS) {
@@ -303,7 +303,7 @@ static void *cl_build(void *d, const char *src, size_t len, bool *cached)
         }
     if (c->nmods == c->capmods) {
         int cap = c->capmods ? 2 * c->capmods : 8;
-        ClModule **m = realloc(c->mods, sizeof *m * (size_t)cap);
+        ClModule **m = ax__realloc(c->mods, sizeof *m * (size_t)cap);
         if (!m) {
             set_msg(c, "out of memory");
             return NULL;
@@ -311,7 +311,7 @@ static void *cl_build(void *d, const char *src, size_t len, bool *cached)
         c->mods = m;
         c->capmods = cap;
     }
-    ClModule *m = calloc(1, sizeof *m);
+    ClModule *m = ax__calloc(1, sizeof *m);
     if (!m) {
         set_msg(c, "out of memory");
         return NULL;
@@ -363,7 +363,7 @@ static void *cl_kernel_of(void *d, void *module, const char *name)
         if (!strcmp(m->ks[i].name, name)) return m->ks[i].k;
     if (m->nk == m->capk) {
         int cap = m->capk ? 2 * m->capk : 8;
-        ClKernel *k = realloc(m->ks, sizeof *k * (size_t)cap);
+        ClKernel *k = ax__realloc(m->ks, sizeof *k * (size_t)cap);
         if (!k) {
             set_msg(c, "out of memory");
             return NULL;
@@ -373,7 +373,7 @@ static void *cl_kernel_of(void *d, void *module, const char *name)
     }
     cl_int e = 0;
     cl_kernel k = c->f.CreateKernel(m->prog, name, &e);
-    char *nm = strdup(name);
+    char *nm = ax__strdup(name);
     if (!k || e != CL_SUCCESS || !nm) {
         if (k) c->f.ReleaseKernel(k);
         free(nm);
@@ -461,7 +461,7 @@ static bool load_fns(Cl *c)
 
 static void *cl_open(ax_ctx *cx)
 {
-    Cl *c = calloc(1, sizeof *c);
+    Cl *c = ax__calloc(1, sizeof *c);
     if (!c) return ctx_error(cx, AX_ERR_NOMEM, "opencl: out of memory");
     c->lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!c->lib) c->lib = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
