@@ -39,14 +39,16 @@
 
 /* AxScalar has Scalar's layout (ir.h): integers sign- or zero-extended to
  * 64 bits, f32 in the low bytes.  The literal 8 is AX_MAX_RANK (checked
- * below).  AxErr.code/lock are updated with atomics by the kernels. */
+ * below).  AxErr.code/lock are updated with atomics by the kernels;
+ * AxErr.redo asks the host to run a permute over, checked (cg_skel.c
+ * emit_permute). */
 #define AXC_SHARED                                                                              \
     typedef union AxScalar { __INT64_TYPE__ i; __UINT64_TYPE__ u; double f64; float f32;       \
                              __UINT8_TYPE__ b; } AxScalar;                                      \
     typedef struct AxArg { void *const *buf; __INT64_TYPE__ size; __INT64_TYPE__ shape[8];      \
                            __INT32_TYPE__ rank; } AxArg;                                        \
     typedef struct AxErr { __INT32_TYPE__ lock, code, site, aux, rank; __INT64_TYPE__ pos;      \
-                           __INT64_TYPE__ ix[8], shape[8]; } AxErr;                             \
+                           __INT64_TYPE__ ix[8], shape[8]; __INT32_TYPE__ redo; } AxErr;        \
     typedef struct AxCall { const AxArg *a; const AxScalar *p; void *s1; void *s2;              \
                             __INT64_TYPE__ n, m, chunk, nchunk; AxErr *err; } AxCall;          \
     typedef void (*AxKernel)(const AxCall *c, __INT64_TYPE__ start, __INT64_TYPE__ end);       \

@@ -259,6 +259,9 @@ static void kernel_end(G *g)
     }
     if (head->oom || body->oom) cg_fail(g, "cpu codegen: out of memory");
     if (keep && head->s) buf_put(main, head->s);
+    if (deferred && g->role == R_PERM)   /* the host's checked redo (emit_permute) */
+        cg_line(g, "if (start < 0) { axk_%d_%s_chk(c, -1 - start, end); return; }", g->cn->x->num,
+                cg_role_name[g->role]);
     if (keep && g->npre > 0) {
         Buf c = {0};
         for (int k = 0; k < g->npre; k++) buf_printf(&c, "%s(%s)", k ? " & " : "", g->pre[k]);
@@ -273,7 +276,12 @@ static void kernel_end(G *g)
     }
     if (deferred) cg_line(g, "u8 bad_ = 0;");
     if (keep && body->s) buf_put(main, body->s);
-    if (deferred) {
+    if (deferred && g->role == R_PERM) {
+        /* permute combines into its result, so a range cannot be rerun:
+         * the host redoes the whole permute checked (emit_permute) */
+        cg_line(g, "/* a check failed: the host redoes the permute checked, reporting the first fault */");
+        cg_line(g, "if (__builtin_expect(bad_, 0)) __atomic_store_n(&c->err->redo, 1, __ATOMIC_RELAXED);");
+    } else if (deferred) {
         cg_line(g, "/* a check failed: rerun the range checked, to report the first fault */");
         cg_line(g, "if (__builtin_expect(bad_, 0)) axk_%d_%s_chk(c, start, end);", g->cn->x->num,
                 cg_role_name[g->role]);
@@ -1196,18 +1204,19 @@ static void emit_permute(G *g)
     loop_lin(g, copy_elem, NULL);
     kernel_end(g);
 
-    /* The combining kernel checks at once, never deferred (G.defer): a
-     * deferred check that fires reruns the range in the checked copy,
-     * which would combine the range's elements into the result a second
-     * time; and a deferred check can fire where the checked code reports
-     * no fault (random seed 24539: its result combined twice). */
-    bool defer = g->defer;
-    g->defer = false;
+    /* The combining kernel.  Other kernels whose deferred check fired
+     * rerun their range in their checked copy; this one has combined its
+     * elements into the result already (some with a guarded read's
+     * stand-in value: a deferred check can fire where the checked code
+     * finds no fault), and other ranges combined into the same places.
+     * So it only sets err->redo, and the host starts the permute over from
+     * the defaults with the checked copy, which the deferred kernel runs
+     * when called with start encoded as -1 - start (random seeds 24539
+     * and 29228 had ranges combined twice, or with stand-in values). */
     kernel_begin(g, R_PERM, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
     loop_ix(g, opd_slot(cn, 1), opd_node(cn, 1)->type->rank, permute_elem, NULL);
     kernel_end(g);
-    g->defer = defer;
 }
 
 /* ------------------------------------------------------------ stencils */

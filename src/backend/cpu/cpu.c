@@ -432,16 +432,17 @@ typedef struct Task {
     AxKernel k;
     const AxCall *c;
     int64_t n, chunk;
+    bool checked;   /* start encoded as -1 - start: permute's checked redo */
 } Task;
 
 static void task_run(void *arg, int64_t t, int worker)
 {
     const Task *tk = arg;
     int64_t s = t * tk->chunk, e = s + tk->chunk < tk->n ? s + tk->chunk : tk->n;
-    tk->k(tk->c, s, e);
+    tk->k(tk->c, tk->checked ? -1 - s : s, e);
 }
 
-static int run_kernel(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain)
+static int run_kernel_as(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain, bool checked)
 {
     if (n <= 0) return 0;
     if (!k) return fail(ex, AX_ERR_BACKEND, "cpu: a kernel is missing");
@@ -451,12 +452,17 @@ static int run_kernel(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t gr
     if (chunk < grain) chunk = grain;
     int64_t ntasks = (n + chunk - 1) / chunk;
     if (ntasks <= 1 || ex->nthreads <= 1) {
-        k(c, 0, n);
+        k(c, checked ? -1 : 0, n);
     } else {
-        Task tk = {k, c, n, chunk};
+        Task tk = {k, c, n, chunk, checked};
         pool_run(ex->pool, task_run, &tk, ntasks);
     }
     return check(ex, c->err);
+}
+
+static int run_kernel(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain)
+{
+    return run_kernel_as(ex, k, c, n, grain, false);
 }
 
 /* (arr's host buffers are current: the executor's own results are, and
@@ -850,7 +856,14 @@ __attribute__((noinline)) static int ex_permute(Ex *ex, const Node *x, Op1 *o)
     if (s->size == 0) return 0;
     if (!(o->s1 = ax__calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
     o->call.s1 = o->s1;
-    return run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN);
+    if (run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN)) return -1;
+    if (!o->err.redo) return 0;
+    /* A deferred check fired (cg_skel.c emit_permute): from the defaults
+     * again, combining with the checked kernel, which reports the first
+     * fault if there is one. */
+    o->err.redo = 0;
+    if (run_kernel(ex, o->k[R_DFLT], &o->call, o->args[0].size, GRAIN)) return -1;
+    return run_kernel_as(ex, o->k[R_PERM], &o->call, s->size, GRAIN, true);
 }
 
 /* (noinline: see ex_op) */
