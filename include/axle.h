@@ -488,10 +488,37 @@ ax_exp ax_fn_snd(ax_exp x, ax_exp y, void *env);   /* y (in ax_permute: the old 
 /* ------------------------------------------------------------------------ */
 
 /* Embeds a host array (takes a reference; the array is read when the
- * program runs, not copied when built). */
+ * program runs, not copied when built).  Arrays are data, never compiled
+ * into kernels: the same computation over another array of the same
+ * element type and rank, of any shape, finds its kernels in the cache. */
 ax_acc ax_use(ax_ctx *cx, ax_array *a);
-/* A rank-0 array holding e. */
+/* A rank-0 array holding e.  When e is made of constants (ax_f32(a),
+ * ax_tuple2 of constants, ...) the unit is data, as ax_use is: a new value
+ * does not recompile. */
 ax_acc ax_unit(ax_ctx *cx, ax_exp e);
+
+/* Parameters: compile once, run many.
+ *
+ * What is compiled in: constants in scalar functions (an ax_f32(a) built
+ * inside a callback, a fold's initial value, a stencil's boundary value)
+ * are part of the generated code, so each new value means a new compile
+ * (about 0.1 s with the C backend) and a new cache entry.  What is data:
+ * arrays (ax_use), units of constants (ax_unit) and parameters.  To vary a
+ * scalar cheaply, read it from a rank-0 array: ax_param_exp below (or
+ * ax_at_linear(ax_unit(ax_f32(a)), ax_i64(0))) can be used in any scalar
+ * function, captured through the callback's env.
+ *
+ * ax_param makes a placeholder for an array of the given element type and
+ * rank that is given anew at each ax_program_run_with: args[index] is the
+ * array the program reads in its place.  Its shape may change from run to
+ * run.  Several ax_param calls with one index are the same parameter.
+ * ax_param_exp is a scalar parameter of type t (a scalar or tuple type):
+ * the element of a rank-0 array parameter.  A computation with parameters
+ * runs only through ax_compile and ax_program_run_with (ax_run reports
+ * AX_ERR_ARG).  Indices are 0 .. AX_MAX_PARAMS-1. */
+#define AX_MAX_PARAMS 256
+ax_acc ax_param(ax_ctx *cx, int index, const ax_type *elem, int rank);
+ax_exp ax_param_exp(ax_ctx *cx, int index, const ax_type *t);
 /* An array of shape sh (an index) whose element at ix is f(ix). */
 ax_acc ax_generate(ax_ctx *cx, ax_exp sh, ax_fn1 f, void *env);
 /* Elementwise. zip_with's result has the intersection of the shapes. */
@@ -621,6 +648,17 @@ typedef struct ax_program ax_program;
 ax_program *ax_compile(ax_ctx *cx, ax_acc a);
 /* Runs it; as ax_run_n. */
 int ax_program_run(ax_program *p, ax_array **out, int max);
+/* Runs it with its parameters (ax_param) given by args[0..nargs): each
+ * must be an array of the parameter's element type and rank, of this
+ * program's context; the program reads them during the call only (it
+ * takes no reference).  nargs must be at least ax_program_params(p); an
+ * argument for a parameter the program does not read (the optimiser may
+ * find one unused) is not looked at and may be NULL.  Nothing is
+ * recompiled.  Returns as ax_run_n; AX_ERR_ARG names a missing or
+ * ill-typed argument. */
+int ax_program_run_with(ax_program *p, ax_array *const *args, int nargs, ax_array **out, int max);
+/* 1 + the highest parameter index the program reads (0: none). */
+int ax_program_params(const ax_program *p);
 void ax_program_free(ax_program *p);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
  * bindings, kernels, intermediate arrays, and phase times in ms

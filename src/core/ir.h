@@ -389,6 +389,7 @@ struct ax_array {
     bool dev_valid;           /* the device copies hold the contents */
     bool host_stale;          /* the host buffers do not (a result of a GPU run,
                                  not yet read on the host; buf[i] may be NULL) */
+    int param;                /* k+1: the placeholder of parameter k (ax_param) */
 };
 
 /* The host buffers of a, brought up to date (allocated and downloaded
