@@ -151,9 +151,11 @@ enum {
  * field means "the default".  Environment variables (AXLE_DEBUG,
  * AXLE_THREADS, AXLE_MEM_LIMIT, AXLE_CC, AXLE_CFLAGS, AXLE_CC_TIMEOUT,
  * AXLE_CACHE) add to or override the defaults, not fields set explicitly
- * here.  AXLE_MEM_LIMIT takes a number of bytes with an optional K, M, G
- * or T and an optional B ("512M", "1GB", "100b"); AXLE_THREADS and
- * threads are capped at 4,096 (what ax_ctx_options reports is used). */
+ * here.  AXLE_MEM_LIMIT and AXLE_CACHE_SIZE take a number of bytes with
+ * an optional K, M, G or T and an optional B ("512M", "1GB", "100b");
+ * AXLE_THREADS and threads are capped at 4,096 (what ax_ctx_options
+ * reports is used).  A malformed value is ignored with a notice naming
+ * the variable and the accepted values (see log and strict). */
 typedef struct ax_options {
     ax_backend_kind backend;  /* default: AX_BACKEND_DEFAULT */
     unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */
@@ -168,6 +170,9 @@ typedef struct ax_options {
                                  -ffp-contract=off) always come last */
     const char *cache_dir;    /* kernel cache; NULL: $XDG_CACHE_HOME/axle */
     bool no_cache;            /* true: no disk cache (also AXLE_CACHE=off) */
+    int64_t cache_limit;      /* bytes the disk cache may hold before the least
+                                 recently used entries are removed; 0:
+                                 AXLE_CACHE_SIZE or 512 MiB; <0: no limit */
     double cc_timeout;        /* seconds the C compiler may run before its process
                                  group is killed and ax_run fails (AX_ERR_COMPILE);
                                  0: AXLE_CC_TIMEOUT or 300; <0: no limit */
@@ -180,6 +185,20 @@ typedef struct ax_options {
      * a larger stack while the caller waits. */
     bool (*cancel)(void *cancel_arg);
     void *cancel_arg;
+    /* Notices: what a user should know that is not an error, each given
+     * once per context: the default backend running programs on the
+     * interpreter (tens to hundreds of times slower) because no C compiler
+     * was found, a malformed AXLE_* variable that is ignored.  log(log_arg,
+     * text) receives them; without it each is one line on stderr
+     * ("axle: ..."), unless quiet. */
+    void (*log)(void *log_arg, const char *message);
+    void *log_arg;
+    bool quiet;
+    /* true: what would be a notice is an error: with no C compiler the
+     * default backend fails (AX_ERR_COMPILE) instead of falling back, and
+     * a malformed AXLE_* variable makes the context's first run fail
+     * (AX_ERR_ARG). */
+    bool strict;
 } ax_options;
 
 /* Makes a context.  opt may be NULL (all defaults).  Returns NULL only if
@@ -666,10 +685,28 @@ void ax_program_free(ax_program *p);
  * which also counts the C compiler or the kernel cache). */
 typedef struct ax_stats {
     const char *backend;      /* the backend that runs it: "interp", "cpu", ... */
+    bool fallback;            /* the default backend fell back to the interpreter:
+                                 no C compiler was found (see ax_options.log) */
     int64_t nodes, lets, kernels, intermediates;
     double sharing_ms, optimise_ms, codegen_ms, compile_ms, run_ms;
 } ax_stats;
 const ax_stats *ax_program_stats(const ax_program *p);
+
+/* The disk cache of compiled kernels (shared by every context and process
+ * that uses the directory; bounded by ax_options.cache_limit, least
+ * recently used entries first).  The directory and limit are those a
+ * context made with opt (NULL: defaults and environment) would use.
+ * ax_cache_stats counts its entries and bytes; ax_cache_clear removes
+ * every entry (and reports what it removed), safely while other processes
+ * use the cache: they compile again what they miss.  Both return 0, or -1
+ * with errno set (info->dir names the directory when known). */
+typedef struct ax_cache_info {
+    char dir[4096];
+    int64_t entries, bytes;
+    int64_t limit;            /* bytes; -1: no limit */
+} ax_cache_info;
+int ax_cache_stats(const ax_options *opt, ax_cache_info *info);
+int ax_cache_clear(const ax_options *opt, ax_cache_info *removed);
 
 /* Dumps the program at a stage ("source", "sharing", ...) to a malloc'd
  * string (the caller frees it), readable or as JSON.  NULL on error. */

@@ -201,13 +201,28 @@ static double now_ms(void)
  * backends only when asked for by name: their `available` says so). */
 static const Backend *const backends[] = { &backend_cpu, &backend_interp, &backend_cuda, &backend_opencl };
 
-static const Backend *pick_backend(ax_ctx *cx)
+static const Backend *pick_backend(ax_ctx *cx, bool *fallback)
 {
     ax_backend_kind want = cx->opt.backend;
     for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
         const Backend *b = backends[i];
         if (want != AX_BACKEND_DEFAULT && b->kind != want) continue;
-        if (b->available && !b->available(cx)) continue;
+        if (b->available && !b->available(cx)) {
+            if (b->kind != AX_BACKEND_CPU) continue;
+            /* The default's first choice has no C compiler: say so, once
+             * (or fail, when strict), rather than run 65-700x slower in
+             * silence. */
+            const char *cc = cx->opt.cc ? cx->opt.cc : "cc";
+            if (cx->opt.strict) {
+                ctx_error(cx, AX_ERR_COMPILE, "ax_run: no C compiler: '%s' was not found (install gcc or "
+                          "clang, or set AXLE_CC)", cc);
+                return NULL;
+            }
+            ctx_notice(cx, NOTICE_NO_CC, "no C compiler: '%s' was not found, so programs run on the reference "
+                       "interpreter, tens to hundreds of times slower (install gcc or clang, or set AXLE_CC)", cc);
+            *fallback = true;
+            continue;
+        }
         return b;
     }
     static const char *const names[] = {"default", "interp", "cpu", "cuda", "opencl"};
@@ -300,7 +315,8 @@ static ax_program *compile(ax_ctx *cx, ax_acc a)
         return NULL;
     }
     pr->cx = cx;
-    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) || !(pr->be = pick_backend(cx))) goto fail;
+    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) || !(pr->be = pick_backend(cx, &pr->stats.fallback)))
+        goto fail;
     int held = hold_arrays(pr, pr->prog->root);
     if (held) {
         if (held == -1) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
