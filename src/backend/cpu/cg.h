@@ -93,6 +93,8 @@ typedef enum CgRole {
     R_PERM,     /* permute: combine the source into the result */
     R_MAT,      /* materialise a DELAYED operand (segment lengths) */
     R_SCAN1,    /* scan in one pass (GPU: decoupled look-back) */
+    R_PPRIV,    /* permute: combine the source into per-task private copies */
+    R_PMERGE,   /* permute: combine the private copies into the result */
     R_NROLE
 } CgRole;
 

@@ -848,6 +848,44 @@ __attribute__((noinline)) static int ex_scan(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SCAN], &o->call, o->call.m, 1);
 }
 
+/* Permute by private copies (cg_skel.c emit_permute), when the generator
+ * offered them and they pay: a target small against the source (a
+ * histogram), so that filling and merging a copy per thread costs little
+ * next to the atomic read-modify-write per source element they replace
+ * (which contend for the same few cache lines across threads).
+ * AXLE_PERMUTE=atomic or =private forces a strategy (the tests run both).
+ * 1: done (or redo asked); 0: not taken; -1: error. */
+static int permute_private(Ex *ex, const Node *x, Op1 *o, int64_t tsize, int64_t ssize)
+{
+    if (!o->k[R_PPRIV] || !o->k[R_PMERGE] || tsize <= 0) return 0;
+    const char *force = getenv("AXLE_PERMUTE");
+    bool want_private = force && !strcmp(force, "private"), want_atomic = force && !strcmp(force, "atomic");
+    if (want_atomic) return 0;
+    const Type *elt = x->type->elt;
+    int64_t stride = 0;
+    for (int k = 0; k < elt->width; k++) stride += (tsize * (sc_bits(ty_leaf(elt, k)) / 8) + 63) & ~(int64_t)63;
+    int64_t ntasks = ex->nthreads > 0 ? ex->nthreads : 1;
+    if (ntasks > (ssize + GRAIN - 1) / GRAIN) ntasks = (ssize + GRAIN - 1) / GRAIN;
+    if (ntasks < 1) ntasks = 1;
+    /* what the copies cost (fill and merge: 2 * tsize per task) against
+     * the source's elements; and at most 64 MiB of copies */
+    bool pays = tsize * ntasks * 8 <= ssize && stride <= ((int64_t)64 << 20) / ntasks;
+    if (!want_private && !pays) return 0;
+    if (stride > INT64_MAX / ntasks) return 0;
+    int64_t chunk = (ssize + ntasks - 1) / ntasks;
+    ntasks = (ssize + chunk - 1) / chunk;
+    free(o->s2);
+    if (!(o->s2 = ax__malloc((size_t)(stride * ntasks)))) return nomem(ex);
+    o->call.s2 = o->s2;
+    o->call.m = stride;
+    o->call.chunk = chunk;
+    o->call.nchunk = ntasks;
+    if (run_kernel(ex, o->k[R_PPRIV], &o->call, ssize, chunk)) return -1;
+    if (o->err.redo) return 1;   /* the caller redoes it checked, atomically */
+    if (run_kernel(ex, o->k[R_PMERGE], &o->call, tsize, GRAIN)) return -1;
+    return 1;
+}
+
 /* (noinline: see ex_op) */
 __attribute__((noinline)) static int ex_permute(Ex *ex, const Node *x, Op1 *o)
 {
@@ -857,7 +895,9 @@ __attribute__((noinline)) static int ex_permute(Ex *ex, const Node *x, Op1 *o)
     if (s->size == 0) return 0;
     if (!(o->s1 = ax__calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
     o->call.s1 = o->s1;
-    if (run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN)) return -1;
+    int rc = permute_private(ex, x, o, d->size, s->size);
+    if (rc < 0) return -1;
+    if (rc == 0 && run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN)) return -1;
     if (!o->err.redo) return 0;
     /* A deferred check fired (cg_skel.c emit_permute): from the defaults
      * again, combining with the checked kernel, which reports the first
