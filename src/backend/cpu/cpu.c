@@ -187,6 +187,9 @@ static void probe_mvec(CpuCtx *cc)
 #define CPU_OBJECT_CFLAGS "-fPIC -shared"
 #define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
+/* ax_options.fast_math: -ffast-math's licences but -ffinite-math-only's
+ * (NaN and infinities stay) and -ffinite-math's companions. */
+#define CPU_FAST_CFLAGS "-fno-math-errno -funsafe-math-optimizations -fno-finite-math-only -ffp-contract=fast"
 
 static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
 {
@@ -194,12 +197,13 @@ static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
     probe_mvec(cc);
     /* Made afresh on each try: nothing of a failed try is kept (or leaks). */
     const char *user = cx->opt.cflags ? cx->opt.cflags : "";
-    size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(CPU_SEMANTIC_CFLAGS) + 4;
+    const char *sem = cx->opt.fast_math ? CPU_FAST_CFLAGS : CPU_SEMANTIC_CFLAGS;
+    size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(sem) + 4;
     char *cflags = ax__malloc(n);
     char *libs = ax__strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
     Jit *jit = NULL;
     if (cflags && libs) {
-        snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, CPU_SEMANTIC_CFLAGS);
+        snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, sem);
         JitOptions o;
         memset(&o, 0, sizeof o);
         o.cc = cc_name(cx);
