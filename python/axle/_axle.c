@@ -1233,8 +1233,22 @@ BINOP(add, ax_add, NULL)
 BINOP(sub, ax_sub, NULL)
 BINOP(mul, ax_mul, NULL)
 BINOP(truediv, ax_div, NULL)
-BINOP(floordiv, ax_idiv, NULL)
-BINOP(mod, ax_mod, NULL)
+/* // and % as in Python: integers round towards negative infinity (ax_idiv,
+ * ax_mod); floats floor the quotient, and a % b = a - b * (a // b). */
+static ax_exp float_floordiv(ax_exp a, ax_exp b)
+{
+    ax_exp q = ax_div(a, b);
+    const ax_type *t = ax_exp_type(q);
+    return ax_type_kind_of(t) == AX_KIND_SCALAR ? ax_floor(q, ax_type_scalar_of(t)) : q;
+}
+static ax_exp float_mod(ax_exp a, ax_exp b) { return ax_sub(a, ax_mul(b, float_floordiv(a, b))); }
+static ax_exp py_floordiv(ax_exp a, ax_exp b)
+{
+    return is_float(hint_scalar(ax_exp_type(a))) ? float_floordiv(a, b) : ax_idiv(a, b);
+}
+static ax_exp py_mod(ax_exp a, ax_exp b) { return is_float(hint_scalar(ax_exp_type(a))) ? float_mod(a, b) : ax_mod(a, b); }
+BINOP(floordiv, py_floordiv, NULL)
+BINOP(mod, py_mod, NULL)
 BINOP(and, ax_band, ax_and)
 BINOP(or, ax_bor, ax_or)
 BINOP(xor, ax_bxor, bool_xor)
@@ -2103,11 +2117,6 @@ static int sizes_of(PyObject *o, int *size, int rank)
     for (int i = 0; i < rank; i++) {
         size[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, i));
         if (PyErr_Occurred()) { Py_DECREF(t); return -1; }
-        if (size[i] < 1 || size[i] % 2 == 0 || size[i] > 63) {
-            PyErr_Format(PyExc_ValueError, "stencil sizes are odd numbers from 1 to 63 (%d given)", size[i]);
-            Py_DECREF(t);
-            return -1;
-        }
     }
     Py_DECREF(t);
     return 0;
