@@ -101,6 +101,7 @@ class BuildExt(build_ext):
 
 
 setup(
+    packages=["axle"],
     ext_modules=[Extension("axle._axle", sources=["axle/_axle.c"], extra_compile_args=["-std=gnu11", "-O2"],
                            depends=["axle/_axle.c"])],
     cmdclass={"build_ext": BuildExt},
