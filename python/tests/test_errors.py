@@ -168,3 +168,28 @@ def test_jit_misuse():
     np.testing.assert_array_equal(f(np.arange(3, dtype=np.int32), 2), [0, 2, 4])
     with pytest.raises(TypeError):
         f(np.arange(3, dtype=np.int32), [1, 2])    # unhashable, not an array or number
+
+
+def test_a_signal_stops_an_endless_loop():
+    import os
+    import signal
+    import threading
+    import time
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop()
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        x = np.zeros(10, np.float32)
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        t = time.monotonic()
+        with pytest.raises(Stop):
+            axle.awhile(lambda a: axle.fold_all(axle.add, 0, a)[()] >= 0,
+                        lambda a: axle.map(lambda v: v + 1, a), x).numpy()
+        assert time.monotonic() - t < 10
+    finally:
+        signal.signal(signal.SIGINT, old)
+    still_works()
