@@ -25,6 +25,7 @@ import threading as _threading
 import numpy as _np
 
 from . import _axle
+from ._axle import current as _current, signature as _signature
 from ._axle import (ALL, Acc, AxleError, Context, Exp, Program, acond, at, at_linear, atuple, awhile,
                     backpermute, filter, flatten, fold, fold1, fold1_seg, fold_all, fold_seg, generate, ignore,
                     index, map, permute, replicate, reshape, run, scanl, scanl1, scanl_ex, scanr, scanr1,
@@ -196,28 +197,27 @@ class _Trace:
         return i
 
     def arg(self, pos, value, sig):
-        kind = sig[0]
-        if kind == "a":
-            if sig[1] < 0:
-                raise TypeError("argument %d: axle has no element type for arrays of %s" % (pos, value.dtype))
+        """A parameter for argument pos (see _axle.signature for sig)."""
+        if isinstance(sig, int):
+            if sig == -1 or sig == -2:
+                raise TypeError("argument %d: axle has no element type for %r"
+                                % (pos, getattr(value, "dtype", value)))
+            if sig < 1000:
+                i = self._index()
+                self.plan.append((i, pos, -1))
+                return self.ctx.param(i, _SNAMES[sig // 16], sig % 16)
+            if sig < 2000:
+                return _axle.weak(self.ctx, self._weak(pos, sig - 1000))
             i = self._index()
-            self.plan.append((i, pos, -1))
-            return self.ctx.param(i, _SNAMES[sig[1]], sig[2])
-        if kind == "t":
+            self.plan.append((i, pos, sig - 2000))
+            return self.ctx.param_exp(i, _SNAMES[sig - 2000])
+        if sig[0] == "t":
             t, rank = self._tuple_type(value, pos)
             if t is None:
                 return value
             i = self._index()
             self.plan.append((i, pos, -1))
             return self.ctx.param(i, t, rank)
-        if kind == "s":
-            if sig[1] < 0:
-                raise TypeError("argument %d: axle has no element type for %r" % (pos, value))
-            i = self._index()
-            self.plan.append((i, pos, sig[1]))
-            return self.ctx.param_exp(i, _SNAMES[sig[1]])
-        if kind == "w":
-            return _axle.weak(self.ctx, self._weak(pos, sig[1]))
         return value
 
     def _tuple_type(self, value, pos):
@@ -266,6 +266,7 @@ class Jit:
         self.static_argnums = frozenset(static_argnums)
         self.programs = {}
         self.compiles = 0
+        self._ctx = None
         self._lock = _threading.Lock()
         self.__wrapped__ = fn
         for a in ("__name__", "__qualname__", "__doc__", "__module__"):
@@ -275,21 +276,23 @@ class Jit:
                 pass
 
     def _context(self):
-        return context(**self.options) if self.options else _axle.current()
+        if not self.options:
+            return _current()
+        if self._ctx is None:
+            self._ctx = context(**self.options)
+        return self._ctx
 
-    def _key(self, ctx, args):
-        sig = _axle.signature(args)
-        if sig is None:
-            return None
-        if self.static_argnums:
-            sig = _b.tuple(("o", a) if i in self.static_argnums else s for i, (s, a) in enumerate(_b.zip(sig, args)))
-        return (id(ctx),) + sig
+    def _static(self, key, args):
+        return key[:1] + _b.tuple(("o", a) if i in self.static_argnums else s
+                                  for i, (s, a) in enumerate(_b.zip(key[1:], args)))
 
     def __call__(self, *args):
-        ctx = self._context()
-        key = self._key(ctx, args)
+        ctx = self._ctx or (_current() if not self.options else self._context())
+        key = _signature(ctx, args)
         if key is None:   # called while another function is traced: inline
             return self.fn(*args)
+        if self.static_argnums:
+            key = self._static(key, args)
         try:
             p = self.programs.get(key)
         except TypeError:
@@ -303,10 +306,14 @@ class Jit:
         """The computation the function builds for these arguments (with
         parameters in place of arrays and numbers), and the plan."""
         ctx = ctx or self._context()
-        sig = _axle.signature(args)
+        sig = _signature(ctx, args)
+        if sig is not None:
+            sig = sig[1:]
+            if self.static_argnums:
+                sig = [None if i in self.static_argnums else x for i, x in enumerate(sig)]
         t = _Trace(ctx)
         with ctx:
-            targs = [a if (i in self.static_argnums or sig is None) else t.arg(i, a, s)
+            targs = [a if (sig is None or s is None) else t.arg(i, a, s)
                      for i, (a, s) in enumerate(_b.zip(args, sig or [None] * len(args)))]
             out = self.fn(*targs)
         return out, t
@@ -326,7 +333,9 @@ class Jit:
     def lower(self, *args):
         """The compiled Program for these arguments (compiled if needed)."""
         ctx = self._context()
-        key = self._key(ctx, args)
+        key = _signature(ctx, args)
+        if self.static_argnums:
+            key = self._static(key, args)
         return self.programs.get(key) or self._compile(ctx, key, args)
 
     def __repr__(self):

@@ -843,6 +843,25 @@ static PyObject *components_of(ax_array *a, const ax_type *t, int *k, PyObject *
     return x;
 }
 
+/* Whether the memory of a borrowed input (an array, or the list of a
+ * tuple's arrays) may be written. */
+static int alias_writeable(PyObject *o)
+{
+    if (PyArray_Check(o)) return PyArray_ISWRITEABLE((PyArrayObject *)o);
+    if (PyList_Check(o))
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); i++)
+            if (!alias_writeable(PyList_GET_ITEM(o, i))) return 0;
+    return 1;
+}
+
+/* Marks a result (an array or nested tuples of them) read-only. */
+static void readonly(PyObject *r)
+{
+    if (PyArray_Check(r)) PyArray_CLEARFLAGS((PyArrayObject *)r, NPY_ARRAY_WRITEABLE);
+    else if (PyTuple_Check(r))
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(r); i++) readonly(PyTuple_GET_ITEM(r, i));
+}
+
 /* A result array (a reference given by axle) to NumPy; the reference is
  * taken over.  `alias`: the object whose memory a is (an input returned
  * as it is), or NULL. */
@@ -869,6 +888,7 @@ static PyObject *numpy_of(CtxObject *c, ax_array *a, PyObject *alias)
     int k = 0;
     PyObject *r = components_of(a, ax_array_type(a), &k, base, data);
     Py_DECREF(base);
+    if (r && alias && !alias_writeable(alias)) readonly(r);
     return r;
 }
 
@@ -2739,24 +2759,25 @@ static PyGetSetDef Program_getset[] = {
 /* ---------------------------------------------------- jit signatures */
 
 /* The signature of a call's arguments, for the jit's cache: per argument
- * ('a', dtype char..., ndim) for an array or a tuple of arrays, ('w', kind)
- * for a Python number, ('s', dtype) for a NumPy scalar, and the object
- * itself for anything else (static; must be hashable). */
+ * a small int, 16 * scalar + rank for an array (-1 for an element type
+ * axle lacks), 1000 + scalar for a Python number (bool, int64 or float64:
+ * its kind), 2000 + scalar for a NumPy scalar; a tuple ("t", ...) for a
+ * tuple; ("o", object) for anything else (static; must be hashable). */
 static PyObject *sig_of(PyObject *o, int depth)
 {
     if (PyArray_Check(o)) {
         PyArrayObject *a = (PyArrayObject *)o;
         int s = scalar_of_descr(PyArray_DESCR(a));
-        return Py_BuildValue("(sii)", "a", s, PyArray_NDIM(a));
+        return PyLong_FromLong(s < 0 ? -1 : 16 * s + PyArray_NDIM(a));
     }
-    if (PyBool_Check(o)) return Py_BuildValue("(si)", "w", AX_BOOL);
-    if (PyLong_Check(o)) return Py_BuildValue("(si)", "w", AX_I64);
-    if (PyFloat_Check(o)) return Py_BuildValue("(si)", "w", AX_F64);
+    if (PyBool_Check(o)) return PyLong_FromLong(1000 + AX_BOOL);
+    if (PyLong_Check(o)) return PyLong_FromLong(1000 + AX_I64);
+    if (PyFloat_Check(o)) return PyLong_FromLong(1000 + AX_F64);
     if (PyArray_IsScalar(o, Generic)) {
         PyArray_Descr *d = PyArray_DescrFromScalar(o);
         int s = d ? scalar_of_descr(d) : -1;
         Py_XDECREF(d);
-        return Py_BuildValue("(si)", "s", s);
+        return PyLong_FromLong(s < 0 ? -2 : 2000 + s);
     }
     if (PyTuple_Check(o) && depth < 16) {
         Py_ssize_t n = PyTuple_GET_SIZE(o);
@@ -2774,26 +2795,29 @@ static PyObject *sig_of(PyObject *o, int depth)
     return Py_BuildValue("(sN)", "o", o);
 }
 
-static PyObject *f_signature(PyObject *m, PyObject *args)
+/* signature(ctx, args): (ctx, per-argument signatures...), or None when an
+ * argument is an axle term (a jitted function called while another is
+ * traced: it is then traced inline). */
+static PyObject *f_signature(PyObject *m, PyObject *const *argv, Py_ssize_t nargv)
 {
-    if (!PyTuple_Check(args)) { PyErr_SetString(PyExc_TypeError, "signature: a tuple"); return NULL; }
+    if (nargv != 2 || !PyTuple_Check(argv[1])) { PyErr_SetString(PyExc_TypeError, "signature(ctx, args)"); return NULL; }
+    PyObject *args = argv[1];
     Py_ssize_t n = PyTuple_GET_SIZE(args);
-    /* terms (a jitted function called while another is traced): None, the
-     * function is then traced inline */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = PyTuple_GET_ITEM(args, i);
         if (Acc_Check(x) || Exp_Check(x)) Py_RETURN_NONE;
     }
-    PyObject *t = PyTuple_New(n);
+    PyObject *t = PyTuple_New(n + 1);
     if (!t) return NULL;
+    Py_INCREF(argv[0]);
+    PyTuple_SET_ITEM(t, 0, argv[0]);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = sig_of(PyTuple_GET_ITEM(args, i), 0);
         if (!x) { Py_DECREF(t); return NULL; }
-        PyTuple_SET_ITEM(t, i, x);
+        PyTuple_SET_ITEM(t, i + 1, x);
     }
     return t;
 }
-
 /* ------------------------------------------------------- misc */
 
 static PyObject *f_current(PyObject *m, PyObject *unused)
@@ -3027,7 +3051,7 @@ static PyMethodDef module_methods[] = {
     FC(run, "run(*computations): runs them in one program."),
     {"dump", (PyCFunction)(void (*)(void))f_dump, METH_VARARGS | METH_KEYWORDS, "dump(a, stage='fusion', json=False)"},
     {"weak", (PyCFunction)f_weak, METH_VARARGS, NULL},
-    {"signature", (PyCFunction)f_signature, METH_O, NULL},
+    {"signature", (PyCFunction)(void (*)(void))f_signature, METH_FASTCALL, NULL},
     {"current", (PyCFunction)f_current, METH_NOARGS, "The current context."},
     {"default_context", (PyCFunction)f_default_context, METH_NOARGS, "The default context."},
     {"set_default", (PyCFunction)f_set_default, METH_O, "Makes a Context the default."},

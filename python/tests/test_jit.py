@@ -142,6 +142,10 @@ def test_zero_copy_in_and_out():
     assert d.__array_interface__["data"][0] % 64 == 0
     # eager computations too
     assert np.shares_memory(axle.use(x).numpy(), x)
+    # an input that may not be written gives a result that may not either
+    ro = np.frombuffer(np.arange(4, dtype=np.int32).tobytes(), np.int32)
+    assert not ident(ro).flags.writeable and not axle.use(ro).numpy().flags.writeable
+    assert ident(x).flags.writeable
     e = axle.map(lambda v: v + 1, x).numpy()
     assert type(e.base).__name__ == "_ArrayRef"
 
