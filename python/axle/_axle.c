@@ -188,14 +188,16 @@ static void pending_drain(CtxObject *c)
 
 static void notices_flush(CtxObject *c)
 {
-    for (int i = 0; i < c->nnotices; i++) {
-        if (!PyErr_Occurred()) {
-            if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "axle: %s", c->notices[i]) < 0)
-                PyErr_Clear();   /* (a warning filter that raises: the notice is dropped) */
-        }
-        free(c->notices[i]);
-    }
+    char **v = c->notices;
+    int n = c->nnotices;
+    c->notices = NULL;
     c->nnotices = 0;
+    for (int i = 0; i < n; i++) {
+        if (!PyErr_Occurred() && PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "axle: %s", v[i]) < 0)
+            PyErr_Clear();   /* (a warning filter that raises: the notice is dropped) */
+        free(v[i]);
+    }
+    free(v);
 }
 
 /* Starts an operation on c: waits for another thread inside, resets the
@@ -228,11 +230,13 @@ static int ctx_enter(CtxObject *c, int build)
 
 static void ctx_leave(CtxObject *c)
 {
+    /* notices become warnings while the context is still this thread's (a
+     * warning filter may call axle again: that nests) */
+    if (c->depth == 1 && c->nnotices) notices_flush(c);
     if (--c->depth > 0) return;
     pending_drain(c);
     c->owner = 0;
     PyThread_release_lock(c->lock);
-    if (c->nnotices) notices_flush(c);
 }
 
 static void log_hook(void *arg, const char *msg)

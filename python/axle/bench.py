@@ -268,14 +268,21 @@ def _time(f, *a):
     return (time.perf_counter() - t) * 1e3
 
 
-def interleaved(impls, runs):
-    """impls: name -> zero-argument callable. Medians (ms) of interleaved runs."""
+def interleaved(impls, runs, pause=0.05):
+    """impls: name -> zero-argument callable. Medians (ms) of interleaved
+    runs: each round runs every implementation once, in an order rotated
+    round by round (so that none always follows the same one: the thread
+    pools of Numba and JAX spin for a while after their work), with a pause
+    between calls."""
     for f in impls.values():   # warm-up: compiles, first touches
         f()
+    names = list(impls)
     times = {k: [] for k in impls}
-    for _ in range(runs):
-        for k, f in impls.items():
-            times[k].append(_time(f))
+    for r in range(runs):
+        for i in range(len(names)):
+            k = names[(i + r) % len(names)]
+            time.sleep(pause)
+            times[k].append(_time(impls[k]))
     return {k: statistics.median(v) for k, v in times.items()}
 
 

@@ -193,3 +193,11 @@ def test_a_signal_stops_an_endless_loop():
     finally:
         signal.signal(signal.SIGINT, old)
     still_works()
+
+
+def test_notices_are_warnings(monkeypatch):
+    monkeypatch.setenv("AXLE_THREADS", "lots")
+    c = axle.Context(backend="interp")
+    with pytest.warns(RuntimeWarning, match="AXLE_THREADS"):
+        with c:
+            axle.unit(axle.i32(1)).numpy()

@@ -339,3 +339,17 @@ def test_float_floordiv_and_mod_follow_python():
     x = np.array([-7.5, -1.0, 0.25, 5.0, 9.75], np.float64)
     np.testing.assert_array_equal(axle.map(lambda v: v // 2, x).numpy(), x // 2)
     np.testing.assert_allclose(axle.map(lambda v: v % 3, x).numpy(), x % 3, rtol=1e-15)
+
+
+def test_bench_programs_match_numpy():
+    from axle.bench import histogram, nbody, nbody_numpy
+    rng = np.random.default_rng(7)
+    n = 64
+    bodies = tuple(rng.uniform(-1, 1, n).astype(np.float32) for _ in range(3)) + (
+        rng.uniform(0.1, 1, n).astype(np.float32),)
+    vels = tuple(rng.uniform(-0.1, 0.1, n).astype(np.float32) for _ in range(3))
+    (p, v), (ep, ev) = nbody(bodies, vels), nbody_numpy(bodies, vels)
+    for got, want in zip(p + v, ep + ev):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    vals = rng.integers(0, 256, 100000).astype(np.int32)
+    np.testing.assert_array_equal(histogram(vals, 256), np.bincount(vals, minlength=256))
