@@ -44,6 +44,8 @@ uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 float32, float64 = _np.float32, _np.float64
 
 _SNAMES = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64")
+_DTYPES = (_np.bool_, _np.int8, _np.int16, _np.int32, _np.int64, _np.uint8, _np.uint16, _np.uint32, _np.uint64,
+           _np.float32, _np.float64)
 _BOOL, _I64, _F64 = 0, 4, 10
 
 
@@ -300,7 +302,29 @@ class Jit:
                             "hashable values (static); use static_argnums for others") from None
         if p is None:
             p = self._compile(ctx, key, args)
+        self._last = key
         return p(*args)
+
+    @staticmethod
+    def _example(sig, shape):
+        """An argument with this signature (empty arrays, zeros)."""
+        if isinstance(sig, int):
+            if 0 <= sig < 1000:
+                return _np.zeros(shape[:sig % 16] if sig % 16 else (), _DTYPES[sig // 16])
+            if 1000 <= sig < 2000:
+                return {_BOOL: False, _I64: 0, _F64: 0.0}[sig - 1000]
+            return _DTYPES[sig - 2000](0)
+        if sig[0] == "t":
+            return _b.tuple(Jit._example(x, shape) for x in sig[1:])
+        return sig[1]
+
+    def example_args(self):
+        """Arguments of the signature of the last call (empty arrays of its
+        element types and ranks, zeros for numbers), for dump()."""
+        key = getattr(self, "_last", None)
+        if key is None:
+            raise ValueError("%s has not been called yet: give dump() arguments" % self.__name__)
+        return [self._example(s, (0,) * MAX_RANK) for s in key[1:]]
 
     def trace(self, *args, ctx=None):
         """The computation the function builds for these arguments (with
@@ -374,7 +398,8 @@ STAGES = ("source", "sharing", "simplify", "fusion", "kernels", "dot", "c", "cud
 def dump(f, *args, stage="fusion", json=False):
     """The program at a stage, as text: ``axle.dump(acc, stage="kernels")``
     for a computation, ``axle.dump(fn, x, y, stage="c")`` for a (jitted)
-    function traced with these arguments.  Stages: source, sharing,
+    function traced with these arguments, ``axle.dump(jitted, stage=...)``
+    for a jitted function as its last call compiled it.  Stages: source, sharing,
     simplify, fusion, kernels, dot (Graphviz), c (the generated C), cuda,
     opencl, ptx."""
     if stage not in STAGES:
@@ -382,6 +407,8 @@ def dump(f, *args, stage="fusion", json=False):
     if isinstance(f, Acc) or not callable(f):
         return _axle.dump(f, stage, json)
     j = f if isinstance(f, Jit) else Jit(f)
+    if not args and isinstance(f, Jit):
+        args = f.example_args()
     out, _ = j.trace(*args)
     if not isinstance(out, Acc):
         out = atuple(*out) if isinstance(out, _b.tuple) else unit(out)

@@ -231,6 +231,13 @@ def test_dump_stages():
     assert "void" in c or "static" in c
     with pytest.raises(ValueError):
         axle.dump(dotp, x, x, stage="nope")
+    # a jitted function as its last call compiled it
+    j = axle.jit(lambda a, s: axle.map(lambda v: v * s, a))
+    with pytest.raises(ValueError, match="not been called"):
+        axle.dump(j, stage="fusion")
+    j(np.ones((2, 3), np.float64), 2.0)
+    d = axle.dump(j, stage="source")
+    assert "[f64]^2" in d and "param" in d
 
 
 def test_threads_share_a_jitted_function():
