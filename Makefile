@@ -1,8 +1,8 @@
 # axle: the two commands are `make demo` (install what is missing, build,
 # run the built-in programs, benchmark them against hand-written C and plot
 # the results into out/) and `make test` (build and run every test,
-# once normally with warnings as errors and once under AddressSanitizer and
-# UndefinedBehaviorSanitizer).
+# once normally with warnings as errors, the Python binding's pytest suite,
+# and once under AddressSanitizer and UndefinedBehaviorSanitizer).
 
 BUILD     ?= build
 SANBUILD  ?= build-san
@@ -10,7 +10,16 @@ FUZZBUILD ?= build-fuzz
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test test-fast test-san test-valgrind test-fuzz test-deep test-wip demo clean
+.PHONY: all deps build test test-fast test-san test-valgrind test-fuzz test-deep test-wip test-python python demo clean
+
+# The Python binding (python/): `make python` builds it into $(PYBUILD)
+# (the extension and the package; libaxle by the repository's CMake as a
+# position-independent static library in $(PYLIB)), and `make test-python`
+# runs its pytest suite against that build (PYTHONPATH=$(PYBUILD)).
+PYTHON  ?= python3
+PYBUILD ?= $(BUILD)/python
+PYLIB   ?= $(BUILD)/pylib
+PYTEST_ARGS ?= -q
 
 # The bounded fuzz run of `make test` (issue 12): seconds per target
 # (tests/fuzz: the API and the Matrix Market reader), from the checked-in
@@ -56,6 +65,14 @@ build: deps
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE wip
 
+python: deps
+	cd python && AXLE_CMAKE_BUILD_DIR=$(abspath $(PYLIB)) AXLE_BUILD_JOBS=$(JOBS) \
+	  $(PYTHON) setup.py -q build --build-base $(abspath $(PYBUILD))-build --build-lib $(abspath $(PYBUILD))
+
+test-python: python
+	AXLE_CMAKE_BUILD_DIR=$(abspath $(PYLIB)) PYTHONPATH=$(abspath $(PYBUILD)) \
+	  $(PYTHON) -m pytest $(PYTEST_ARGS) python/tests
+
 test-san: deps
 	cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DAX_WERROR=ON -DAX_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(SANBUILD) -j $(JOBS)
@@ -95,7 +112,7 @@ test-deep: build
 	cd $(BUILD) && AXLE_RANDOM_SEEDS=$(DEEP_SEEDS) ./test_random
 	$(MAKE) test-fuzz FUZZ_TIME=$(DEEP_FUZZ_TIME)
 
-test: test-fast test-san test-valgrind test-fuzz
+test: test-fast test-python test-san test-valgrind test-fuzz
 
 demo: build
 	@# gnuplot only draws the demo's plots: installed here, not in `deps`
@@ -131,4 +148,4 @@ demo: build
 	exit $$rc
 
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) python/build
