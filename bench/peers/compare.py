@@ -85,20 +85,25 @@ def venv_python():
 
 def install():
     """Makes build/peers-venv and installs each peer into it; a failure is
-    reported and the others go on.  Returns {package: error or None}."""
+    reported and the others go on.  Returns {package: why} for those that
+    did not install."""
     os.makedirs(BUILD, exist_ok=True)
     if not os.path.exists(venv_python()):
         log(f"peers: making the virtual environment {os.path.relpath(VENV, ROOT)}")
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+    pip = [venv_python(), "-m", "pip", "install", "--disable-pip-version-check"]
+    # one resolution for all of them (NumPy must suit Numba and JAX alike);
+    # if that fails, each alone, to find the one that does not install
+    log(f"peers: pip install {' '.join(PEER_PACKAGES)}")
+    r = subprocess.run(pip + PEER_PACKAGES, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     failed = {}
-    for pkg in PEER_PACKAGES:
-        log(f"peers: pip install {pkg}")
-        r = subprocess.run([venv_python(), "-m", "pip", "install", "--upgrade", pkg],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode != 0:
-            tail = r.stdout.strip().splitlines()[-3:]
-            failed[pkg] = " / ".join(tail)
-            log(f"peers: {pkg} did not install: {failed[pkg]}")
+    if r.returncode != 0:
+        for pkg in PEER_PACKAGES:
+            log(f"peers: that failed; pip install {pkg}")
+            r = subprocess.run(pip + [pkg], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if r.returncode != 0:
+                failed[pkg] = " / ".join(r.stdout.strip().splitlines()[-3:])
+                log(f"peers: {pkg} did not install: {failed[pkg]}")
     return failed
 
 
@@ -265,9 +270,17 @@ class Program:
     def make(self, system):
         return getattr(self, f"{system}_{self.key}")()
 
-
-def f32(np, v):
-    return np.float32(v)
+    def hl_params(self, names):
+        """The inputs as Halide ImageParams bound to their arrays (no copy),
+        so that a pipeline can also be compiled ahead of time (--asm)."""
+        hl, np = self.m["halide"], self.np
+        ps = []
+        for a, nm in zip(self.inputs, names):
+            p = hl.ImageParam(hl.Float(32) if a.dtype == np.float32 else hl.Int(32), a.ndim, nm)
+            p.set(hl.Buffer(a))
+            ps.append(p)
+        self.halide_args = ps
+        return ps
 
 
 # ---- histogram: permute (+) (fill [256] 0) (\i -> ix1 (xs ! i)) (map (const 1) xs)
@@ -333,7 +346,7 @@ class Histogram(Program):
         hl, np = self.m["halide"], self.np
         (x,) = self.inputs
         n, nb = x.shape[0], self.nbins
-        X = hl.Buffer(x, "xs")
+        (X,) = self.hl_params(["xs"])
         b, u = hl.Var("b"), hl.Var("u")
         r = hl.RDom([(0, n)], "r")
         hist = hl.Func("hist")
@@ -412,7 +425,7 @@ class Dotp(Program):
         hl, np = self.m["halide"], self.np
         x, y = self.inputs
         n = x.shape[0]
-        X, Y = hl.Buffer(x, "xs"), hl.Buffer(y, "ys")
+        X, Y = self.hl_params(["xs", "ys"])
         r = hl.RDom([(0, n)], "r")
         dot = hl.Func("dot")
         dot[()] = hl.f32(0)
@@ -422,7 +435,10 @@ class Dotp(Program):
         vl = self.m["hl_vl"]
         u, v = hl.Var("u"), hl.Var("v")
         ro, ri, rio, rii = hl.RVar("ro"), hl.RVar("ri"), hl.RVar("rio"), hl.RVar("rii")
-        block = 1 << 16
+        # 16 tasks a thread (thousands of small ones cost Halide's thread
+        # pool more than the work on a busy machine)
+        tasks = 16 * int(os.environ.get("HL_NUM_THREADS", "2"))
+        block = max(4 * vl, -(-n // tasks // (4 * vl)) * 4 * vl)
         dot.update().split(r.x, ro, ri, block)
         intm = dot.update().rfactor(ro, u)
         intm.compute_root().update().parallel(u)
@@ -570,7 +586,7 @@ class BlackScholes(Program):
         hl, np = self.m["halide"], self.np
         price, strike, years = self.inputs
         n = price.shape[0]
-        P, S, T = hl.Buffer(price, "price"), hl.Buffer(strike, "strike"), hl.Buffer(years, "years")
+        P, S, T = self.hl_params(["price", "strike", "years"])
         r, v, drift = (hl.f32(float(c)) for c in self.consts32())
         C = [hl.f32(c) for c in self.COEFF]
         K, R2P, one = hl.f32(self.K), hl.f32(self.RSQRT2PI), hl.f32(1)
@@ -650,7 +666,6 @@ class Nbody(Program):
                     t = sc * rv[c]
                     a[c, i0:i0 + B] = t.sum(1)
                     mag[c, i0:i0 + B] = np.abs(t).sum(1)
-        ref, tol = [], []
         vs, ps = [], []
         for c in range(3):
             vin, pin = self.inputs[4 + c].astype(np.float64), self.inputs[c].astype(np.float64)
@@ -745,7 +760,7 @@ class Nbody(Program):
         return lambda: nbody(*args)
 
     def jax_nbody(self):
-        jax, jnp, np = self.m["jax"], self.m["jnp"], self.np
+        jax, jnp = self.m["jax"], self.m["jnp"]
         x, y, z, m, vx, vy, vz = (jnp.asarray(a) for a in self.inputs)
         eps2, dt = (float(c) for c in self.consts32())
         n = self.size
@@ -776,8 +791,7 @@ class Nbody(Program):
     def halide_nbody(self):
         hl, np = self.m["halide"], self.np
         n = self.size
-        X, Y, Z, M, VX, VY, VZ = (hl.Buffer(a, nm) for a, nm in zip(self.inputs, ("x", "y", "z", "m", "vx",
-                                                                                      "vy", "vz")))
+        X, Y, Z, M, VX, VY, VZ = self.hl_params(["x", "y", "z", "m", "vx", "vy", "vz"])
         eps2, dt = (hl.f32(float(c)) for c in self.consts32())
         i = hl.Var("i")
         j = hl.RDom([(0, n)], "j")
@@ -954,6 +968,12 @@ PROGRAMS = {"histogram": Histogram, "dotp": Dotp, "blackscholes": BlackScholes, 
 
 # ---------------------------------------------------------------- measuring
 
+def unavailable(e):
+    if isinstance(e, ImportError):
+        return f"not installed ({e}; --install installs the peers into build/peers-venv)"
+    return f"not usable: {type(e).__name__}: {e}"
+
+
 def load_peers(wanted):
     """Imports each peer; returns (modules, versions, errors)."""
     mods, vers, errs = {}, {}, {}
@@ -971,7 +991,7 @@ def load_peers(wanted):
             mods["numba"] = numba
             vers["numba"] = f"{numba.__version__} (llvmlite {metadata.version('llvmlite')})"
         except Exception as e:   # noqa: BLE001 (any failure leaves the column empty)
-            errs["numba"] = f"not available: {e}"
+            errs["numba"] = unavailable(e)
     if "jax" in wanted:
         try:
             import jax
@@ -980,7 +1000,7 @@ def load_peers(wanted):
             mods["jax"], mods["jnp"] = jax, jnp
             vers["jax"] = f"{jax.__version__} (jaxlib {metadata.version('jaxlib')})"
         except Exception as e:   # noqa: BLE001
-            errs["jax"] = f"not available: {e}"
+            errs["jax"] = unavailable(e)
     if "halide" in wanted:
         try:
             import halide
@@ -989,7 +1009,7 @@ def load_peers(wanted):
             mods["hl_vl"] = tgt.natural_vector_size(halide.Float(32))
             vers["halide"] = f"{metadata.version('halide')} (JIT target {tgt})"
         except Exception as e:   # noqa: BLE001
-            errs["halide"] = f"not available: {e}"
+            errs["halide"] = unavailable(e)
     return mods, vers, errs
 
 
@@ -1009,7 +1029,16 @@ def write_asm(prog, system, asmdir):
         hl = prog.m["halide"]
         tgt = hl.get_jit_target_from_environment().without_feature(hl.TargetFeature.JIT)
         for fn in prog.halide_funcs:
-            fn.compile_to_assembly(base + ".s", [], fn.name(), tgt)
+            hl.Pipeline(fn).compile_to_assembly(base + ".s", getattr(prog, "halide_args", []),
+                                                fn.name().replace("-", "_"), tgt)
+
+
+def axle_asm(axle, program, size, asmdir):
+    """axle's generated C for the program (axle dump --stage c)."""
+    os.makedirs(asmdir, exist_ok=True)
+    with open(os.path.join(asmdir, f"{program}-{size}-axle.c"), "w") as f:
+        subprocess.run([axle, "dump", program, "--size", str(size), "--stage", "c"], stdout=f,
+                       stderr=subprocess.STDOUT)
 
 
 def run_row(row, args, axle, pio, consts, mods, errs, fast_mode):
@@ -1030,6 +1059,8 @@ def run_row(row, args, axle, pio, consts, mods, errs, fast_mode):
     res["axle_result_check"] = ("ok" if ok else "FAIL") + f" ({why})"
     log(f"   axle's result (axle-peer-io): {res['axle_result_check']}; C reference check: {summary['check']}")
 
+    if args.asm:
+        axle_asm(axle, name, size, args.asm)
     runners = {}
     for system in args.systems:
         if system in errs:
@@ -1187,6 +1218,7 @@ def main():
     if fast_mode is None:
         log("peers: `axle bench --fast-math` is not there yet: the axle fast column stays empty")
 
+    load0 = os.getloadavg()
     results = []
     for row in rows:
         results.append(run_row(row, args, axle, pio, consts, mods, errs, fast_mode))
@@ -1196,7 +1228,9 @@ def main():
             vers["numba"] += f", threading layer {mods['numba'].threading_layer()}"
         except Exception:   # noqa: BLE001 (no parallel function ran)
             pass
+    load1 = os.getloadavg()
     out = {"machine": cpu_name(), "cpus": cpus, "threads": args.threads, "runs": args.runs,
+           "load_average": {"start": load0, "end": load1},
            "versions": vers, "peer_errors": errs, "axle_fast_math": fast_mode is not None, "results": results}
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
@@ -1207,7 +1241,9 @@ def main():
     print(table(results, cols, ratios=False))
     print("\nRatio against axle (time / axle's time: below 1 is faster than axle):\n")
     print(table(results, cols, ratios=True))
-    print("\nVersions: " + "; ".join(f"{k} {v}" for k, v in vers.items()))
+    print(f"\nLoad average (1 min) at the start and the end: {load0[0]:.1f}, {load1[0]:.1f} on "
+          f"{os.cpu_count()} CPUs (other work on the machine slows every column; the ratios suffer less)")
+    print("Versions: " + "; ".join(f"{k} {v}" for k, v in vers.items()))
     if fast_mode is None:
         print("axle fast: empty, this axle has no `axle bench --fast-math` yet")
     for k, v in errs.items():
