@@ -175,9 +175,11 @@ enum {
  * field means "the default".  Environment variables (AXLE_DEBUG,
  * AXLE_THREADS, AXLE_MEM_LIMIT, AXLE_CC, AXLE_CFLAGS, AXLE_CC_TIMEOUT,
  * AXLE_CACHE) add to or override the defaults, not fields set explicitly
- * here.  AXLE_MEM_LIMIT takes a number of bytes with an optional K, M, G
- * or T and an optional B ("512M", "1GB", "100b"); AXLE_THREADS and
- * threads are capped at 4,096 (what ax_ctx_options reports is used). */
+ * here.  AXLE_MEM_LIMIT and AXLE_CACHE_SIZE take a number of bytes with
+ * an optional K, M, G or T and an optional B ("512M", "1GB", "100b");
+ * AXLE_THREADS and threads are capped at 4,096 (what ax_ctx_options
+ * reports is used).  A malformed value is ignored with a notice naming
+ * the variable and the accepted values (see log and strict). */
 typedef struct ax_options {
     ax_backend_kind backend;  /* default: AX_BACKEND_DEFAULT */
     unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */
@@ -192,6 +194,9 @@ typedef struct ax_options {
                                  -ffp-contract=off) always come last */
     const char *cache_dir;    /* kernel cache; NULL: $XDG_CACHE_HOME/axle */
     bool no_cache;            /* true: no disk cache (also AXLE_CACHE=off) */
+    int64_t cache_limit;      /* bytes the disk cache may hold before the least
+                                 recently used entries are removed; 0:
+                                 AXLE_CACHE_SIZE or 512 MiB; <0: no limit */
     double cc_timeout;        /* seconds the C compiler may run before its process
                                  group is killed and ax_run fails (AX_ERR_COMPILE);
                                  0: AXLE_CC_TIMEOUT or 300; <0: no limit */
@@ -204,6 +209,20 @@ typedef struct ax_options {
      * a larger stack while the caller waits. */
     bool (*cancel)(void *cancel_arg);
     void *cancel_arg;
+    /* Notices: what a user should know that is not an error, each given
+     * once per context: the default backend running programs on the
+     * interpreter (tens to hundreds of times slower) because no C compiler
+     * was found, a malformed AXLE_* variable that is ignored.  log(log_arg,
+     * text) receives them; without it each is one line on stderr
+     * ("axle: ..."), unless quiet. */
+    void (*log)(void *log_arg, const char *message);
+    void *log_arg;
+    bool quiet;
+    /* true: what would be a notice is an error: with no C compiler the
+     * default backend fails (AX_ERR_COMPILE) instead of falling back, and
+     * a malformed AXLE_* variable makes the context's first run fail
+     * (AX_ERR_ARG). */
+    bool strict;
 } ax_options;
 
 /* Makes a context.  opt may be NULL (all defaults).  Returns NULL only if
@@ -512,10 +531,37 @@ ax_exp ax_fn_snd(ax_exp x, ax_exp y, void *env);   /* y (in ax_permute: the old 
 /* ------------------------------------------------------------------------ */
 
 /* Embeds a host array (takes a reference; the array is read when the
- * program runs, not copied when built). */
+ * program runs, not copied when built).  Arrays are data, never compiled
+ * into kernels: the same computation over another array of the same
+ * element type and rank, of any shape, finds its kernels in the cache. */
 ax_acc ax_use(ax_ctx *cx, ax_array *a);
-/* A rank-0 array holding e. */
+/* A rank-0 array holding e.  When e is made of constants (ax_f32(a),
+ * ax_tuple2 of constants, ...) the unit is data, as ax_use is: a new value
+ * does not recompile. */
 ax_acc ax_unit(ax_ctx *cx, ax_exp e);
+
+/* Parameters: compile once, run many.
+ *
+ * What is compiled in: constants in scalar functions (an ax_f32(a) built
+ * inside a callback, a fold's initial value, a stencil's boundary value)
+ * are part of the generated code, so each new value means a new compile
+ * (about 0.1 s with the C backend) and a new cache entry.  What is data:
+ * arrays (ax_use), units of constants (ax_unit) and parameters.  To vary a
+ * scalar cheaply, read it from a rank-0 array: ax_param_exp below (or
+ * ax_at_linear(ax_unit(ax_f32(a)), ax_i64(0))) can be used in any scalar
+ * function, captured through the callback's env.
+ *
+ * ax_param makes a placeholder for an array of the given element type and
+ * rank that is given anew at each ax_program_run_with: args[index] is the
+ * array the program reads in its place.  Its shape may change from run to
+ * run.  Several ax_param calls with one index are the same parameter.
+ * ax_param_exp is a scalar parameter of type t (a scalar or tuple type):
+ * the element of a rank-0 array parameter.  A computation with parameters
+ * runs only through ax_compile and ax_program_run_with (ax_run reports
+ * AX_ERR_ARG).  Indices are 0 .. AX_MAX_PARAMS-1. */
+#define AX_MAX_PARAMS 256
+ax_acc ax_param(ax_ctx *cx, int index, const ax_type *elem, int rank);
+ax_exp ax_param_exp(ax_ctx *cx, int index, const ax_type *t);
 /* An array of shape sh (an index) whose element at ix is f(ix). */
 ax_acc ax_generate(ax_ctx *cx, ax_exp sh, ax_fn1 f, void *env);
 /* Elementwise. zip_with's result has the intersection of the shapes. */
@@ -645,6 +691,17 @@ typedef struct ax_program ax_program;
 ax_program *ax_compile(ax_ctx *cx, ax_acc a);
 /* Runs it; as ax_run_n. */
 int ax_program_run(ax_program *p, ax_array **out, int max);
+/* Runs it with its parameters (ax_param) given by args[0..nargs): each
+ * must be an array of the parameter's element type and rank, of this
+ * program's context; the program reads them during the call only (it
+ * takes no reference).  nargs must be at least ax_program_params(p); an
+ * argument for a parameter the program does not read (the optimiser may
+ * find one unused) is not looked at and may be NULL.  Nothing is
+ * recompiled.  Returns as ax_run_n; AX_ERR_ARG names a missing or
+ * ill-typed argument. */
+int ax_program_run_with(ax_program *p, ax_array *const *args, int nargs, ax_array **out, int max);
+/* 1 + the highest parameter index the program reads (0: none). */
+int ax_program_params(const ax_program *p);
 void ax_program_free(ax_program *p);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
  * bindings, kernels, intermediate arrays, and phase times in ms
@@ -652,10 +709,28 @@ void ax_program_free(ax_program *p);
  * which also counts the C compiler or the kernel cache). */
 typedef struct ax_stats {
     const char *backend;      /* the backend that runs it: "interp", "cpu", ... */
+    bool fallback;            /* the default backend fell back to the interpreter:
+                                 no C compiler was found (see ax_options.log) */
     int64_t nodes, lets, kernels, intermediates;
     double sharing_ms, optimise_ms, codegen_ms, compile_ms, run_ms;
 } ax_stats;
 const ax_stats *ax_program_stats(const ax_program *p);
+
+/* The disk cache of compiled kernels (shared by every context and process
+ * that uses the directory; bounded by ax_options.cache_limit, least
+ * recently used entries first).  The directory and limit are those a
+ * context made with opt (NULL: defaults and environment) would use.
+ * ax_cache_stats counts its entries and bytes; ax_cache_clear removes
+ * every entry (and reports what it removed), safely while other processes
+ * use the cache: they compile again what they miss.  Both return 0, or -1
+ * with errno set (info->dir names the directory when known). */
+typedef struct ax_cache_info {
+    char dir[4096];
+    int64_t entries, bytes;
+    int64_t limit;            /* bytes; -1: no limit */
+} ax_cache_info;
+int ax_cache_stats(const ax_options *opt, ax_cache_info *info);
+int ax_cache_clear(const ax_options *opt, ax_cache_info *removed);
 
 /* Dumps the program at a stage ("source", "sharing", ...) to a malloc'd
  * string (the caller frees it), readable or as JSON.  NULL on error. */

@@ -13,6 +13,7 @@
 #include "axle.h"
 #include "programs.h"
 #include "tools.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static void usage(FILE *f)
             "                        [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
+            "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
             "stages: source, sharing, simplify, fusion, kernels, dot (Graphviz), c (the generated C of the CPU backend)\n");
 }
 
@@ -185,9 +187,47 @@ static int cmd_dump(const ex_program *p, Args *a)
 }
 
 
+static void print_bytes(int64_t b)
+{
+    if (b < 0) printf("no limit");
+    else if (b >= (1ll << 20)) printf("%.1f MiB", (double)b / (1 << 20));
+    else printf("%.1f KiB", (double)b / 1024);
+}
+
+/* axle cache stats|clear: the cache a default context uses (AXLE_CACHE_SIZE
+ * and XDG_CACHE_HOME apply). */
+static int cmd_cache(int argc, char **argv)
+{
+    ax_cache_info ci;
+    if (argc != 3 || (strcmp(argv[2], "stats") && strcmp(argv[2], "clear"))) {
+        usage(stderr);
+        return 2;
+    }
+    bool clear = !strcmp(argv[2], "clear");
+    int rc = clear ? ax_cache_clear(NULL, &ci) : ax_cache_stats(NULL, &ci);
+    if (rc) {
+        fprintf(stderr, "axle: cache %s: %s: %s\n", argv[2], ci.dir[0] ? ci.dir : "no cache directory ($HOME unset)",
+                strerror(errno));
+        return 1;
+    }
+    if (clear) {
+        printf("%s: removed %lld entries, ", ci.dir, (long long)ci.entries);
+        print_bytes(ci.bytes);
+        printf("\n");
+        return 0;
+    }
+    printf("directory %s\nentries   %lld\nsize      ", ci.dir, (long long)ci.entries);
+    print_bytes(ci.bytes);
+    printf("\nlimit     ");
+    print_bytes(ci.limit);
+    printf("\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "bench")) return axle_bench(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "cache")) return cmd_cache(argc, argv);
     Args a;
     if (parse_args(argc, argv, &a) != 0) { usage(stderr); return 2; }
     if (!strcmp(a.cmd, "help") || !strcmp(a.cmd, "--help")) { usage(stdout); return 0; }

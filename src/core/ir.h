@@ -312,7 +312,16 @@ struct ax_ctx {
     /* Test-only (runtime/mvec.h): the interpreter's maths as the CPU
      * backend's, or NULL (libm). */
     struct Mvec *mvec;
+    unsigned noticed;         /* NOTICE_* given already (each once) */
 };
+
+/* Notices (ax_options.log): what a user should know that is not an error.
+ * Each kind is given once per context. */
+enum {
+    NOTICE_NO_CC = 1u << 0,   /* no C compiler: the interpreter runs programs */
+    NOTICE_ENV = 1u << 1,     /* first bit of the malformed AXLE_* variables */
+};
+void ctx_notice(ax_ctx *cx, unsigned kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Records an error on cx unless one is pending (first error wins).
  * Returns NULL for convenient `return ctx_error(...)`. */
@@ -389,6 +398,7 @@ struct ax_array {
     bool dev_valid;           /* the device copies hold the contents */
     bool host_stale;          /* the host buffers do not (a result of a GPU run,
                                  not yet read on the host; buf[i] may be NULL) */
+    int param;                /* k+1: the placeholder of parameter k (ax_param) */
 };
 
 /* The host buffers of a, brought up to date (allocated and downloaded

@@ -306,6 +306,7 @@ static void pr_body(Pr *pr, const Node *n)
         put(pr, "use ");
         pr_type(pr, n->type);
         if (!n->arr) { put(pr, " <array ?>"); return; }
+        if (n->arr->param) { putf(pr, " <param %d>", n->arr->param - 1); return; }
         put(pr, " <array");
         for (int d = 0; d < n->arr->rank && d < AX_MAX_RANK; d++)
             putf(pr, "%s%lld", d ? "x" : " ", (long long)n->arr->shape[d]);

@@ -118,15 +118,58 @@ struct ax_program {
     int64_t depth;            /* of the optimised program: the run's stack (run_deep) */
     ax_array **held;          /* the host arrays the program reads (USE) */
     int nheld, capheld;
+    /* Parameters (ax_param): the USE nodes of placeholders, which
+     * ax_program_run_with points at its arguments for the run, and per
+     * index the element type and rank an argument must have. */
+    struct PUse { Node *x; ax_array *place; } *puse;
+    int npuse, cappuse;
+    int nparams;              /* 1 + the highest index read */
+    const ax_array **pdecl;   /* nparams placeholders (NULL: index not read) */
 };
+
+/* Notes a placeholder's USE node; -1 out of memory, -2 (with an error on
+ * cx) when one index is used with two types. */
+static int note_param(ax_program *pr, Node *x)
+{
+    const ax_array *h = x->arr;
+    int k = h->param - 1;
+    if (k >= pr->nparams) {
+        const ax_array **d = ax__realloc(pr->pdecl, sizeof *d * (size_t)(k + 1));
+        if (!d) return -1;
+        for (int i = pr->nparams; i <= k; i++) d[i] = NULL;
+        pr->pdecl = d;
+        pr->nparams = k + 1;
+    }
+    const ax_array *was = pr->pdecl[k];
+    if (was && (was->rank != h->rank || !ty_eq(was->elt, h->elt))) {
+        char a[96], b[96];
+        ctx_error(pr->cx, AX_ERR_BUILD, "ax_param: parameter %d is used as [%s]^%d and as [%s]^%d", k,
+                  ty_str(was->elt, a, sizeof a), was->rank, ty_str(h->elt, b, sizeof b), h->rank);
+        return -2;
+    }
+    pr->pdecl[k] = h;
+    if (pr->npuse == pr->cappuse) {
+        int cap = pr->cappuse ? 2 * pr->cappuse : 4;
+        struct PUse *u = ax__realloc(pr->puse, sizeof *u * (size_t)cap);
+        if (!u) return -1;
+        pr->puse = u;
+        pr->cappuse = cap;
+    }
+    pr->puse[pr->npuse++] = (struct PUse){x, x->arr};
+    return 0;
+}
 
 /* A compiled program keeps a reference to every host array it reads, so it
  * stays valid after ax_ctx_reset drops the builder's references. */
-static int hold_arrays(ax_program *pr, const Node *x)
+static int hold_arrays(ax_program *pr, Node *x)
 {
     /* A let's body is followed in the loop, not by recursion: long rows of
      * bindings must not exhaust the stack. */
     while (x) {
+        if (x->op == OP_USE && x->arr && x->arr->param) {
+            int rc = note_param(pr, x);
+            if (rc) return rc;
+        }
         if (x->op == OP_USE && x->arr) {
             if (pr->nheld == pr->capheld) {
                 int cap = pr->capheld ? 2 * pr->capheld : 8;
@@ -138,8 +181,10 @@ static int hold_arrays(ax_program *pr, const Node *x)
             pr->held[pr->nheld++] = ax_array_retain(x->arr);
         }
         bool let = (x->op == OP_LET || x->op == OP_ALET) && x->n == 2;
-        for (int i = 0; i < x->n - (let ? 1 : 0); i++)
-            if (hold_arrays(pr, x->kid[i]) != 0) return -1;
+        for (int i = 0; i < x->n - (let ? 1 : 0); i++) {
+            int rc = hold_arrays(pr, x->kid[i]);
+            if (rc) return rc;
+        }
         x = let ? x->kid[1] : NULL;
     }
     return 0;
@@ -156,13 +201,28 @@ static double now_ms(void)
  * backends only when asked for by name: their `available` says so). */
 static const Backend *const backends[] = { &backend_cpu, &backend_interp, &backend_cuda, &backend_opencl };
 
-static const Backend *pick_backend(ax_ctx *cx)
+static const Backend *pick_backend(ax_ctx *cx, bool *fallback)
 {
     ax_backend_kind want = cx->opt.backend;
     for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
         const Backend *b = backends[i];
         if (want != AX_BACKEND_DEFAULT && b->kind != want) continue;
-        if (b->available && !b->available(cx)) continue;
+        if (b->available && !b->available(cx)) {
+            if (b->kind != AX_BACKEND_CPU) continue;
+            /* The default's first choice has no C compiler: say so, once
+             * (or fail, when strict), rather than run 65-700x slower in
+             * silence. */
+            const char *cc = cx->opt.cc ? cx->opt.cc : "cc";
+            if (cx->opt.strict) {
+                ctx_error(cx, AX_ERR_COMPILE, "ax_run: no C compiler: '%s' was not found (install gcc or "
+                          "clang, or set AXLE_CC)", cc);
+                return NULL;
+            }
+            ctx_notice(cx, NOTICE_NO_CC, "no C compiler: '%s' was not found, so programs run on the reference "
+                       "interpreter, tens to hundreds of times slower (install gcc or clang, or set AXLE_CC)", cc);
+            *fallback = true;
+            continue;
+        }
         return b;
     }
     static const char *const names[] = {"default", "interp", "cpu", "cuda", "opencl"};
@@ -255,9 +315,11 @@ static ax_program *compile(ax_ctx *cx, ax_acc a)
         return NULL;
     }
     pr->cx = cx;
-    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) || !(pr->be = pick_backend(cx))) goto fail;
-    if (hold_arrays(pr, pr->prog->root) != 0) {
-        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) || !(pr->be = pick_backend(cx, &pr->stats.fallback)))
+        goto fail;
+    int held = hold_arrays(pr, pr->prog->root);
+    if (held) {
+        if (held == -1) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         goto fail;
     }
     pr->stats.backend = pr->be->name;
@@ -303,6 +365,8 @@ typedef struct Job {
     ax_ctx *cx;
     ax_acc a;
     ax_program *pr;
+    ax_array *const *args;
+    int nargs;
     ax_array **out;
     int max, n;
     const char *stage;
@@ -330,21 +394,28 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     return pr;
 }
 
-static int program_run(ax_program *pr, ax_array **out, int max);
+static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_array **out, int max);
 
 static void run_job(void *p)
 {
     Job *j = p;
-    j->n = program_run(j->pr, j->out, j->max);
+    j->n = program_run(j->pr, j->args, j->nargs, j->out, j->max);
 }
 
 int ax_program_run(ax_program *pr, ax_array **out, int max)
+{
+    return ax_program_run_with(pr, NULL, 0, out, max);
+}
+
+int ax_program_params(const ax_program *pr) { return pr ? pr->nparams : 0; }
+
+int ax_program_run_with(ax_program *pr, ax_array *const *args, int nargs, ax_array **out, int max)
 {
     /* An orphan (its context was freed) has nothing to run with and no
      * context to report to. */
     if (!pr || !pr->cx || !ctx_enter(pr->cx)) return -1;
     ax_ctx *cx = pr->cx;
-    Job j = {.cx = cx, .pr = pr, .out = out, .max = max, .n = -1};
+    Job j = {.cx = cx, .pr = pr, .args = args, .nargs = nargs, .out = out, .max = max, .n = -1};
     if (run_deep(cx, pr->depth, "ax_run", run_job, &j) != 0) settle_error(cx);
     int n = j.n;
     if (ctx_leave_report(cx, "ax_run") && n >= 0) {
@@ -354,7 +425,39 @@ int ax_program_run(ax_program *pr, ax_array **out, int max)
     return n;
 }
 
-static int program_run(ax_program *pr, ax_array **out, int max)
+/* Checks the arguments for the program's parameters; false with an error
+ * on cx. */
+static bool check_args(ax_program *pr, ax_array *const *args, int nargs)
+{
+    ax_ctx *cx = pr->cx;
+    if (pr->nparams > 0 && (!args || nargs < pr->nparams)) {
+        ctx_error(cx, AX_ERR_ARG, "ax_run: the program has %d parameter%s (ax_param) and %d argument%s were "
+                  "given: compile it with ax_compile and run it with ax_program_run_with", pr->nparams, pr->nparams == 1 ? "" : "s",
+                  args ? nargs : 0, (args ? nargs : 0) == 1 ? "" : "s");
+        return false;
+    }
+    for (int k = 0; k < pr->nparams; k++) {
+        const ax_array *d = pr->pdecl[k], *a = args[k];
+        if (!d) continue;
+        char want[96], got[96];
+        if (!a) {
+            ctx_error(cx, AX_ERR_ARG, "ax_run: the argument for parameter %d is NULL", k);
+            return false;
+        }
+        if (a->cx != cx) {
+            ctx_error(cx, AX_ERR_ARG, "ax_run: the argument for parameter %d belongs to another context", k);
+            return false;
+        }
+        if (a->rank != d->rank || !ty_eq(a->elt, d->elt)) {
+            ctx_error(cx, AX_ERR_ARG, "ax_run: the argument for parameter %d is [%s]^%d where [%s]^%d is needed", k,
+                      ty_str(a->elt, got, sizeof got), a->rank, ty_str(d->elt, want, sizeof want), d->rank);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_array **out, int max)
 {
     ax_ctx *cx = pr->cx;
     if (!out || max < 1) {
@@ -362,11 +465,19 @@ static int program_run(ax_program *pr, ax_array **out, int max)
         settle_error(cx);
         return -1;
     }
+    if (!check_args(pr, args, nargs)) {
+        settle_error(cx);
+        return -1;
+    }
     cx->msg[0] = 0;
     cx->last_status = AX_OK;
+    /* The placeholders' nodes read the arguments for this run (the
+     * backends look at a USE node's array when they run it). */
+    for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = args[pr->puse[i].place->param - 1];
     double t0 = now_ms();
     int n = pr->be->run(cx, pr->prog, pr->state, out, max);
     pr->stats.run_ms = now_ms() - t0;
+    for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = pr->puse[i].place;
     if (cx->opt.debug & AX_DEBUG_TIMING)
         fprintf(stderr, "axle: timing: run (%s) %.3f ms\n", pr->be->name, pr->stats.run_ms);
     if (n < 0) {
@@ -388,6 +499,11 @@ static void program_strip(ax_program *pr)
     free(pr->held);
     pr->held = NULL;
     pr->nheld = pr->capheld = 0;
+    free(pr->puse);
+    pr->puse = NULL;
+    pr->npuse = pr->cappuse = 0;
+    free(pr->pdecl);
+    pr->pdecl = NULL;
 }
 
 static void program_unlink(ax_program *pr)

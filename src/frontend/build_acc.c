@@ -114,16 +114,91 @@ ax_acc ax_use(ax_ctx *cx, ax_array *a)
     return x;
 }
 
+/* Whether v is made of constants only (a scalar, a tuple or an index of
+ * them). */
+static bool closed_const(const Node *v)
+{
+    if (v->op == OP_CONST) return true;
+    if (v->op != OP_TUPLE && v->op != OP_IXCONS) return false;
+    for (int i = 0; i < v->n; i++)
+        if (!closed_const(v->kid[i])) return false;
+    return true;
+}
+
+/* Writes v's constant leaves, in order, into a's buffers from leaf *l. */
+static void store_leaves(ax_array *a, const Node *v, int *l)
+{
+    if (v->op == OP_CONST) {
+        sc_store(a->buf[*l], ty_leaf(a->elt, *l), 0, v->c);
+        ++*l;
+        return;
+    }
+    for (int i = 0; i < v->n; i++) store_leaves(a, v->kid[i], l);
+}
+
+/* A host array for a builder, not yet used: rank `rank`, every extent 0
+ * (a parameter's placeholder) or rank 0 (a constant).  Errors are left
+ * pending on cx, as builders' are. */
+static ax_array *builder_array(ax_ctx *cx, const char *what, const Type *elt, int rank)
+{
+    if (!ctx_touch(cx)) return NULL;
+    int64_t zeros[AX_MAX_RANK] = {0};
+    ax_array *h = array_alloc(cx, elt, rank, zeros, true);
+    if (!h && cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
+    return h;
+}
+
+static ax_acc use_own(ax_ctx *cx, ax_array *h)
+{
+    ax_acc r = ax_use(cx, h);
+    ax_array_release(h);   /* the use node holds it now */
+    return r;
+}
+
 ax_acc ax_unit(ax_ctx *cx, ax_exp e)
 {
     if (!cx) return NULL;
     Node *v = exp_arg(cx, "ax_unit", "the element", e, NULL);
     if (!v) return NULL;
+    /* A unit of constants is data, not code: it becomes a rank-0 host
+     * array, so that a program that differs only in the value compiles to
+     * the same kernels and finds them in the cache (a constant in a scalar
+     * function, by contrast, is compiled in). */
+    if (closed_const(v)) {
+        ax_array *h = builder_array(cx, "ax_unit", v->type, 0);
+        if (!h) return NULL;
+        int l = 0;
+        store_leaves(h, v, &l);
+        return use_own(cx, h);
+    }
     const Type *t = arr_t(cx, v->type, 0);
     Node *x = t ? mk(cx, "ax_unit", OP_UNIT, 1, t) : NULL;
     if (!x) return NULL;
     x->kid[0] = v;
     return x;
+}
+
+ax_acc ax_param(ax_ctx *cx, int index, const ax_type *elem, int rank)
+{
+    if (!cx) return NULL;
+    if (index < 0 || index >= AX_MAX_PARAMS)
+        return ctx_error(cx, AX_ERR_BUILD, "ax_param: the index %d is not in 0..%d", index, AX_MAX_PARAMS - 1);
+    if (!ty_is_elt(elem))
+        return ctx_error(cx, AX_ERR_BUILD, "ax_param: the element type is %s",
+                         elem ? "not an element type" : "NULL");
+    if (rank < 0 || rank > AX_MAX_RANK)
+        return ctx_error(cx, AX_ERR_BUILD, "ax_param: the rank %d is not in 0..%d", rank, AX_MAX_RANK);
+    /* A placeholder host array, marked: the program reads whatever array
+     * ax_program_run_with puts in its place (run.c). */
+    ax_array *h = builder_array(cx, "ax_param", elem, rank);
+    if (!h) return NULL;
+    h->param = index + 1;
+    return use_own(cx, h);
+}
+
+ax_exp ax_param_exp(ax_ctx *cx, int index, const ax_type *t)
+{
+    return ax_at_linear(ax_param(cx, index, t, 0), ax_i64(0));
 }
 
 ax_acc ax_generate(ax_ctx *cx, ax_exp sh, ax_fn1 f, void *env)

@@ -6,7 +6,10 @@
  */
 #include "ir.h"
 #include "mvec.h"
+#include "jit.h"
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,16 +25,18 @@ static const struct { const char *name; unsigned flag; } debug_flags[] = {
     {"profile", AX_DEBUG_PROFILE},
 };
 
-/* Parses a comma-separated AXLE_DEBUG value; unknown words are ignored
- * (a warning would go to stderr, which a library should not write to). */
-static unsigned parse_debug(const char *s)
+/* Parses a comma-separated AXLE_DEBUG value; an unknown word is named in
+ * `bad` (the first one) and otherwise ignored. */
+static unsigned parse_debug(const char *s, char *bad, size_t nbad)
 {
     unsigned f = 0;
+    bad[0] = 0;
     while (s && *s) {
-        size_t n = strcspn(s, ",");
-        for (size_t i = 0; i < sizeof debug_flags / sizeof *debug_flags; i++)
-            if (strlen(debug_flags[i].name) == n && !strncmp(s, debug_flags[i].name, n))
-                f |= debug_flags[i].flag;
+        size_t n = strcspn(s, ","), i;
+        for (i = 0; i < sizeof debug_flags / sizeof *debug_flags; i++)
+            if (strlen(debug_flags[i].name) == n && !strncmp(s, debug_flags[i].name, n)) break;
+        if (i < sizeof debug_flags / sizeof *debug_flags) f |= debug_flags[i].flag;
+        else if (n && !bad[0]) snprintf(bad, nbad, "%.*s", (int)(n < 64 ? n : 64), s);
         s += n;
         if (*s == ',') s++;
     }
@@ -69,6 +74,10 @@ enum { MAX_POOL_THREADS = 4096 };
  * compile of the largest benchmark takes a few seconds), but finite. */
 #define DEFAULT_CC_TIMEOUT 300.0
 
+/* The disk cache's default size: a few hundred compiled programs (a
+ * typical entry is 20-200 KB; fluid's is ~1 MB). */
+#define DEFAULT_CACHE_LIMIT ((int64_t)512 << 20)
+
 static int64_t default_mem_limit(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
@@ -79,6 +88,39 @@ static int64_t default_mem_limit(void)
     return (int64_t)pages * psize / 2;
 }
 
+void ctx_notice(ax_ctx *cx, unsigned kind, const char *fmt, ...)
+{
+    if (cx->noticed & kind) return;
+    cx->noticed |= kind;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (cx->opt.log) cx->opt.log(cx->opt.log_arg, msg);
+    else if (!cx->opt.quiet) fprintf(stderr, "axle: %s\n", msg);
+}
+
+/* A malformed AXLE_* variable: a notice (the variable is ignored), and
+ * with ax_options.strict an error that the first run reports. */
+static void bad_env(ax_ctx *cx, int which, const char *var, const char *val, const char *accepted)
+{
+    ctx_notice(cx, NOTICE_ENV << which, "%s='%.64s' is not valid (%s); it is ignored", var, val, accepted);
+    if (cx->opt.strict)
+        ctx_error(cx, AX_ERR_ARG, "ax_ctx_new: %s='%.64s' is not valid (%s)", var, val, accepted);
+}
+
+/* A whole decimal number in 1..max, or -1. */
+static long parse_count(const char *s, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    while (isspace((unsigned char)*end)) end++;
+    if (end == s || *end || errno || v < 1) return -1;
+    return v > max ? max : v;
+}
+
 ax_ctx *ax_ctx_new(const ax_options *opt)
 {
     ax_ctx *cx = ax__calloc(1, sizeof *cx);
@@ -87,34 +129,59 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
     arena_init(&cx->arena);
     arena_init(&cx->types);
     const char *e;
-    cx->opt.debug |= parse_debug(getenv("AXLE_DEBUG"));
-    if (!cx->opt.threads && (e = getenv("AXLE_THREADS")) && atoi(e) > 0) cx->opt.threads = atoi(e);
+    char bad[80];
+    cx->opt.debug |= parse_debug(getenv("AXLE_DEBUG"), bad, sizeof bad);
+    if (bad[0])
+        bad_env(cx, 0, "AXLE_DEBUG", bad,
+                "a comma-separated list of no-sharing, no-fusion, no-simplify, no-cse, dump, timing, verify, "
+                "cache, code, profile");
+    if ((e = getenv("AXLE_THREADS")) && *e) {
+        long t = parse_count(e, MAX_POOL_THREADS);
+        if (t < 0) bad_env(cx, 1, "AXLE_THREADS", e, "a number of threads, 1 or more");
+        else if (!cx->opt.threads) cx->opt.threads = (int)t;
+    }
     if (!cx->opt.threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         cx->opt.threads = n > 0 ? (int)n : 1;
     }
     if (cx->opt.threads < 1) cx->opt.threads = 1;
     if (cx->opt.threads > MAX_POOL_THREADS) cx->opt.threads = MAX_POOL_THREADS;
-    if (!cx->opt.mem_limit && (e = getenv("AXLE_MEM_LIMIT")) && parse_bytes(e) > 0)
-        cx->opt.mem_limit = parse_bytes(e);
+    if ((e = getenv("AXLE_MEM_LIMIT")) && *e) {
+        int64_t b = parse_bytes(e);
+        if (b <= 0) bad_env(cx, 2, "AXLE_MEM_LIMIT", e, "bytes with an optional K, M, G or T and B: 512M, 2GB");
+        else if (!cx->opt.mem_limit) cx->opt.mem_limit = b;
+    }
     if (!cx->opt.mem_limit) cx->opt.mem_limit = default_mem_limit();
     if (cx->opt.mem_limit < 0) cx->opt.mem_limit = INT64_MAX;
-    if (!cx->opt.backend && (e = getenv("AXLE_BACKEND")) && *e) {
+    if ((e = getenv("AXLE_BACKEND")) && *e) {
         static const char *const names[] = {"default", "interp", "cpu", "cuda", "opencl"};
+        int k = -1;
         for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
-            if (!strcasecmp(e, names[i])) cx->opt.backend = (ax_backend_kind)i;
+            if (!strcasecmp(e, names[i])) k = i;
+        if (k < 0) bad_env(cx, 3, "AXLE_BACKEND", e, "default, interp, cpu, cuda or opencl");
+        else if (!cx->opt.backend) cx->opt.backend = (ax_backend_kind)k;
     }
-    if (!cx->opt.cc_timeout && (e = getenv("AXLE_CC_TIMEOUT")) && *e) {
+    if ((e = getenv("AXLE_CC_TIMEOUT")) && *e) {
         char *end;
         double t = strtod(e, &end);
-        if (end != e && !*end && t == t) cx->opt.cc_timeout = t;
+        if (end == e || *end || t != t) bad_env(cx, 4, "AXLE_CC_TIMEOUT", e, "seconds, or a negative number for no limit");
+        else if (!cx->opt.cc_timeout) cx->opt.cc_timeout = t;
     }
     if (!cx->opt.cc_timeout) cx->opt.cc_timeout = DEFAULT_CC_TIMEOUT;
     if (cx->opt.cc_timeout < 0) cx->opt.cc_timeout = -1;   /* no limit */
     if (!cx->opt.cc && (e = getenv("AXLE_CC")) && *e) cx->opt.cc = e;
     if (!cx->opt.cflags && (e = getenv("AXLE_CFLAGS")) && *e) cx->opt.cflags = e;
-    if ((e = getenv("AXLE_CACHE")) && (!strcasecmp(e, "off") || !strcmp(e, "0")))
-        cx->opt.no_cache = true;
+    if ((e = getenv("AXLE_CACHE_SIZE")) && *e) {
+        int64_t b = parse_bytes(e);
+        if (b < 0) bad_env(cx, 6, "AXLE_CACHE_SIZE", e, "bytes with an optional K, M, G or T and B: 512M, 2GB");
+        else if (!cx->opt.cache_limit) cx->opt.cache_limit = b ? b : -1;
+    }
+    if (!cx->opt.cache_limit) cx->opt.cache_limit = DEFAULT_CACHE_LIMIT;
+    if (cx->opt.cache_limit < 0) cx->opt.cache_limit = -1;   /* no limit */
+    if ((e = getenv("AXLE_CACHE")) && *e) {
+        if (!strcasecmp(e, "off") || !strcmp(e, "0")) cx->opt.no_cache = true;
+        else if (strcasecmp(e, "on") && strcmp(e, "1")) bad_env(cx, 5, "AXLE_CACHE", e, "off, 0, on or 1");
+    }
     /* Strings from the caller or the environment are copied: the context
      * must not depend on their lifetime.  A copy that fails fails the
      * context (a NULL would silently mean the default compiler). */
@@ -287,4 +354,54 @@ void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
     vsnprintf(cx->msg, sizeof cx->msg, fmt, ap);
     va_end(ap);
     cx->status = st;
+}
+
+/* ---------------------------------------------------------------- cache */
+
+/* The cache directory and limit that a context made with opt would use. */
+static int cache_where(const ax_options *opt, ax_cache_info *info)
+{
+    memset(info, 0, sizeof *info);
+    const char *e;
+    int64_t lim = opt ? opt->cache_limit : 0;
+    if (!lim && (e = getenv("AXLE_CACHE_SIZE")) && *e) {
+        int64_t b = parse_bytes(e);
+        if (b >= 0) lim = b ? b : -1;
+    }
+    info->limit = lim ? (lim < 0 ? -1 : lim) : DEFAULT_CACHE_LIMIT;
+    char *d = opt && opt->cache_dir ? ax__strdup(opt->cache_dir) : jit_default_dir();
+    if (!d) {
+        errno = opt && opt->cache_dir ? ENOMEM : ENOENT;
+        return -1;
+    }
+    int n = snprintf(info->dir, sizeof info->dir, "%s", d);
+    free(d);
+    if (n < 0 || (size_t)n >= sizeof info->dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+int ax_cache_stats(const ax_options *opt, ax_cache_info *info)
+{
+    if (!info) return errno = EINVAL, -1;
+    if (cache_where(opt, info)) return -1;
+    JitDirStats st;
+    if (jit_dir_stats(info->dir, &st)) return -1;
+    info->entries = st.entries;
+    info->bytes = st.bytes;
+    return 0;
+}
+
+int ax_cache_clear(const ax_options *opt, ax_cache_info *removed)
+{
+    ax_cache_info tmp;
+    if (!removed) removed = &tmp;
+    if (cache_where(opt, removed)) return -1;
+    JitDirStats st = {0, 0};
+    int rc = jit_dir_clear(removed->dir, &st);
+    removed->entries = st.entries;
+    removed->bytes = st.bytes;
+    return rc;
 }

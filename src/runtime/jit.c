@@ -217,6 +217,8 @@ struct Jit {
     int dirfd;                        /* -1: no disk cache */
     char *dir;                        /* its absolute path */
 
+    int64_t size_limit;               /* bytes of entries; <= 0: no limit */
+
     JitModule **buckets;              /* memory cache */
     size_t nbuckets, nmodules;
     uint64_t seed;                    /* temporary names when getrandom fails */
@@ -711,7 +713,7 @@ static void mkdir_p(const char *path)
     mkdir(buf, 0700);
 }
 
-static char *default_cache_dir(void)
+char *jit_default_dir(void)
 {
     /* XDG base directories: relative values are invalid and ignored. */
     const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME"), *tail;
@@ -763,12 +765,176 @@ static void sweep_stale(Jit *j)
     if (n) trace(j, "removed %d stale temporary files from %s", n, j->dir);
 }
 
+/* ------------------------------------------------------------ size
+ *
+ * The cache is bounded (ax_options.cache_limit): each disk hit sets its
+ * entry's modification time to now, so the times order the entries by
+ * last use, and after each store the directory is measured and the least
+ * recently used entries are removed until it holds three quarters of the
+ * limit (so that the next few stores do not each evict).  Several
+ * processes may do this at once: an entry removed under another process
+ * is a miss there (a fresh compile), never a wrong load, since every load
+ * verifies the bytes it reads, and a module already loaded stays mapped. */
+
+/* An entry: <64 hex digits>.<kind> (compiled modules: .so; blobs). */
+static bool entry_name(const char *name)
+{
+    for (int i = 0; i < 2 * KEY_BYTES; i++)
+        if (!isxdigit((unsigned char)name[i])) return false;
+    return name[2 * KEY_BYTES] == '.' && name[2 * KEY_BYTES + 1];
+}
+
+typedef struct DirEnt {
+    char name[96];
+    int64_t bytes;
+    struct timespec used;
+} DirEnt;
+
+static int by_use(const void *a, const void *b)
+{
+    const DirEnt *x = a, *y = b;
+    if (x->used.tv_sec != y->used.tv_sec) return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+    if (x->used.tv_nsec != y->used.tv_nsec) return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The entries of the directory dfd (a list to free, *n of them, their
+ * bytes in *total); NULL with *n = -1 when it cannot be read or memory
+ * is lacking. */
+static DirEnt *list_entries(int dfd, int64_t *n, int64_t *total)
+{
+    *n = -1;
+    *total = 0;
+    int fd = dup(dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    rewinddir(d);
+    DirEnt *v = NULL;
+    int64_t len = 0, cap = 0;
+    bool ok = true;
+    for (struct dirent *e; ok && (e = readdir(d));) {
+        struct stat st;
+        if (!entry_name(e->d_name) || strlen(e->d_name) >= sizeof v->name ||
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+            continue;
+        if (len == cap) {
+            int64_t c = cap ? 2 * cap : 64;
+            DirEnt *w = ax__realloc(v, sizeof *w * (size_t)c);
+            if (!w) {
+                ok = false;
+                break;
+            }
+            v = w;
+            cap = c;
+        }
+        DirEnt *x = &v[len++];
+        snprintf(x->name, sizeof x->name, "%s", e->d_name);
+        x->bytes = (int64_t)st.st_size;
+        x->used = st.st_mtim;
+        *total += x->bytes;
+    }
+    closedir(d);
+    if (!ok) {
+        free(v);
+        errno = ENOMEM;
+        return NULL;
+    }
+    *n = len;
+    return v ? v : ax__calloc(1, sizeof *v);
+}
+
+/* Marks an entry used now (the eviction order). */
+static void touch_entry(Jit *j, const char *name)
+{
+    if (j->size_limit > 0) utimensat(j->dirfd, name, NULL, AT_SYMLINK_NOFOLLOW);
+}
+
+/* After a store: removes the least recently used entries while the
+ * directory holds more than the limit. */
+static void evict(Jit *j)
+{
+    if (j->size_limit <= 0 || j->dirfd < 0) return;
+    int64_t n, total;
+    DirEnt *v = list_entries(j->dirfd, &n, &total);
+    if (!v) return;
+    if (total > j->size_limit) {
+        qsort(v, (size_t)n, sizeof *v, by_use);
+        int64_t goal = j->size_limit / 4 * 3, removed = 0, k = 0;
+        /* the newest entry (just stored) stays, whatever its size */
+        for (; k < n - 1 && total > goal; k++)
+            if (!unlinkat(j->dirfd, v[k].name, 0) || errno == ENOENT) {
+                total -= v[k].bytes;
+                removed++;
+            }
+        trace(j, "evicted %lld least recently used entries; %lld bytes left (limit %lld)", (long long)removed,
+              (long long)total, (long long)j->size_limit);
+    }
+    free(v);
+}
+
+int jit_dir_stats(const char *dir, JitDirStats *st)
+{
+    st->entries = st->bytes = 0;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return -1;
+    int64_t n, total;
+    DirEnt *v = list_entries(dfd, &n, &total);
+    int e = errno;
+    close(dfd);
+    if (!v) {
+        errno = e;
+        return -1;
+    }
+    free(v);
+    st->entries = n;
+    st->bytes = total;
+    return 0;
+}
+
+int jit_dir_clear(const char *dir, JitDirStats *removed)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return -1;
+    int fd = dup(dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        close(dfd);
+        errno = e;
+        return -1;
+    }
+    time_t now = time(NULL);
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *nm = e->d_name;
+        struct stat st;
+        if (fstatat(dfd, nm, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        size_t l = strlen(nm);
+        bool entry = entry_name(nm);
+        bool id = !strncmp(nm, "cc-", 3) && l > 3 && !strcmp(nm + l - 3, ".id");
+        /* a young temporary file may be a compile running now elsewhere */
+        bool stale_tmp = !strncmp(nm, "tmp-", 4) && now - st.st_mtime > 3600;
+        if (!(entry || id || stale_tmp || !strcmp(nm, "sweep.stamp"))) continue;
+        if (unlinkat(dfd, nm, 0) == 0 && entry && removed) {
+            removed->entries++;
+            removed->bytes += (int64_t)st.st_size;
+        }
+    }
+    closedir(d);
+    close(dfd);
+    return 0;
+}
+
 static void ensure_dir(Jit *j)
 {
     if (j->dir_done) return;
     j->dir_done = true;
     if (j->no_disk_cache) return;
-    char *path = j->cache_dir_opt ? ax__strdup(j->cache_dir_opt) : default_cache_dir();
+    char *path = j->cache_dir_opt ? ax__strdup(j->cache_dir_opt) : jit_default_dir();
     if (!path) {
         trace(j, "no cache directory ($HOME unset); compiling without the disk cache");
         return;
@@ -934,6 +1100,7 @@ static void *store_entry(Jit *j, const char *base, const char *hex, const uint8_
         /* Loaded but not published: still usable now. */
         trace(j, "could not rename %s to %s: %s; not stored", part, entry, strerror(errno));
     } else {
+        evict(j);
         return h;
     }
     if (pfd >= 0) unlinkat(j->dirfd, part, 0);
@@ -1271,6 +1438,7 @@ Jit *jit_new(const JitOptions *o)
     j->cache_dir_opt = o->cache_dir ? ax__strdup(o->cache_dir) : NULL;
     j->no_disk_cache = o->no_disk_cache;
     j->timeout_ms = o->timeout_s > 0 ? o->timeout_s * 1000 : 0;
+    j->size_limit = o->size_limit;
     j->trace = o->trace;
     j->dirfd = -1;
     j->seed = (uint64_t)(uintptr_t)j;
@@ -1343,6 +1511,9 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
         if (h) {
             hit = true;
             trace(j, "hit disk %s", hex);
+            char name[80];
+            snprintf(name, sizeof name, "%s.so", hex);
+            touch_entry(j, name);
         } else if (why && local) {
             trace(j, "could not load %s/%s.so (%s)", j->dir, hex, why);
         } else if (why) {
@@ -1416,6 +1587,7 @@ void *jit_blob_load(Jit *j, const char *kind, const uint8_t key[32], size_t *n)
         return NULL;
     }
     trace(j, "disk hit %s", name);
+    touch_entry(j, name);
     *n = (size_t)st.st_size - TRAILER_BYTES;
     return b;
 }
@@ -1436,6 +1608,7 @@ void jit_blob_store(Jit *j, const char *kind, const uint8_t key[32], const void 
     if (fd >= 0) close(fd);
     if (ok && renameat(j->dirfd, part, j->dirfd, name) == 0) {
         trace(j, "stored %s", name);
+        evict(j);
         return;
     }
     trace(j, "could not store %s", name);

@@ -32,6 +32,8 @@ typedef struct JitOptions {
     const char *version;    /* axle's version, part of the key; NULL: "" */
     double timeout_s;       /* seconds the compiler may run before its process
                                group is killed; <= 0: no limit */
+    int64_t size_limit;     /* bytes of entries the directory may hold before
+                               the least recently used go; <= 0: no limit */
 } JitOptions;
 
 /* -pipe: no temporary assembly file between the compiler and the
@@ -79,6 +81,21 @@ const char *jit_cache_dir(Jit *j);
  * compiler options. */
 void *jit_blob_load(Jit *j, const char *kind, const uint8_t key[32], size_t *n);
 void jit_blob_store(Jit *j, const char *kind, const uint8_t key[32], const void *data, size_t n);
+
+/* The disk cache as a whole (the `axle cache` command, ax_cache_*):
+ * entries (compiled modules and blobs) and their bytes in dir. */
+typedef struct JitDirStats {
+    int64_t entries, bytes;
+} JitDirStats;
+/* Counts dir's entries; -1 (errno set) if it cannot be read. */
+int jit_dir_stats(const char *dir, JitDirStats *st);
+/* Removes every entry of dir, its compiler identities, and temporary
+ * files old enough to be left by killed processes; what it removed is
+ * added to *removed (may be NULL).  -1 (errno set) if dir cannot be read. */
+int jit_dir_clear(const char *dir, JitDirStats *removed);
+/* The default cache directory ($XDG_CACHE_HOME/axle, else
+ * $HOME/.cache/axle), malloc'd; NULL if neither is set. */
+char *jit_default_dir(void);
 
 /* SHA-256 (FIPS 180-4), the hash behind the keys and the content checks. */
 typedef struct JitSha256 {

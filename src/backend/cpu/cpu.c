@@ -210,6 +210,7 @@ static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
         o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
         o.version = AX_VERSION_STRING;
         o.timeout_s = cx->opt.cc_timeout;
+        o.size_limit = cx->opt.cache_limit;
         jit = jit_new(&o);
     }
     free(cflags);   /* jit_new copies its options */

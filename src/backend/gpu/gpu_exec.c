@@ -263,6 +263,7 @@ Jit *gpu_disk_cache(ax_ctx *cx)
     o.cache_dir = cx->opt.cache_dir;
     o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
     o.version = AX_VERSION_STRING;
+    o.size_limit = cx->opt.cache_limit;
     return jit_new(&o);
 }
 
