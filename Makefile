@@ -14,7 +14,6 @@ BUILD     ?= build
 SANBUILD  ?= build-san
 FUZZBUILD ?= build-fuzz
 CLANGBUILD ?= build-clang
-DOCBUILD  ?= build-docs
 # DEPS=no: install nothing, only report what is missing
 DEPS      ?= yes
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
@@ -171,5 +170,12 @@ demo: demo-deps
 	if [ $$rc -ne 0 ]; then echo "axle bench: some checks failed (see the tables)"; fi; \
 	exit $$rc
 
+# The reference documentation, generated from the header's comments and
+# docs/ by Doxygen (installed here if missing): $(BUILD)/docs/html/index.html
+docs: docs-deps
+	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD) --target docs
+
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) $(CLANGBUILD) $(DOCBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) $(CLANGBUILD)

@@ -70,12 +70,14 @@ extern "C" {
 #define AX_VERSION_PATCH 0
 /* One number for #if tests: 10000 * major + 100 * minor + patch. */
 #define AX_VERSION_NUMBER (AX_VERSION_MAJOR * 10000 + AX_VERSION_MINOR * 100 + AX_VERSION_PATCH)
-#define AX_VERSION_QUOTE_(x) #x
-#define AX_VERSION_EXPAND_(x) AX_VERSION_QUOTE_(x)
 /* "MAJOR.MINOR.PATCH" */
 #define AX_VERSION_STRING \
     AX_VERSION_EXPAND_(AX_VERSION_MAJOR) "." AX_VERSION_EXPAND_(AX_VERSION_MINOR) "." \
     AX_VERSION_EXPAND_(AX_VERSION_PATCH)
+
+/* (helpers of AX_VERSION_STRING) */
+#define AX_VERSION_QUOTE_(x) #x
+#define AX_VERSION_EXPAND_(x) AX_VERSION_QUOTE_(x)
 
 /* The version of the library the program runs with ("0.1.0"), which may
  * be newer than the header it was compiled with (AX_VERSION_STRING) when
@@ -240,6 +242,10 @@ void ax_ctx_free(ax_ctx *cx);
 void ax_ctx_reset(ax_ctx *cx);
 /* The options in force (after the environment has been applied). */
 const ax_options *ax_ctx_options(const ax_ctx *cx);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
 
 /* The message of the pending or most recent error, or "" if none.  The
  * string belongs to the context and is valid until the next call on it. */
