@@ -809,6 +809,7 @@ static const ex_program prog_constfold = {
 extern const ex_program ex_prog_radixsort, ex_prog_radixsort_lsd8, ex_prog_smvm;
 extern const ex_program ex_prog_nbody, ex_prog_mandelbrot, ex_prog_mandelbrot_while, ex_prog_fluid, ex_prog_canny;
 extern const ex_program ex_prog_map_explog, ex_prog_fold_sum, ex_prog_scanl1_sum;   /* examples/skeletons.c */
+extern const ex_program ex_prog_histogram;   /* examples/histogram.c */
 
 const ex_program *const ex_programs[] = { &prog_dotp, &prog_blackscholes, &prog_incnine,
                                           &ex_prog_radixsort, &ex_prog_smvm,
@@ -817,7 +818,7 @@ const ex_program *const ex_programs[] = { &prog_dotp, &prog_blackscholes, &prog_
                                           &ex_prog_nbody, &ex_prog_mandelbrot, &ex_prog_mandelbrot_while,
                                           &ex_prog_fluid, &ex_prog_canny,
                                           &ex_prog_map_explog, &ex_prog_fold_sum, &ex_prog_scanl1_sum,
-                                          &ex_prog_radixsort_lsd8 };
+                                          &ex_prog_radixsort_lsd8, &ex_prog_histogram };
 const int ex_nprograms = sizeof ex_programs / sizeof *ex_programs;
 
 const ex_program *ex_find(const char *name)

@@ -187,6 +187,19 @@ typedef struct ax_options {
     unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */
     int threads;              /* CPU threads; 0: AXLE_THREADS or all cores */
     bool unsafe;              /* true: no bounds checks on user-computed indices */
+    /* true (also AXLE_FAST_MATH=1): relaxed floating point in the compiled
+     * backends (C, OpenCL, CUDA), as -ffast-math without its licence to
+     * ignore NaN and infinities: a*b+c may be fused, sums and products
+     * reassociated, x/y computed as x*(1/y), and the sign of a zero result
+     * lost.  Measured bounds against the exact mode (tests/test_fastmath.c),
+     * u = 2^-24 (f32) or 2^-53 (f64): x/y within 2u|x/y|; a*b+c within
+     * 3u(|a*b| + |c|) (one rounding fewer when fused); a sum or product of
+     * n terms within the usual
+     * reassociation bound, (n-1)u times the sum of magnitudes; the maths
+     * functions (exp, log, sin, ...) unchanged.  NaN and infinities are
+     * kept; comparisons and conversions are exact.  The interpreter stays
+     * exact.  Default: false, exact IEEE arithmetic everywhere. */
+    bool fast_math;
     int64_t mem_limit;        /* bytes of array memory; 0: AXLE_MEM_LIMIT or a
                                  safe fraction of physical memory; <0: none */
     const char *cc;           /* C compiler for the CPU backend; NULL: AXLE_CC or "cc" */

@@ -3,7 +3,7 @@
  *
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
- *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]
+ *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--fast-math]
  *                    [--check] [--json]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
@@ -24,7 +24,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: axle list\n"
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
-            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse]\n"
+            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--fast-math]\n"
             "                        [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
@@ -78,6 +78,7 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--no-fusion")) a->opt.debug |= AX_DEBUG_NO_FUSION;
         else if (!strcmp(s, "--no-simplify")) a->opt.debug |= AX_DEBUG_NO_SIMPLIFY;
         else if (!strcmp(s, "--no-cse")) a->opt.debug |= AX_DEBUG_NO_CSE;
+        else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;
         else if (s[0] != '-' && !a->program) a->program = s;

@@ -15,6 +15,9 @@
  *   fused      the default pipeline
  *   nofusion   AX_DEBUG_NO_FUSION: every operation its own kernel
  *   nosharing  AX_DEBUG_NO_SHARING: the graph unfolded into a tree
+ *   fast       ax_options.fast_math (relaxed floating point), to be
+ *              compared with baseline-fastmath as `fused` is with
+ *              baseline-std
  *   baseline   the hand-written C (OpenMP, SIMD, -O3 -march=native), the
  *              faster of its two builds, which are also reported apart as
  *              baseline-std (without -ffast-math) and baseline-fastmath
@@ -411,10 +414,11 @@ static void cfg_close(const ex_program *p, Cfg *c)
 }
 
 /* Opens configuration c; false, with the row failed, if it cannot run. */
-static bool cfg_open(const Bench *b, const ex_program *p, int64_t n, unsigned debug, Row *r, Cfg *c)
+static bool cfg_open(const Bench *b, const ex_program *p, int64_t n, unsigned debug, bool fast, Row *r, Cfg *c)
 {
     ax_options o = b->opt;
     o.debug |= debug;
+    o.fast_math |= fast;
     memset(c, 0, sizeof *c);
     r->run_ms = r->compile_ms = r->compile_cached_ms = -1;
     r->backend = "?";
@@ -511,21 +515,23 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
  * against the exit status. */
 static int bench_one(const Bench *b, const ex_program *p, int64_t n)
 {
-    enum { FUSED, NOFUSION, NOSHARING, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
+    enum { FUSED, NOFUSION, NOSHARING, FAST, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
+    enum { NAX = FAST + 1 };   /* axle's configurations */
     Row rows[NROWS];
     memset(rows, 0, sizeof rows);
-    static const char *const names[NROWS] = {"fused", "nofusion", "nosharing", "baseline-std",
+    static const char *const names[NROWS] = {"fused", "nofusion", "nosharing", "fast", "baseline-std",
                                              "baseline-fastmath", "baseline", "baseline-cuda"};
-    static const unsigned debug[3] = {0, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING};
+    static const unsigned debug[NAX] = {0, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING, 0};
     for (int i = 0; i < NROWS; i++) rows[i].config = names[i];
     bool have_bl = p->baseline && p->check_baseline;
 
-    Cfg cfg[3];
-    Timed ts[5];
+    Cfg cfg[NAX];
+    Timed ts[NAX + 2];
     memset(ts, 0, sizeof ts);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NAX; i++) {
         /* a configuration that cannot run keeps cfg_open's reason */
-        ts[i] = (Timed){ax_once, &cfg[i].run, &rows[i], NULL, 0, 0, 0, cfg_open(b, p, n, debug[i], &rows[i], &cfg[i])};
+        ts[i] = (Timed){ax_once, &cfg[i].run, &rows[i], NULL, 0, 0, 0,
+                        cfg_open(b, p, n, debug[i], i == FAST, &rows[i], &cfg[i])};
     }
     /* The baselines run on the fused configuration's inputs, or, when it
      * could not run, on inputs of their own (then unchecked). */
@@ -541,9 +547,9 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
         ts[BL_STD + v] = (Timed){bl_once, &br[v], r, NULL, 0, 0, 0, bst != NULL};
         if (!bst) snprintf(r->error, sizeof r->error, "could not make the inputs");
     }
-    time_rounds(b, ts, have_bl ? 5 : 3);
+    time_rounds(b, ts, have_bl ? NAX + 2 : NAX);
 
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NAX; i++) {
         if (ts[i].rc != 0) {
             rows[i].run_ms = -1;
             fail_row(&rows[i], cfg[i].cx, "run failed");
@@ -596,7 +602,7 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
             if (!r->ok) snprintf(r->error, sizeof r->error, "differs from axle: %s", msg);
         }
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NAX; i++)
         if (cfg[i].cx) cfg_close(p, &cfg[i]);
     if (c2) {
         if (bst) p->teardown(bst);

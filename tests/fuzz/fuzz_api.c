@@ -319,6 +319,27 @@ static void step(St *s, In *in)
         break;
     }
     case 25: ax_clear_error(cx); break;
+    case 27: {
+        /* parameters: an index in range or not, any element type, any rank */
+        int idx = (int)byte(in) - 2;
+        const ax_type *ty = ax_type_scalar((ax_scalar)(byte(in) % AX_NSCALAR));
+        int rank = (int)(byte(in) % 5) - 1;
+        if (byte(in) & 1) push(c, ax_param(cx, idx, ty, rank));
+        else push(c, ax_map(fn1, e, ax_unit(cx, ax_param_exp(cx, idx, ty))));
+        break;
+    }
+    case 28: {
+        /* a compiled program run with arguments from this context's
+         * arrays (of any type and rank, NULL, or too few) */
+        ax_program *p = s->prog[byte(in) % NPROG];
+        ax_array *args[4], *out[4] = {0};
+        int nargs = (int)(byte(in) % 5);
+        for (int i = 0; i < 4; i++) args[i] = c->arr[byte(in) % NARR];
+        int n = ax_program_run_with(p, byte(in) & 1 ? args : NULL, nargs, out, 4);
+        for (int i = 0; i < n; i++) ax_array_release(out[i]);
+        if (p) (void)ax_program_params(p);
+        break;
+    }
     case 26: {
         ax_array *a = c->arr[byte(in) % NARR];
         if (a) {

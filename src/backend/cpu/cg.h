@@ -93,6 +93,8 @@ typedef enum CgRole {
     R_PERM,     /* permute: combine the source into the result */
     R_MAT,      /* materialise a DELAYED operand (segment lengths) */
     R_SCAN1,    /* scan in one pass (GPU: decoupled look-back) */
+    R_PPRIV,    /* permute: combine the source into per-task private copies */
+    R_PMERGE,   /* permute: combine the private copies into the result */
     R_NROLE
 } CgRole;
 
@@ -119,6 +121,7 @@ typedef struct CgNode {
     int *kid_thunk;           /* per kid: its thunk, or -1 */
     int *opd_thunk;           /* per operand: thunk of a DELAYED one's shape, or -1 */
     bool role[R_NROLE];       /* which kernels exist */
+    const char *text0;        /* its C code (codegen.c dedup_node), or NULL */
     bool comm;                /* the operator is recognised commutative */
     int scratch_leaves;       /* leaves per partial (fold/scan) */
 } CgNode;

@@ -276,7 +276,7 @@ static void kernel_end(G *g)
     }
     if (deferred) cg_line(g, "u8 bad_ = 0;");
     if (keep && body->s) buf_put(main, body->s);
-    if (deferred && g->role == R_PERM) {
+    if (deferred && (g->role == R_PERM || g->role == R_PPRIV)) {
         /* permute combines into its result, so a range cannot be rerun:
          * the host redoes the whole permute checked (emit_permute) */
         cg_line(g, "/* a check failed: the host redoes the permute checked, reporting the first fault */");
@@ -1076,6 +1076,62 @@ static void emit_scan(G *g)
  * works for any function of 1-8 byte leaves, floats included), striped
  * spinlocks otherwise.  comb(new, old): kid[0]'s first parameter is the
  * new value. */
+/* The C expression of a commutative primitive (comm_op) on two values of
+ * scalar type s; NULL for another primitive. */
+static const char *leaf_op(G *g, Prim op, ax_scalar s, const char *a, const char *b)
+{
+    const char *T = cg_ctype(s);
+    bool fl = s == AX_F32 || s == AX_F64;
+    switch (op) {
+    case P_ADD: case P_MUL:
+        if (fl) return cg_fmt(g, "%s %s %s", a, op == P_ADD ? "+" : "*", b);
+        /* integers wrap: in unsigned arithmetic, as C allows */
+        return cg_fmt(g, "(%s)((%s)%s %s (%s)%s)", T, sc_bits(s) > 32 ? "u64" : "u32", a, op == P_ADD ? "+" : "*",
+                      sc_bits(s) > 32 ? "u64" : "u32", b);
+    case P_MIN: return fl ? cg_fmt(g, "ax_min_%s(%s, %s)", T, a, b) : cg_fmt(g, "%s <= %s ? %s : %s", a, b, a, b);
+    case P_MAX: return fl ? cg_fmt(g, "ax_max_%s(%s, %s)", T, a, b) : cg_fmt(g, "%s >= %s ? %s : %s", a, b, a, b);
+    case P_BAND: case P_AND: return cg_fmt(g, "(%s)(%s & %s)", T, a, b);
+    case P_BOR: case P_OR: return cg_fmt(g, "(%s)(%s | %s)", T, a, b);
+    case P_BXOR: return cg_fmt(g, "(%s)(%s ^ %s)", T, a, b);
+    default: return NULL;
+    }
+}
+
+/* The identity of a commutative primitive on type s, as a C expression:
+ * op(identity, x) == x for every x, bit for bit (float add: -0, since
+ * -0 + +0 is +0; float min and max: NaN, which loses to every value). */
+static const char *leaf_identity(G *g, Prim op, ax_scalar s)
+{
+    const char *T = cg_ctype(s);
+    bool fl = s == AX_F32 || s == AX_F64, sg = s >= AX_I8 && s <= AX_I64;
+    int bits = sc_bits(s);
+    switch (op) {
+    case P_ADD: return fl ? cg_fmt(g, "(%s)-0.0", T) : cg_fmt(g, "(%s)0", T);
+    case P_MUL: return cg_fmt(g, "(%s)1", T);
+    case P_MIN: case P_MAX:
+        if (fl) return cg_fmt(g, "(%s)__builtin_nan(\"\")", T);
+        if (!sg) return op == P_MIN ? cg_fmt(g, "(%s)~(%s)0", T, T) : cg_fmt(g, "(%s)0", T);
+        return op == P_MIN ? cg_fmt(g, "(%s)(((u64)1 << %d) - 1)", T, bits - 1)
+                           : cg_fmt(g, "(%s)(-(i64)(((u64)1 << %d) - 1) - 1)", T, bits - 1);
+    case P_BAND: return cg_fmt(g, "(%s)~(%s)0", T, T);
+    case P_AND: return "(u8)1";
+    case P_BOR: case P_BXOR: case P_OR: return cg_fmt(g, "(%s)0", T);
+    default: return NULL;
+    }
+}
+
+/* The leaves' primitives of a permute combination that private copies
+ * can compute (every leaf a commutative primitive with an identity), in
+ * ops; false otherwise. */
+static bool priv_ops(const Node *comb, const Type *elt, Prim *ops)
+{
+    int w = elt->width;
+    if (w > 64 || !lam_comm(comb, ops)) return false;
+    for (int k = 0; k < w; k++)
+        if (!comm_op(ops[k], ty_leaf(elt, k))) return false;
+    return true;
+}
+
 static void combine(G *g, const Node *comb, const Type *elt, const char *lin, Val v)
 {
     int w = elt->width;
@@ -1127,19 +1183,8 @@ static void combine(G *g, const Node *comb, const Type *elt, const char *lin, Va
                 nv = apply2(g, comb, cg_slice(v, k, 1), o);
             } else {
                 /* componentwise: leaf k of the result from leaf k alone */
-                const char *a = v.v[k], *b = old;
-                const char *e = op == P_ADD ? cg_fmt(g, "%s + %s", a, b)
-                              : op == P_MUL ? cg_fmt(g, "%s * %s", a, b)
-                              : op == P_MIN ? (s == AX_F32 || s == AX_F64 ? cg_fmt(g, "ax_min_%s(%s, %s)", T, a, b)
-                                                                          : cg_fmt(g, "%s <= %s ? %s : %s", a, b, a, b))
-                              : op == P_MAX ? (s == AX_F32 || s == AX_F64 ? cg_fmt(g, "ax_max_%s(%s, %s)", T, a, b)
-                                                                          : cg_fmt(g, "%s >= %s ? %s : %s", a, b, a, b))
-                                            : NULL;
+                const char *e = leaf_op(g, op, s, v.v[k], old);
                 if (!e) return cg_fail(g, "cpu codegen: permute combination");
-                if ((op == P_ADD || op == P_MUL) && s != AX_F32 && s != AX_F64) {
-                    const char *P = sc_bits(s) > 32 ? "u64" : "u32";
-                    e = cg_fmt(g, "(%s)((%s)%s %s (%s)%s)", T, P, a, op == P_ADD ? "+" : "*", P, b);
-                }
                 nv = cg_val(g, 1);
                 if (nv.n) nv.v[0] = cg_local(g, s, e);
             }
@@ -1189,7 +1234,13 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     }
     const char *lin = linear(g, 0, t);
     Val v = read_lin(g, 1, pos);
-    combine(g, x->kid[0], elt, lin, v);
+    const Prim *priv = envp;
+    if (!priv) return combine(g, x->kid[0], elt, lin, v);
+    /* into this task's private copy (emit_permute): plain code */
+    for (int k = 0; k < elt->width && k < v.n; k++) {
+        const char *q = cg_fmt(g, "axq_%d[%s]", k, lin);
+        cg_line(g, "%s = %s;", q, leaf_op(g, priv[k], ty_leaf(elt, k), v.v[k], q));
+    }
 }
 
 static void copy_elem(G *g, void *env, Val ix, const char *pos)
@@ -1216,6 +1267,51 @@ static void emit_permute(G *g)
     kernel_begin(g, R_PERM, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
     loop_ix(g, opd_slot(cn, 1), opd_node(cn, 1)->type->rank, permute_elem, NULL);
+    kernel_end(g);
+
+    /* Private copies (a histogram: a small target, many sources; Futhark's
+     * reduce-by-index keeps per-thread sub-histograms alike): when every
+     * leaf combines by a commutative primitive with an identity, each task
+     * (one per thread, a contiguous range of the source) combines into its
+     * own copy of the target, filled with the identity, with plain loads
+     * and stores, and a second kernel combines the copies into the result
+     * in task order.  The host picks this or the atomics above by the
+     * target's size (cpu.c ex_permute).  Layout of c->s2: per task, c->m
+     * bytes; in them leaf k's n0 values at a 64-byte aligned offset. */
+    const Node *x = cn->x;
+    const Type *elt = x->type->elt;
+    Prim *ops = arena_alloc(g->ar, sizeof *ops * 64);
+    if (!ops || !priv_ops(x->kid[0], elt, ops)) return;
+    int w = elt->width;
+    kernel_begin(g, R_PPRIV, 0, true);
+    cg_line(g, "if (ax_stop(c, start)) return;");
+    cg_line(g, "char *axqb_ = (char *)c->s2 + (start / c->chunk) * c->m;");
+    cg_line(g, "i64 axqo_ = 0;");
+    for (int k = 0; k < w; k++) {
+        ax_scalar sk = ty_leaf(elt, k);
+        const char *T = cg_ctype(sk);
+        cg_line(g, "%s *restrict axq_%d = (%s *)(axqb_ + axqo_);", T, k, T);
+        cg_line(g, "axqo_ += (n0 * (i64)sizeof(%s) + 63) & ~(i64)63;", T);
+        cg_line(g, "for (i64 i = 0; i < n0; i++) axq_%d[i] = %s;", k, leaf_identity(g, ops[k], sk));
+    }
+    loop_ix(g, opd_slot(cn, 1), opd_node(cn, 1)->type->rank, permute_elem, ops);
+    kernel_end(g);
+
+    /* the copies into the result, over the result's positions */
+    kernel_begin(g, R_PMERGE, 0, true);
+    cg_line(g, "for (i64 t = 0; t < c->nchunk; t++) {");
+    g->ind++;
+    cg_line(g, "const char *axqb_ = (const char *)c->s2 + t * c->m;");
+    cg_line(g, "i64 axqo_ = 0;");
+    for (int k = 0; k < w; k++) {
+        ax_scalar sk = ty_leaf(elt, k);
+        const char *T = cg_ctype(sk);
+        cg_line(g, "const %s *restrict axq_%d = (const %s *)(axqb_ + axqo_);", T, k, T);
+        cg_line(g, "axqo_ += (n0 * (i64)sizeof(%s) + 63) & ~(i64)63;", T);
+        cg_line(g, "for (i64 i = start; i < end; i++) a0_%d[i] = %s;", k,
+                leaf_op(g, ops[k], sk, cg_fmt(g, "axq_%d[i]", k), cg_fmt(g, "a0_%d[i]", k)));
+    }
+    block_end(g);
     kernel_end(g);
 }
 

@@ -21,6 +21,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "cg.h"
+#include "hash.h"
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,7 @@ const char *const cg_role_name[R_NROLE] = {
     [R_MAIN] = "main", [R_LIN] = "lin", [R_PART] = "part", [R_COMB] = "comb",
     [R_CARRY] = "carry", [R_SCAN] = "scan", [R_SEG] = "seg", [R_COUNT] = "count",
     [R_SCATTER] = "scatter", [R_DFLT] = "dflt", [R_PERM] = "perm", [R_MAT] = "mat", [R_SCAN1] = "scan1",
+    [R_PPRIV] = "ppriv", [R_PMERGE] = "pmerge",
 };
 
 const char *const cg_math_names[CG_NMATH] = {
@@ -450,6 +453,10 @@ __attribute__((noinline)) static void emit_one(CG *c, CgNode *cn)
     memset(&g, 0, sizeof g);
     g.ar = &c->out->arena;
     g.b = &c->text;
+    /* Temporaries are local to the operation's functions: numbered from 0
+     * for each operation, so that operations computing alike have the
+     * same text (dedup_node). */
+    c->tmp = 0;
     g.tmp = &c->tmp;
     g.env = c->env;
     g.nvars = c->p->nvars;
@@ -531,6 +538,87 @@ CgProg *cg_describe(const Program *p, char *err, size_t errsize)
     return out;
 }
 
+/* The text of one operation's code with its own number in the names of
+ * its functions and in its heading replaced by '#' (the numbers are the
+ * only thing that tells two operations' code apart when they compute
+ * alike), in *canon; false when memory runs out. */
+static bool canonical(const char *t, size_t len, int num, Buf *canon)
+{
+    char k[32], th[32], hd[32];
+    int nk = snprintf(k, sizeof k, "axk_%d_", num), nt = snprintf(th, sizeof th, "axt_%d_", num);
+    int nh = snprintf(hd, sizeof hd, "/* %d: ", num);
+    canon->len = 0;
+    for (size_t i = 0; i < len;) {
+        if (t[i] == 'a' && !strncmp(t + i, k, (size_t)nk) && (i == 0 || !(isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))) {
+            buf_put(canon, "axk_#_");
+            i += (size_t)nk;
+        } else if (t[i] == 'a' && !strncmp(t + i, th, (size_t)nt) &&
+                   (i == 0 || !(isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))) {
+            buf_put(canon, "axt_#_");
+            i += (size_t)nt;
+        } else if (t[i] == '/' && !strncmp(t + i, hd, (size_t)nh)) {
+            buf_put(canon, "/* #: ");
+            i += (size_t)nh;
+        } else {
+            size_t j = i + 1;
+            while (j < len && t[j] != 'a' && t[j] != '/') j++;
+            buf_printf(canon, "%.*s", (int)(j - i), t + i);
+            i = j;
+        }
+    }
+    return !canon->oom;
+}
+
+/* Appends operation cn's code (c->text) to body, or, when an earlier
+ * operation's code is the same but for the numbers (canonical), aliases
+ * of its functions under cn's names: the C compiler then compiles the
+ * body once.  seen: canonical text hash -> the earlier node's number. */
+static void dedup_node(CG *c, CgNode *cn, HMap *seen, Buf *body)
+{
+    const char *t = c->text.s ? c->text.s : "";
+    Buf canon = {0};
+    if (!canonical(t, c->text.len, cn->x->num, &canon)) {
+        free(canon.s);
+        return cgfail(c, "cpu codegen: out of memory");
+    }
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < canon.len; i++) h = hash_combine(h, (unsigned char)canon.s[i]);
+    int64_t *was = hmap_find(seen, h);
+    const CgNode *first = NULL;
+    if (was) {
+        /* the same hash: the same text?  (compare, do not trust the hash) */
+        const CgNode *f = &c->out->nodes[*was];
+        Buf fc = {0};
+        if (f->text0 && canonical(f->text0, strlen(f->text0), f->x->num, &fc) && fc.len == canon.len &&
+            !memcmp(fc.s, canon.s, canon.len))
+            first = f;
+        free(fc.s);
+    }
+    if (!first) {
+        if (!was && !hmap_insert(seen, h, cn->x->num, NULL)) {
+            free(canon.s);
+            return cgfail(c, "cpu codegen: out of memory");
+        }
+        buf_put(body, t);
+        /* keep the text for a later comparison (in the arena) */
+        char *keep = alloc(c, c->text.len + 1);
+        if (keep) memcpy(keep, t, c->text.len + 1);
+        cn->text0 = keep;
+    } else {
+        int m = first->x->num, n = cn->x->num;
+        buf_printf(body, "\n/* %d: %s, as %d */\n", n, op_name(cn->x->op), m);
+        for (int r = 0; r < R_NROLE; r++)
+            if (cn->role[r])
+                buf_printf(body, "void axk_%d_%s(const AxCall *c, i64 start, i64 end) __attribute__((alias(\"axk_%d_%s\")));\n",
+                           n, cg_role_name[r], m, cg_role_name[r]);
+        for (int k = 0; k < cn->nthunk; k++)
+            buf_printf(body, "void axt_%d_%d(const AxCall *c, AxScalar *out) __attribute__((alias(\"axt_%d_%d\")));\n", n,
+                       k, m, k);
+    }
+    free(canon.s);
+    if (body->oom) cgfail(c, "cpu codegen: out of memory");
+}
+
 CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errsize)
 {
     char dummy[8];
@@ -550,9 +638,22 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
     c.env = alloc(&c, sizeof *c.env * (size_t)(p->nvars + 1));
     /* The body first (the prelude declares only the maths functions it
      * calls), in preorder numbers: the order the operations were
-     * described in. */
-    for (int i = 0; i < out->nnodes && !c.failed; i++)
-        if (out->nodes[i].x) emit_one(&c, &out->nodes[i]);
+     * described in.  Each operation's code is written apart and compared
+     * with the earlier ones' (dedup_node): fluid's 82 Jacobi sweeps are
+     * one function. */
+    Buf body = {0};
+    HMap seen;
+    hmap_init(&seen);
+    for (int i = 0; i < out->nnodes && !c.failed; i++) {
+        if (!out->nodes[i].x) continue;
+        c.text.len = 0;
+        if (c.text.s) c.text.s[0] = 0;
+        emit_one(&c, &out->nodes[i]);
+        if (!c.failed) dedup_node(&c, &out->nodes[i], &seen, &body);
+    }
+    hmap_free(&seen);
+    free(c.text.s);
+    c.text = body;
     Buf unit = {0};
     if (!c.failed) {
         emit_prelude(&unit, cfg, c.math_used);

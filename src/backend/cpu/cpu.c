@@ -184,9 +184,21 @@ static void probe_mvec(CpuCtx *cc)
  * -fno-fast-math also turns math-errno and trapping-math back on, which
  * change no result but keep sqrt and selects from vectorising: they are
  * turned off again after it. */
+/* Vector width: on AVX-512 machines GCC 12 (-march=native, tuned as
+ * znver3 on Zen 5) vectorises loops at 256 bits, and calls 512-bit
+ * libmvec only where the prelude asks (codegen.c).  Measured with
+ * -mprefer-vector-width=512 added (2 threads, Zen 5, medians of 5
+ * alternating runs of `axle run P --runs 5`, 2026-11-24, on a loaded
+ * machine): nbody 4096 1.30x slower, histogram 1.25x, smvm 1.13x, fluid
+ * 1.11x, blackscholes 1.07x, mandelbrot-while 1.05x, scanl1-sum 1.02x;
+ * dotp and map-explog equal; canny 0.92x.  So 256 bits stay the
+ * default; AXLE_CFLAGS=-mprefer-vector-width=512 asks for 512. */
 #define CPU_OBJECT_CFLAGS "-fPIC -shared"
 #define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
+/* ax_options.fast_math: -ffast-math's licences but -ffinite-math-only's
+ * (NaN and infinities stay) and -ffinite-math's companions. */
+#define CPU_FAST_CFLAGS "-fno-math-errno -funsafe-math-optimizations -fno-finite-math-only -ffp-contract=fast"
 
 static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
 {
@@ -194,12 +206,13 @@ static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
     probe_mvec(cc);
     /* Made afresh on each try: nothing of a failed try is kept (or leaks). */
     const char *user = cx->opt.cflags ? cx->opt.cflags : "";
-    size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(CPU_SEMANTIC_CFLAGS) + 4;
+    const char *sem = cx->opt.fast_math ? CPU_FAST_CFLAGS : CPU_SEMANTIC_CFLAGS;
+    size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(sem) + 4;
     char *cflags = ax__malloc(n);
     char *libs = ax__strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
     Jit *jit = NULL;
     if (cflags && libs) {
-        snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, CPU_SEMANTIC_CFLAGS);
+        snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, sem);
         JitOptions o;
         memset(&o, 0, sizeof o);
         o.cc = cc_name(cx);
@@ -848,6 +861,44 @@ __attribute__((noinline)) static int ex_scan(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SCAN], &o->call, o->call.m, 1);
 }
 
+/* Permute by private copies (cg_skel.c emit_permute), when the generator
+ * offered them and they pay: a target small against the source (a
+ * histogram), so that filling and merging a copy per thread costs little
+ * next to the atomic read-modify-write per source element they replace
+ * (which contend for the same few cache lines across threads).
+ * AXLE_PERMUTE=atomic or =private forces a strategy (the tests run both).
+ * 1: done (or redo asked); 0: not taken; -1: error. */
+static int permute_private(Ex *ex, const Node *x, Op1 *o, int64_t tsize, int64_t ssize)
+{
+    if (!o->k[R_PPRIV] || !o->k[R_PMERGE] || tsize <= 0) return 0;
+    const char *force = getenv("AXLE_PERMUTE");
+    bool want_private = force && !strcmp(force, "private"), want_atomic = force && !strcmp(force, "atomic");
+    if (want_atomic) return 0;
+    const Type *elt = x->type->elt;
+    int64_t stride = 0;
+    for (int k = 0; k < elt->width; k++) stride += (tsize * (sc_bits(ty_leaf(elt, k)) / 8) + 63) & ~(int64_t)63;
+    int64_t ntasks = ex->nthreads > 0 ? ex->nthreads : 1;
+    if (ntasks > (ssize + GRAIN - 1) / GRAIN) ntasks = (ssize + GRAIN - 1) / GRAIN;
+    if (ntasks < 1) ntasks = 1;
+    /* what the copies cost (fill and merge: 2 * tsize per task) against
+     * the source's elements; and at most 64 MiB of copies */
+    bool pays = tsize * ntasks * 8 <= ssize && stride <= ((int64_t)64 << 20) / ntasks;
+    if (!want_private && !pays) return 0;
+    if (stride > INT64_MAX / ntasks) return 0;
+    int64_t chunk = (ssize + ntasks - 1) / ntasks;
+    ntasks = (ssize + chunk - 1) / chunk;
+    free(o->s2);
+    if (!(o->s2 = ax__malloc((size_t)(stride * ntasks)))) return nomem(ex);
+    o->call.s2 = o->s2;
+    o->call.m = stride;
+    o->call.chunk = chunk;
+    o->call.nchunk = ntasks;
+    if (run_kernel(ex, o->k[R_PPRIV], &o->call, ssize, chunk)) return -1;
+    if (o->err.redo) return 1;   /* the caller redoes it checked, atomically */
+    if (run_kernel(ex, o->k[R_PMERGE], &o->call, tsize, GRAIN)) return -1;
+    return 1;
+}
+
 /* (noinline: see ex_op) */
 __attribute__((noinline)) static int ex_permute(Ex *ex, const Node *x, Op1 *o)
 {
@@ -857,7 +908,9 @@ __attribute__((noinline)) static int ex_permute(Ex *ex, const Node *x, Op1 *o)
     if (s->size == 0) return 0;
     if (!(o->s1 = ax__calloc(STRIPES, sizeof(int32_t)))) return nomem(ex);
     o->call.s1 = o->s1;
-    if (run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN)) return -1;
+    int rc = permute_private(ex, x, o, d->size, s->size);
+    if (rc < 0) return -1;
+    if (rc == 0 && run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN)) return -1;
     if (!o->err.redo) return 0;
     /* A deferred check fired (cg_skel.c emit_permute): from the defaults
      * again, combining with the checked kernel, which reports the first

@@ -119,7 +119,9 @@ static int nvrtc_compile(Nvrtc *n, const char *src, int arch, bool cubin, const 
     int no = 0;
     opts[no++] = archopt;
     opts[no++] = "--std=c++17";
-    opts[no++] = "--fmad=false";
+    bool fast = false;   /* the fast-math options replace --fmad=false */
+    for (int i = 0; extra && extra[i]; i++) fast |= !strcmp(extra[i], "--fmad=true");
+    if (!fast) opts[no++] = "--fmad=false";
     opts[no++] = "-w";
     for (int i = 0; extra && extra[i] && no < 8; i++) opts[no++] = extra[i];
     r = n->CompileProgram(p, no, opts);
@@ -238,6 +240,7 @@ typedef struct Cu {
     CUdevice dev;
     CUcontext ctx;
     int arch;                 /* 10 * major + minor */
+    bool fast;                /* ax_options.fast_math */
     int units;
     char name[256];
     CuModule *mods;
@@ -332,6 +335,10 @@ static int cu_finish(void *d)
 static const char *cu_errmsg(void *d) { return ((Cu *)d)->msg; }
 static int cu_units(void *d) { return ((Cu *)d)->units; }
 
+/* ax_options.fast_math: contraction, approximate division and square
+ * root (no flush of subnormals to zero: --ftz stays false). */
+static const char *const cu_fast_opts[] = {"--fmad=true", "--prec-div=false", "--prec-sqrt=false", NULL};
+
 static void *cu_build(void *d, const char *src, size_t len, bool *cached)
 {
     Cu *c = d;
@@ -339,7 +346,7 @@ static void *cu_build(void *d, const char *src, size_t len, bool *cached)
     if (!cu_enter(c)) return NULL;
     uint8_t key[32];
     char ver[64];
-    snprintf(ver, sizeof ver, "nvrtc %d.%d sm_%d", c->nv.major, c->nv.minor, c->arch);
+    snprintf(ver, sizeof ver, "nvrtc %d.%d sm_%d%s", c->nv.major, c->nv.minor, c->arch, c->fast ? " fast" : "");
     JitSha256 h;
     jit_sha256_init(&h);
     jit_sha256_update(&h, "axle-cuda-1", 11);
@@ -375,7 +382,7 @@ static void *cu_build(void *d, const char *src, size_t len, bool *cached)
         }
         memcpy(s, src, len);
         s[len] = 0;
-        int rc = nvrtc_compile(&c->nv, s, c->arch, true, NULL, &bin, &bn, &log, err, sizeof err);
+        int rc = nvrtc_compile(&c->nv, s, c->arch, true, c->fast ? cu_fast_opts : NULL, &bin, &bn, &log, err, sizeof err);
         free(log);
         CUresult r = rc == 0 ? c->f.ModuleLoadData(&mod, bin) : CUDA_SUCCESS;
         if (rc == 0 && r == CUDA_SUCCESS) {
@@ -384,7 +391,7 @@ static void *cu_build(void *d, const char *src, size_t len, bool *cached)
             /* a driver older than NVRTC: PTX, which it compiles itself */
             free(bin);
             bin = NULL;
-            rc = nvrtc_compile(&c->nv, s, c->arch, false, NULL, &bin, &bn, &log, err, sizeof err);
+            rc = nvrtc_compile(&c->nv, s, c->arch, false, c->fast ? cu_fast_opts : NULL, &bin, &bn, &log, err, sizeof err);
             free(log);
             if (rc == 0 && (r = c->f.ModuleLoadData(&mod, bin)) != CUDA_SUCCESS) {
                 snprintf(err, sizeof err, "cuModuleLoadData: %s (%d)", cu_err(c, r), r);
@@ -515,6 +522,7 @@ static void *cu_open(ax_ctx *cx)
     }
     c->f.DeviceGetName(c->name, sizeof c->name - 1, c->dev);
     c->arch = 10 * major + minor;
+    c->fast = cx->opt.fast_math;
     c->units = sm > 0 ? sm : 1;
     if (!nvrtc_load(&c->nv)) {
         cu_close(c);

@@ -530,8 +530,12 @@ static void *cl_open(ax_ctx *cx)
      * has them (the interpreter's); OpenCL's default allows 2.5 ulp. */
     cl_bitfield fp = 0;
     c->f.GetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    snprintf(c->options, sizeof c->options, "-cl-std=CL1.2 -w%s%s",
-             fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
+    /* fast_math: contraction, reassociation, reciprocals; no licence to
+     * drop NaN and infinities (not -cl-finite-math-only) */
+    bool fast = cx->opt.fast_math;
+    snprintf(c->options, sizeof c->options, "-cl-std=CL1.2 -w%s%s%s",
+             !fast && fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
+             fast ? " -cl-mad-enable -cl-no-signed-zeros -cl-unsafe-math-optimizations" : "",
              gpu_lookback_wanted(GPU_OPENCL) ? " -DAX_LOOKBACK=1" : "");
     c->trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
     if (!strstr(pn, "Portable Computing Language")) c->cache = gpu_disk_cache(cx);

@@ -1,0 +1,225 @@
+/*
+ * The relaxed floating-point mode (ax_options.fast_math) against the exact
+ * mode, on every compiled backend that runs here: each bound the header
+ * states, on random inputs, and what fast mode keeps (NaN, infinities,
+ * comparisons, conversions, the maths functions' results).
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "harness.h"
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = 100003 };   /* past several vector widths and chunks */
+
+static const ax_backend_kind kinds[] = {AX_BACKEND_CPU, AX_BACKEND_OPENCL};
+
+/* A context, or NULL (with a note) when the backend cannot run here. */
+static ax_ctx *open_ctx(ax_backend_kind k, bool fast)
+{
+    ax_options o = {0};
+    o.backend = k;
+    o.fast_math = fast;
+    ax_ctx *cx = ax_ctx_new(&o);
+    if (!cx) return NULL;
+    ax_array *r = ax_run(cx, ax_unit(cx, ax_i32(1)));
+    if (!r) {
+        fprintf(stderr, "note: backend %d skipped: %s\n", (int)k, ax_error(cx));
+        ax_ctx_free(cx);
+        return NULL;
+    }
+    ax_array_release(r);
+    return cx;
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* Random f32 and f64 inputs of mixed magnitudes and signs. */
+static void fill(float *f, double *d, int64_t n, double lo, double hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double m = uniform(lo, hi) * (uniform(0, 1) < 0.5 ? -1 : 1);
+        d[i] = m * pow(2, (int)uniform(-20, 20));
+        f[i] = (float)d[i];
+    }
+}
+
+typedef ax_acc (*Build)(ax_ctx *cx, ax_acc *in, void *env);
+
+/* Runs build over the three inputs (as use'd arrays of s) and copies the
+ * result's n values (of s) out; false when it did not run. */
+static bool run3(ax_ctx *cx, ax_scalar s, void *const in[3], int64_t n, Build b, void *env, void *out, int64_t m)
+{
+    ax_acc a[3];
+    for (int i = 0; i < 3; i++) a[i] = ax_use(cx, ax_array_wrap(cx, s, 1, &n, in[i]));
+    ax_array *r = ax_run(cx, b(cx, a, env));
+    if (!r) {
+        fprintf(stderr, "run: %s\n", ax_error(cx));
+        return false;
+    }
+    memcpy(out, ax_array_data(r, 0), (size_t)m * (s == AX_F32 ? 4 : s == AX_F64 ? 8 : 1));
+    ax_array_release(r);
+    return true;
+}
+
+static ax_exp e_div(ax_exp x, ax_exp y, void *env) { (void)env; return ax_div(x, y); }
+static ax_exp e_fma(ax_exp a, ax_exp b, ax_exp c, void *env) { (void)env; return ax_add(ax_mul(a, b), c); }
+static ax_exp e_cancel(ax_exp x, ax_exp y, void *env) { (void)env; return ax_sub(ax_add(x, y), y); }
+
+static ax_acc b_div(ax_ctx *cx, ax_acc *a, void *env) { (void)cx; return ax_zip_with(e_div, env, a[0], a[1]); }
+static ax_acc b_fma(ax_ctx *cx, ax_acc *a, void *env) { (void)cx; return ax_zip_with3(e_fma, env, a[0], a[1], a[2]); }
+static ax_acc b_cancel(ax_ctx *cx, ax_acc *a, void *env) { (void)cx; return ax_zip_with(e_cancel, env, a[0], a[1]); }
+
+/* Bound of each case: the header's, times u, for element i. */
+typedef double (*Bound)(const double *x, const double *y, const double *z, double exact);
+static double bd_div(const double *x, const double *y, const double *z, double e) { (void)x, (void)y, (void)z; return 2 * fabs(e); }
+static double bd_fma(const double *a, const double *b, const double *c, double e) { (void)e; return 3 * (fabs(*a * *b) + fabs(*c)); }
+static double bd_cancel(const double *x, const double *y, const double *z, double e) { (void)z, (void)e; return 2 * (fabs(*x) + fabs(*y)); }
+
+TEST(fast_mode_within_the_stated_bounds_of_exact_mode)
+{
+    static float fin[3][N];
+    static double din[3][N];
+    for (int i = 0; i < 3; i++) fill(fin[i], din[i], N, 1, 2);
+    struct { const char *name; Build b; Bound bound; } cases[] = {
+        {"x/y", b_div, bd_div}, {"a*b+c", b_fma, bd_fma}, {"(x+y)-y", b_cancel, bd_cancel},
+    };
+    static float fo[2][N];
+    static double dout[2][N];
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        ax_ctx *ex = open_ctx(kinds[k], false), *fa = open_ctx(kinds[k], true);
+        if (!ex || !fa) {
+            ax_ctx_free(ex), ax_ctx_free(fa);
+            continue;
+        }
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            for (int t = 0; t < 2; t++) {
+                ax_scalar s = t ? AX_F64 : AX_F32;
+                void *in[3] = {t ? (void *)din[0] : (void *)fin[0], t ? (void *)din[1] : (void *)fin[1],
+                               t ? (void *)din[2] : (void *)fin[2]};
+                void *o0 = t ? (void *)dout[0] : (void *)fo[0], *o1 = t ? (void *)dout[1] : (void *)fo[1];
+                REQUIRE(run3(ex, s, in, N, cases[c].b, NULL, o0, N));
+                REQUIRE(run3(fa, s, in, N, cases[c].b, NULL, o1, N));
+                double u = t ? DBL_EPSILON / 2 : FLT_EPSILON / 2, worst = 0;
+                int64_t bad = 0, differ = 0;
+                for (int64_t i = 0; i < N; i++) {
+                    double e = t ? dout[0][i] : fo[0][i], f = t ? dout[1][i] : fo[1][i];
+                    double x = t ? din[0][i] : fin[0][i], y = t ? din[1][i] : fin[1][i], z = t ? din[2][i] : fin[2][i];
+                    double lim = u * cases[c].bound(&x, &y, &z, e);
+                    double err = fabs(f - e);
+                    if (err != 0) differ++;
+                    if (!(err <= lim)) bad++;
+                    if (lim > 0 && err / lim > worst) worst = err / lim;
+                }
+                CHECKF(bad == 0, "backend %d, %s (%s): %lld of %d beyond the bound", (int)kinds[k], cases[c].name,
+                       t ? "f64" : "f32", (long long)bad, N);
+                fprintf(stderr, "fast math, backend %d, %-8s %s: %6lld of %d differ from exact, worst %.2f of the bound\n",
+                        (int)kinds[k], cases[c].name, t ? "f64" : "f32", (long long)differ, N, worst);
+            }
+        }
+        ax_ctx_free(ex);
+        ax_ctx_free(fa);
+    }
+}
+
+static ax_exp e_special(ax_exp x, ax_exp y, void *env)
+{
+    (void)env;
+    /* NaN tests, infinities, comparisons and conversions must survive */
+    ax_exp isnan = ax_ne(x, x);
+    ax_exp big = ax_gt(ax_abs(x), ax_f32(1e38f));
+    ax_exp lt = ax_lt(x, y);
+    ax_exp cv = ax_cvt(ax_cvt(x, AX_I32), AX_F32);
+    return ax_add(ax_add(ax_cond(isnan, ax_f32(1000), ax_f32(0)), ax_cond(big, ax_f32(100), ax_f32(0))),
+                  ax_add(ax_cond(lt, ax_f32(10), ax_f32(0)), ax_mul(cv, ax_f32(0.5f))));
+}
+
+static ax_exp e_exp(ax_exp x, void *env) { (void)env; return ax_add(ax_exp_(x), ax_sin(x)); }
+
+static ax_acc b_special(ax_ctx *cx, ax_acc *a, void *env) { (void)cx; return ax_zip_with(e_special, env, a[0], a[1]); }
+static ax_acc b_maths(ax_ctx *cx, ax_acc *a, void *env) { (void)cx; return ax_map(e_exp, env, a[0]); }
+
+TEST(fast_mode_keeps_nan_infinities_comparisons_and_maths)
+{
+    static float x[N], y[N], z[N], r0[N], r1[N];
+    static double d[3][N];
+    fill(x, d[0], N, 0, 100);
+    fill(y, d[1], N, 0, 100);
+    for (int64_t i = 0; i < N; i += 17) x[i] = NAN;
+    for (int64_t i = 5; i < N; i += 23) x[i] = (i & 1) ? INFINITY : -INFINITY;
+    for (int64_t i = 0; i < N; i++) z[i] = fabsf(y[i]) < 80 ? y[i] / 16 : 1;   /* exp's range */
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        ax_ctx *ex = open_ctx(kinds[k], false), *fa = open_ctx(kinds[k], true);
+        if (!ex || !fa) {
+            ax_ctx_free(ex), ax_ctx_free(fa);
+            continue;
+        }
+        void *in[3] = {x, y, y};
+        REQUIRE(run3(ex, AX_F32, in, N, b_special, NULL, r0, N));
+        REQUIRE(run3(fa, AX_F32, in, N, b_special, NULL, r1, N));
+        CHECKF(!memcmp(r0, r1, sizeof r0), "backend %d: NaN, infinity, comparison or conversion changed", (int)kinds[k]);
+        void *zin[3] = {z, z, z};
+        REQUIRE(run3(ex, AX_F32, zin, N, b_maths, NULL, r0, N));
+        REQUIRE(run3(fa, AX_F32, zin, N, b_maths, NULL, r1, N));
+        int64_t bad = 0;
+        for (int64_t i = 0; i < N; i++)
+            if (!(fabsf(r0[i] - r1[i]) <= 2 * FLT_EPSILON * (fabsf(r0[i]) + 1))) bad++;
+        CHECKF(bad == 0, "backend %d: exp + sin moved by more than the add's rounding in %lld places", (int)kinds[k],
+               (long long)bad);
+        ax_ctx_free(ex);
+        ax_ctx_free(fa);
+    }
+}
+
+static ax_acc b_sum(ax_ctx *cx, ax_acc *a, void *env)
+{
+    (void)cx, (void)env;
+    return ax_fold(ax_fn_add, NULL, ax_f32(0), a[0]);
+}
+
+/* A sum of n terms: within (n-1)u times the sum of magnitudes of the
+ * exact sum, in both modes. */
+TEST(fast_mode_sums_within_the_reassociation_bound)
+{
+    static float x[N];
+    static double d[N];
+    fill(x, d, N, 0, 1);
+    double want = 0, mag = 0;
+    for (int64_t i = 0; i < N; i++) want += x[i], mag += fabs((double)x[i]);
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        for (int f = 0; f < 2; f++) {
+            ax_ctx *cx = open_ctx(kinds[k], f != 0);
+            if (!cx) continue;
+            void *in[3] = {x, x, x};
+            float got = 0;
+            REQUIRE(run3(cx, AX_F32, in, N, b_sum, NULL, &got, 1));
+            double lim = (N - 1) * (FLT_EPSILON / 2) * mag;
+            CHECKF(fabs(got - want) <= lim, "backend %d %s: %.9g vs %.9g", (int)kinds[k], f ? "fast" : "exact", got,
+                   want);
+            ax_ctx_free(cx);
+        }
+}
+
+/* The two modes' kernels are distinct cache entries. */
+TEST(fast_mode_is_part_of_the_cache_key)
+{
+    static float x[N], r0[N], r1[N];
+    static double d[N];
+    fill(x, d, N, 1, 2);
+    ax_ctx *ex = open_ctx(AX_BACKEND_CPU, false), *fa = open_ctx(AX_BACKEND_CPU, true);
+    REQUIRE(ex && fa);
+    void *in[3] = {x, x, x};
+    REQUIRE(run3(fa, AX_F32, in, N, b_cancel, NULL, r1, N));   /* fast first: would poison an exact lookup */
+    REQUIRE(run3(ex, AX_F32, in, N, b_cancel, NULL, r0, N));
+    /* exact mode: (x+x)-x is 2x rounded, minus x: exactly x here */
+    CHECK(!memcmp(r0, x, sizeof x));
+    ax_ctx_free(ex);
+    ax_ctx_free(fa);
+    CHECK(getenv("AXLE_FAST_MATH") == NULL || !strcmp(getenv("AXLE_FAST_MATH"), "0"));
+}
