@@ -1,14 +1,16 @@
 # axle: the two commands are `make demo` (install what is missing, build,
 # run the built-in programs, benchmark them against hand-written C and plot
 # the results into out/) and `make test` (build and run every test: once
-# with GCC and warnings as errors, a subset with Clang, once under
-# AddressSanitizer and UndefinedBehaviorSanitizer, valgrind, a fuzz run).
+# with GCC and warnings as errors, the Python binding's pytest suite, a
+# subset with Clang, once under AddressSanitizer and
+# UndefinedBehaviorSanitizer, valgrind, a fuzz run).
 #
 # Installing: `make build` (and plain cmake) never install anything.
 # `make deps` installs what `make test` and `make demo` need (Debian or
-# Ubuntu, apt-get).  `make test`, `make demo` and `make docs` first check
-# quickly what they need (no apt-get) and install only what is missing;
-# with DEPS=no they only say what is missing and go on without it.
+# Ubuntu, apt-get; pip for the Python binding's packages where python3 is
+# not Debian's).  `make test`, `make demo`, `make python` and `make docs`
+# first check quickly what they need (no apt-get) and install only what is
+# missing; with DEPS=no they only say what is missing and go on without it.
 
 BUILD     ?= build
 SANBUILD  ?= build-san
@@ -19,8 +21,17 @@ DEPS      ?= yes
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps demo-deps docs-deps build test test-fast test-clang test-san test-valgrind test-fuzz \
-        test-deep test-wip demo docs clean
+.PHONY: all deps test-deps demo-deps docs-deps python-deps build test test-fast test-clang test-python \
+        python test-san test-valgrind test-fuzz test-deep test-wip demo docs clean
+
+# The Python binding (python/): `make python` builds it into $(PYBUILD)
+# (the extension and the package; libaxle by the repository's CMake as a
+# position-independent static library in $(PYLIB)), and `make test-python`
+# runs its pytest suite against that build (PYTHONPATH=$(PYBUILD)).
+PYTHON  ?= python3
+PYBUILD ?= $(BUILD)/python
+PYLIB   ?= $(BUILD)/pylib
+PYTEST_ARGS ?= -q
 
 # The bounded fuzz run of `make test` (issue 12): seconds per target
 # (tests/fuzz: the API and the Matrix Market reader), from the checked-in
@@ -80,6 +91,8 @@ demo-deps:
 	$(call check_deps,demo) || echo "axle: could not install everything: the plots may be skipped"
 docs-deps:
 	$(call check_deps,docs)
+python-deps:
+	$(call check_deps,python)
 
 build:
 	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
@@ -99,6 +112,14 @@ test-clang: test-deps
 	@for p in $$($(CLANGBUILD)/axle list | awk '{ print $$1 }'); do \
 	  AXLE_CC=clang $(CLANGBUILD)/axle run $$p --check || exit 1; \
 	done
+
+python: python-deps
+	cd python && AXLE_CMAKE_BUILD_DIR=$(abspath $(PYLIB)) AXLE_BUILD_JOBS=$(JOBS) \
+	  $(PYTHON) setup.py -q build --build-base $(abspath $(PYBUILD))-build --build-lib $(abspath $(PYBUILD))
+
+test-python: python
+	AXLE_CMAKE_BUILD_DIR=$(abspath $(PYLIB)) PYTHONPATH=$(abspath $(PYBUILD)) \
+	  $(PYTHON) -m pytest $(PYTEST_ARGS) python/tests
 
 test-san: test-deps
 	cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DAX_WERROR=ON -DAX_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
@@ -139,7 +160,7 @@ test-deep: build
 	cd $(BUILD) && AXLE_RANDOM_SEEDS=$(DEEP_SEEDS) ./test_random
 	$(MAKE) test-fuzz FUZZ_TIME=$(DEEP_FUZZ_TIME)
 
-test: test-deps test-fast test-clang test-san test-valgrind test-fuzz
+test: test-deps test-fast test-python test-clang test-san test-valgrind test-fuzz
 
 demo: demo-deps
 	@$(MAKE) --no-print-directory build
@@ -179,4 +200,4 @@ docs: docs-deps
 	cmake --build $(BUILD) --target docs
 
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) $(CLANGBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) $(CLANGBUILD) python/build

@@ -4,7 +4,8 @@
 #
 #   install-deps.sh [--check] [PURPOSE...]
 #
-# PURPOSE is any of build, test, demo, docs (default: build test demo).
+# PURPOSE is any of build, test, python, demo, docs (default: build test
+# demo; test includes python).
 # With --check nothing is installed: the missing packages are listed and
 # the exit status is 1 if there are any.  The check is quick (command -v,
 # dpkg -s and one small compile) and never runs apt-get.  Without --check,
@@ -16,13 +17,14 @@ if [ "${1:-}" = --check ]; then check=yes; shift; fi
 [ $# -gt 0 ] || set -- build test demo
 
 need=""
+want_python=no
 add() { case " $need " in *" $1 "*) ;; *) need="$need $1" ;; esac; }
 have_pkg() { dpkg -s "$1" >/dev/null 2>&1; }
 
 for purpose in "$@"; do
   case $purpose in
-    build|test|demo|docs) ;;
-    *) echo "install-deps.sh: unknown purpose '$purpose' (build, test, demo, docs)" >&2; exit 2 ;;
+    build|test|python|demo|docs) ;;
+    *) echo "install-deps.sh: unknown purpose '$purpose' (build, test, python, demo, docs)" >&2; exit 2 ;;
   esac
   # everything but the documentation builds axle
   if [ "$purpose" != docs ]; then
@@ -34,7 +36,7 @@ for purpose in "$@"; do
     test)
       # valgrind (the quick tests), clang (the Clang build and the fuzz
       # run, which needs libFuzzer's runtime), pkg-config (the test of an
-      # installed copy)
+      # installed copy), and what the Python binding's tests need (below)
       command -v valgrind >/dev/null 2>&1 || add valgrind
       command -v pkg-config >/dev/null 2>&1 || add pkg-config
       command -v clang >/dev/null 2>&1 || add clang
@@ -50,6 +52,10 @@ for purpose in "$@"; do
         fi
         add "libclang-rt-${v:-14}-dev"
       fi
+      want_python=yes
+      ;;
+    python)
+      want_python=yes
       ;;
     demo)
       # gnuplot draws the demo's plots (the demo goes on without it)
@@ -60,21 +66,53 @@ for purpose in "$@"; do
       ;;
   esac
 done
+# The Python binding (`make python`, `make test-python`): the python3 on
+# PATH (or $PYTHON) with its C headers, setuptools, wheel, NumPy and
+# pytest.  A Python that pip may install into (pyenv, a virtual
+# environment) gets them from PyPI; Debian's own python3 (externally
+# managed) from Debian.
+py_pip=no
+if [ "$want_python" = yes ]; then
+  PY=${PYTHON:-python3}
+  py_ok() {
+    "$PY" -c 'import os, sysconfig, numpy, pytest, setuptools, wheel
+assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' >/dev/null 2>&1
+  }
+  if ! command -v "$PY" >/dev/null 2>&1; then
+    for p in python3 python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel; do add $p; done
+  elif ! py_ok; then
+    if "$PY" -c 'import os, sys, sysconfig
+sys.exit(os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' &&
+       "$PY" -m pip --version >/dev/null 2>&1; then
+      py_pip=yes
+    else
+      for p in python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel; do add $p; done
+    fi
+  fi
+fi
 for pkg in $AXLE_EXTRA_PACKAGES; do
   have_pkg "$pkg" || add "$pkg"
 done
 
-[ -z "$need" ] && exit 0
+[ -z "$need" ] && [ $py_pip = no ] && exit 0
 if [ $check = yes ]; then
-  echo "axle: missing for $*:$need"
+  [ -z "$need" ] || echo "axle: missing for $*:$need"
+  [ $py_pip = no ] || echo "axle: missing for $*: numpy, pytest, setuptools or wheel for $PY (pip)"
   exit 1
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "axle: please install:$need" >&2
-  exit 1
+if [ -n "$need" ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "axle: please install:$need" >&2
+    exit 1
+  fi
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "axle: installing$need"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
 fi
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-echo "axle: installing$need"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
+if [ $py_pip = yes ]; then
+  echo "axle: installing numpy, pytest, setuptools and wheel for $PY (pip)"
+  PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check \
+    "numpy>=1.22" pytest setuptools wheel
+fi

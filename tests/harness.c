@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE   /* nftw's FTW_DEPTH and FTW_PHYS */
 #include "harness.h"
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct { const char *name; test_fn fn; } Entry;
 static Entry tests[1024];
@@ -112,4 +115,17 @@ int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what, bool full)
         }
     free(text);
     return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)ftw;
+    if (flag == FTW_DP) rmdir(path);
+    else unlink(path);
+    return 0;
+}
+
+void harness_rm_tree(const char *path)
+{
+    if (path && path[0]) nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -34,6 +34,8 @@ extern int harness_failed_checks;   /* checks failed in the current test */
 bool harness_close(double a, double b, double rel);
 #define CHECK_CLOSE(a, b, rel) do { double _a = (a), _b = (b); \
     CHECKF(harness_close(_a, _b, rel), "%.9g vs %.9g (rel %g)", _a, _b, (double)(rel)); } while (0)
+/* Removes a directory tree (a test's temporary cache directory). */
+void harness_rm_tree(const char *path);
 /* Runs a program and requires success; prints ax_error otherwise. */
 ax_array *harness_run(ax_ctx *cx, ax_acc a, const char *file, int line);
 #define RUN(cx, a) harness_run((cx), (a), __FILE__, __LINE__)

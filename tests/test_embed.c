@@ -20,19 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)ftw;
-    if (flag == FTW_DP) rmdir(path);
-    else unlink(path);
-    return 0;
-}
-
-static void rm_tree(const char *path)
-{
-    if (path[0]) nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 typedef struct Log {
     int n;
     char text[8][512];
@@ -314,7 +301,7 @@ TEST(cache_evicts_least_recently_used_entries)
     CHECK(rm.entries >= 1 && rm.bytes > 0);
     CHECK(ax_cache_stats(&o, &ci) == 0 && ci.entries == 0 && ci.bytes == 0);
     CHECK(run_k(dir, limit, 3));   /* and it works again */
-    rm_tree(dir);
+    harness_rm_tree(dir);
     /* a directory that is not there: an error, with errno */
     o.cache_dir = "/nonexistent/axle-cache";
     errno = 0;
@@ -346,5 +333,5 @@ TEST(cache_shared_by_two_processes_under_a_tiny_limit)
     o.cache_dir = dir;
     ax_cache_info ci;
     CHECK(ax_cache_stats(&o, &ci) == 0 && ci.entries <= 2);
-    rm_tree(dir);
+    harness_rm_tree(dir);
 }

@@ -15,19 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)ftw;
-    if (flag == FTW_DP) rmdir(path);
-    else unlink(path);
-    return 0;
-}
-
-static void rm_tree(const char *path)
-{
-    if (path[0]) nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Compiled objects in a cache directory (the disk cache's entries). */
 static int cache_entries(const char *dir)
 {
@@ -58,7 +45,7 @@ static ax_ctx *ctx_with_cache(ax_backend_kind backend, char dir[64])
     if (!r) {
         fprintf(stderr, "note: backend %d skipped: %s\n", (int)backend, ax_error(cx));
         ax_ctx_free(cx);
-        rm_tree(dir);
+        harness_rm_tree(dir);
         return NULL;
     }
     ax_array_release(r);
@@ -124,7 +111,7 @@ TEST(saxpy_compiled_once_runs_with_new_values_and_lengths)
         CHECK_EQ_I(cache_entries(dir), after_compile);
         ax_program_free(p);
         ax_ctx_free(cx);
-        rm_tree(dir);
+        harness_rm_tree(dir);
     }
 }
 
@@ -167,7 +154,7 @@ TEST(units_of_constants_and_used_arrays_are_data)
     }
     CHECK(first >= 1);
     ax_ctx_free(cx);
-    rm_tree(dir);
+    harness_rm_tree(dir);
 }
 
 static ax_exp plus(ax_exp x, ax_exp y, void *env) { (void)env; return ax_add(x, y); }
@@ -221,7 +208,7 @@ TEST(parameters_change_shapes_between_runs)
         }
         ax_program_free(p);
         ax_ctx_free(cx);
-        rm_tree(dir);
+        harness_rm_tree(dir);
     }
 }
 
@@ -278,7 +265,7 @@ TEST(parameters_in_awhile_and_acond)
         }
         ax_program_free(p);
         ax_ctx_free(cx);
-        rm_tree(dir);
+        harness_rm_tree(dir);
     }
 }
 

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "ir.h"
+#include "opt/opt.h"
 #include "opt/opt_dot.h"
 #include "backend/cpu/cg.h"
 #include "backend/gpu/gpu.h"
@@ -283,6 +284,13 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
         double t1 = now_ms();
         fuse_program(cx, p);
         if (cx->status == AX_OK) pass_done(cx, p, "fusion", t1);
+        /* equal array terms built apart: once (src/opt/acse.c; the
+         * simplifier below removes the aliases it leaves) */
+        if (cx->status == AX_OK && !(dbg & (AX_DEBUG_NO_CSE | AX_DEBUG_NO_SIMPLIFY))) {
+            t1 = now_ms();
+            bool changed = false;
+            if (opt_array_cse(cx, p, &changed) == 0) pass_done(cx, p, "array cse", t1);
+        }
         if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
             t1 = now_ms();
             simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));

@@ -42,6 +42,12 @@ static inline bool opt_is_atom(const Node *n)
  * with an error on cx. */
 int opt_cse(ax_ctx *cx, Program *p, bool *changed);
 
+/* Common subexpressions of whole array terms (acse.c): a let-bound array
+ * term equal to one an enclosing let binds becomes that let's variable.
+ * Run after fusion; the simplifier then removes the aliases.  0, or -1
+ * with an error on cx. */
+int opt_array_cse(ax_ctx *cx, Program *p, bool *changed);
+
 /* One round of the simplifier proper: with SIMP_SHRINK, the shrinking
  * reduction (dead lets dropped, lets used once inlined); with SIMP_FOLD,
  * constant folding, constant and copy propagation through lets and

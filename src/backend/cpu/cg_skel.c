@@ -1120,6 +1120,27 @@ static const char *leaf_identity(G *g, Prim op, ax_scalar s)
     }
 }
 
+/* Task `task`'s private copy of the result (emit_permute's layout): the
+ * pointers axq_<leaf>; for the task itself (`fill`), each filled with the
+ * identity; for the merge, each combined into the result at
+ * [start, end). */
+static void private_copies(G *g, const Type *elt, const Prim *ops, const char *task, bool fill)
+{
+    cg_line(g, "%schar *axqb_ = (%schar *)c->s2 + %s * c->m;", fill ? "" : "const ", fill ? "" : "const ", task);
+    cg_line(g, "i64 axqo_ = 0;");
+    for (int k = 0; k < elt->width; k++) {
+        ax_scalar sk = ty_leaf(elt, k);
+        const char *T = cg_ctype(sk), *q = fill ? "" : "const ";
+        cg_line(g, "%s%s *restrict axq_%d = (%s%s *)(axqb_ + axqo_);", q, T, k, q, T);
+        cg_line(g, "axqo_ += (n0 * (i64)sizeof(%s) + 63) & ~(i64)63;", T);
+        if (fill)
+            cg_line(g, "for (i64 i = 0; i < n0; i++) axq_%d[i] = %s;", k, leaf_identity(g, ops[k], sk));
+        else
+            cg_line(g, "for (i64 i = start; i < end; i++) a0_%d[i] = %s;", k,
+                    leaf_op(g, ops[k], sk, cg_fmt(g, "axq_%d[i]", k), cg_fmt(g, "a0_%d[i]", k)));
+    }
+}
+
 /* The leaves' primitives of a permute combination that private copies
  * can compute (every leaf a commutative primitive with an identity), in
  * ops; false otherwise. */
@@ -1282,18 +1303,9 @@ static void emit_permute(G *g)
     const Type *elt = x->type->elt;
     Prim *ops = arena_alloc(g->ar, sizeof *ops * 64);
     if (!ops || !priv_ops(x->kid[0], elt, ops)) return;
-    int w = elt->width;
     kernel_begin(g, R_PPRIV, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
-    cg_line(g, "char *axqb_ = (char *)c->s2 + (start / c->chunk) * c->m;");
-    cg_line(g, "i64 axqo_ = 0;");
-    for (int k = 0; k < w; k++) {
-        ax_scalar sk = ty_leaf(elt, k);
-        const char *T = cg_ctype(sk);
-        cg_line(g, "%s *restrict axq_%d = (%s *)(axqb_ + axqo_);", T, k, T);
-        cg_line(g, "axqo_ += (n0 * (i64)sizeof(%s) + 63) & ~(i64)63;", T);
-        cg_line(g, "for (i64 i = 0; i < n0; i++) axq_%d[i] = %s;", k, leaf_identity(g, ops[k], sk));
-    }
+    private_copies(g, elt, ops, "(start / c->chunk)", true);
     loop_ix(g, opd_slot(cn, 1), opd_node(cn, 1)->type->rank, permute_elem, ops);
     kernel_end(g);
 
@@ -1301,16 +1313,7 @@ static void emit_permute(G *g)
     kernel_begin(g, R_PMERGE, 0, true);
     cg_line(g, "for (i64 t = 0; t < c->nchunk; t++) {");
     g->ind++;
-    cg_line(g, "const char *axqb_ = (const char *)c->s2 + t * c->m;");
-    cg_line(g, "i64 axqo_ = 0;");
-    for (int k = 0; k < w; k++) {
-        ax_scalar sk = ty_leaf(elt, k);
-        const char *T = cg_ctype(sk);
-        cg_line(g, "const %s *restrict axq_%d = (const %s *)(axqb_ + axqo_);", T, k, T);
-        cg_line(g, "axqo_ += (n0 * (i64)sizeof(%s) + 63) & ~(i64)63;", T);
-        cg_line(g, "for (i64 i = start; i < end; i++) a0_%d[i] = %s;", k,
-                leaf_op(g, ops[k], sk, cg_fmt(g, "axq_%d[i]", k), cg_fmt(g, "a0_%d[i]", k)));
-    }
+    private_copies(g, elt, ops, "t", false);
     block_end(g);
     kernel_end(g);
 }

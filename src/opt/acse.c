@@ -1,0 +1,221 @@
+/*
+ * Common subexpressions of whole array terms (the Delite seed's CSE by
+ * hash-consing, applied to array operations; thesis s.3 does it for
+ * scalar code, cse.c).  Sharing recovery merges what the program shares
+ * through a C variable, but two equal terms built apart (two folds of one
+ * array written out twice, the same map built by two helper functions)
+ * stay two computations.
+ *
+ * After fusion every array operation that is computed is let-bound (or
+ * the program's result), so the pass walks the chains of array lets: a
+ * bound term equal to one bound by an enclosing let, up to the names of
+ * the variables it binds itself (lambda parameters, inner lets), becomes
+ * that let's variable, `let a2 = a1`, which the simplifier's copy
+ * propagation then removes.  The earlier let encloses the later one, so
+ * its term is evaluated whenever the later one would be: nothing is
+ * speculated, and a term that can fault faults the same way.  A let in
+ * an awhile body equal to one outside the loop is thus computed once,
+ * before the loop.
+ *
+ * Terms are compared by a structural hash that ignores variable ids,
+ * then exactly (alpha_eq), within a budget of nodes per comparison.
+ * Cost: one hash per let-bound term, a comparison per equal hash.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "opt.h"
+#include "hash.h"
+#include <string.h>
+
+typedef struct Bound {
+    uint64_t h;
+    const Node *term;
+    int id;                    /* the let's variable */
+} Bound;
+
+typedef struct Pair { int a, b; } Pair;
+
+typedef struct A {
+    ax_ctx *cx;
+    Program *p;
+    Bound *scope;              /* the enclosing lets' terms, innermost last */
+    int nscope, capscope;
+    Pair *map;                 /* alpha_eq's binders: b's id -> a's id */
+    int nmap, capmap;
+    bool failed, changed;
+} A;
+
+/* A hash of n's structure: variable ids left out (bound ones differ
+ * between equal terms); 0 when too deep. */
+static uint64_t hash_term(const Node *n, int depth)
+{
+    if (depth > OPT_MAX_DEPTH) return 0;
+    uint64_t h = hash_combine((uint64_t)n->op, (uint64_t)(uint32_t)n->n);
+    h = hash_combine(h, (uint64_t)(uint32_t)n->a);
+    if (n->type) h = hash_combine(h, ((uint64_t)n->type->kind << 32) | (uint32_t)n->type->width);
+    switch (n->op) {
+    case OP_CONST: h = hash_combine(h, (uint64_t)n->c.u); break;
+    case OP_USE: h = hash_combine(h, hmap_ptr(n->arr)); break;
+    case OP_LAM: h = hash_combine(h, (uint64_t)(uint32_t)n->nparam); break;
+    default: break;
+    }
+    for (int i = 0; i < n->n; i++) {
+        if (!n->kid[i]) return 0;
+        uint64_t k = hash_term(n->kid[i], depth + 1);
+        if (!k) return 0;
+        h = hash_combine(h, k);
+    }
+    return h ? h : 1;
+}
+
+static bool push_pair(A *s, int a, int b)
+{
+    if (s->nmap == s->capmap) {
+        int cap = s->capmap ? 2 * s->capmap : 32;
+        Pair *m = ax__realloc(s->map, sizeof *m * (size_t)cap);
+        if (!m) {
+            s->failed = true;
+            return false;
+        }
+        s->map = m;
+        s->capmap = cap;
+    }
+    s->map[s->nmap++] = (Pair){a, b};
+    return true;
+}
+
+/* Variables a (of the first term) and b (of the second) name the same
+ * value: both bound at corresponding binders, or both the same free
+ * variable. */
+static bool same_var(const A *s, int a, int b)
+{
+    for (int i = s->nmap - 1; i >= 0; i--) {
+        if (s->map[i].b == b) return s->map[i].a == a;
+        if (s->map[i].a == a) return false;   /* a bound inside, b free */
+    }
+    return a == b;
+}
+
+/* Equal up to the ids of the variables the terms bind. */
+static bool alpha_eq(A *s, const Node *a, const Node *b, int *budget, int depth)
+{
+    if (a == b) return true;
+    if (--*budget < 0 || depth > OPT_MAX_DEPTH || s->failed) return false;
+    if (a->op != b->op || a->n != b->n || a->a != b->a || a->nparam != b->nparam) return false;
+    if (!(a->type == b->type || (a->type && b->type && ty_eq(a->type, b->type)))) return false;
+    int base = s->nmap;
+    bool ok = true;
+    switch (a->op) {
+    case OP_CONST: ok = sc_eq_bits(a->type->s, a->c, b->c); break;
+    case OP_VAR: case OP_AVAR: ok = same_var(s, a->id, b->id); break;
+    case OP_USE: ok = a->arr == b->arr; break;
+    case OP_LET: case OP_ALET: ok = push_pair(s, a->id, b->id); break;
+    case OP_LAM:
+        for (int i = 0; ok && i < a->nparam; i++)
+            ok = a->param[i] && b->param[i] && push_pair(s, a->param[i]->id, b->param[i]->id);
+        break;
+    case OP_STENCIL: case OP_STENCIL2:
+        ok = a->sten && b->sten && !memcmp(a->sten, b->sten, sizeof *a->sten);
+        break;
+    case OP_REPLICATE: case OP_SLICE:
+        ok = a->slice && b->slice && !memcmp(a->slice, b->slice, sizeof *a->slice);
+        break;
+    default: break;
+    }
+    /* a let's bound term is outside its variable's scope: compare it
+     * before the binding counts (push_pair above binds for all kids, but
+     * the bound term cannot mention its own variable in a well-formed
+     * program, so the order does not matter) */
+    for (int i = 0; ok && i < a->n; i++)
+        ok = a->kid[i] && b->kid[i] && alpha_eq(s, a->kid[i], b->kid[i], budget, depth + 1);
+    s->nmap = base;
+    return ok;
+}
+
+/* An earlier let in scope binding a term equal to t: its variable, or -1. */
+static int find_equal(A *s, const Node *t, uint64_t h)
+{
+    for (int i = s->nscope - 1; i >= 0; i--) {
+        if (s->scope[i].h != h) continue;
+        int budget = 200000;
+        s->nmap = 0;
+        if (alpha_eq(s, s->scope[i].term, t, &budget, 0) && ty_eq(s->scope[i].term->type, t->type))
+            return s->scope[i].id;
+    }
+    return -1;
+}
+
+static void walk(A *s, Node *n, int depth);
+
+/* The kids of n that are array terms (operands; the bodies of awhile's
+ * functions and of array lambdas), each walked in the current scope. */
+static void walk_kids(A *s, Node *n, int depth)
+{
+    for (int i = 0; i < n->n && !s->failed; i++) {
+        Node *k = n->kid[i];
+        if (!k) continue;
+        if (k->op == OP_LAM) {
+            if (k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) walk(s, k->kid[0], depth + 1);
+        } else if (op_is_array(k->op)) {
+            walk(s, k, depth + 1);
+        }
+    }
+}
+
+static void walk(A *s, Node *n, int depth)
+{
+    if (s->failed || depth > OPT_MAX_DEPTH) return;
+    if (n->op != OP_ALET) return walk_kids(s, n, depth);
+    int base = s->nscope;
+    /* a chain of lets, in a loop (chains are long) */
+    for (; n->op == OP_ALET && n->n == 2 && !s->failed; n = n->kid[1]) {
+        Node *t = n->kid[0];
+        walk(s, t, depth + 1);
+        if (opt_is_atom(t) || t->op == OP_USE) continue;
+        uint64_t h = hash_term(t, 0);
+        if (!h) continue;
+        int same = find_equal(s, t, h);
+        if (same >= 0) {
+            Node *v = node_new(&s->p->arena, OP_AVAR, 0, t->type);
+            if (!v) {
+                s->failed = true;
+                break;
+            }
+            v->cx = t->cx;
+            v->id = same;
+            n->kid[0] = v;
+            s->changed = true;
+            continue;
+        }
+        if (s->nscope == s->capscope) {
+            int cap = s->capscope ? 2 * s->capscope : 32;
+            Bound *b = ax__realloc(s->scope, sizeof *b * (size_t)cap);
+            if (!b) {
+                s->failed = true;
+                break;
+            }
+            s->scope = b;
+            s->capscope = cap;
+        }
+        s->scope[s->nscope++] = (Bound){h, t, n->id};
+    }
+    if (!s->failed) walk(s, n, depth + 1);
+    s->nscope = base;
+}
+
+int opt_array_cse(ax_ctx *cx, Program *p, bool *changed)
+{
+    A s;
+    memset(&s, 0, sizeof s);
+    s.cx = cx;
+    s.p = p;
+    if (p && p->root) walk(&s, p->root, 0);
+    free(s.scope);
+    free(s.map);
+    if (s.failed) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory (array CSE)");
+        return -1;
+    }
+    if (changed) *changed = s.changed;
+    return 0;
+}
