@@ -1,16 +1,28 @@
 # axle: the two commands are `make demo` (install what is missing, build,
 # run the built-in programs, benchmark them against hand-written C and plot
-# the results into out/) and `make test` (build and run every test,
-# once normally with warnings as errors, the Python binding's pytest suite,
-# and once under AddressSanitizer and UndefinedBehaviorSanitizer).
+# the results into out/) and `make test` (build and run every test: once
+# with GCC and warnings as errors, the Python binding's pytest suite, a
+# subset with Clang, once under AddressSanitizer and
+# UndefinedBehaviorSanitizer, valgrind, a fuzz run).
+#
+# Installing: `make build` (and plain cmake) never install anything.
+# `make deps` installs what `make test` and `make demo` need (Debian or
+# Ubuntu, apt-get; pip for the Python binding's packages where python3 is
+# not Debian's).  `make test`, `make demo`, `make python` and `make docs`
+# first check quickly what they need (no apt-get) and install only what is
+# missing; with DEPS=no they only say what is missing and go on without it.
 
 BUILD     ?= build
 SANBUILD  ?= build-san
 FUZZBUILD ?= build-fuzz
+CLANGBUILD ?= build-clang
+# DEPS=no: install nothing, only report what is missing
+DEPS      ?= yes
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build test test-fast test-san test-valgrind test-fuzz test-deep test-wip test-python python demo clean
+.PHONY: all deps test-deps demo-deps docs-deps python-deps build test test-fast test-clang test-python \
+        python test-san test-valgrind test-fuzz test-deep test-wip demo docs clean
 
 # The Python binding (python/): `make python` builds it into $(PYBUILD)
 # (the extension and the package; libaxle by the repository's CMake as a
@@ -53,19 +65,55 @@ PLOTS      ?= dotp blackscholes
 PLOT_SIZES_dotp         ?= 1e4,1e5,1e6,1e7,3e7
 PLOT_SIZES_blackscholes ?= 1e4,1e5,1e6,1e7
 
+# The Clang pass of `make test`: everything built with Clang and warnings
+# as errors, these tests, and every built-in program with its kernels
+# compiled by Clang too (about a minute and a half on 2 cores after the
+# GCC pass, which leaves the tests' kernels in the cache).
+CLANG_TESTS ?= test_version test_sharing test_errors test_simplify test_fusion test_ops test_cpu \
+  symbols install cli_dotp cli_dotp_cpu_20M doc_example_.*
+empty :=
+space := $(empty) $(empty)
+
 all: build
 
 deps:
-	@sh scripts/install-deps.sh
+	@sh scripts/install-deps.sh build test demo
 
-build: deps
+# The quick check before `make test`, `make demo` and `make docs`.
+define check_deps
+	@sh scripts/install-deps.sh --check $(1) || \
+	if [ "$(DEPS)" = no ]; then echo "axle: DEPS=no: nothing installed (sh scripts/install-deps.sh $(1) installs it)"; \
+	else sh scripts/install-deps.sh $(1); fi
+endef
+test-deps:
+	$(call check_deps,test)
+demo-deps:
+	$(call check_deps,demo) || echo "axle: could not install everything: the plots may be skipped"
+docs-deps:
+	$(call check_deps,docs)
+python-deps:
+	$(call check_deps,python)
+
+build:
+	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-test-fast: build
+test-fast: test-deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE wip
 
-python: deps
+test-clang: test-deps
+	@command -v clang >/dev/null 2>&1 || { echo "axle: clang is not installed (make deps installs it)"; exit 1; }
+	cmake -S . -B $(CLANGBUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON \
+	  -DAX_CUDA_BASELINES=OFF $(CMAKE_ARGS) >/dev/null
+	cmake --build $(CLANGBUILD) -j $(JOBS)
+	cd $(CLANGBUILD) && ctest --output-on-failure -j $(JOBS) -R '^($(subst $(space),|,$(strip $(CLANG_TESTS))))$$'
+	@# every built-in program, its kernels compiled by Clang, checked
+	@for p in $$($(CLANGBUILD)/axle list | awk '{ print $$1 }'); do \
+	  AXLE_CC=clang $(CLANGBUILD)/axle run $$p --check || exit 1; \
+	done
+
+python: python-deps
 	cd python && AXLE_CMAKE_BUILD_DIR=$(abspath $(PYLIB)) AXLE_BUILD_JOBS=$(JOBS) \
 	  $(PYTHON) setup.py -q build --build-base $(abspath $(PYBUILD))-build --build-lib $(abspath $(PYBUILD))
 
@@ -73,12 +121,12 @@ test-python: python
 	AXLE_CMAKE_BUILD_DIR=$(abspath $(PYLIB)) PYTHONPATH=$(abspath $(PYBUILD)) \
 	  $(PYTHON) -m pytest $(PYTEST_ARGS) python/tests
 
-test-san: deps
+test-san: test-deps
 	cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DAX_WERROR=ON -DAX_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
 	cmake --build $(SANBUILD) -j $(JOBS)
 	cd $(SANBUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -LE wip
 
-test-valgrind: build
+test-valgrind: test-deps build
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  for t in $(VALGRIND_TESTS); do \
 	    echo "valgrind $$t"; \
@@ -90,7 +138,7 @@ test-valgrind: build
 # libFuzzer (clang): the whole library instrumented, with ASan and UBSan.
 # A crash, leak or timeout fails the run (the input is left in
 # $(FUZZBUILD)/crash-*); the checked-in corpus is copied, never changed.
-test-fuzz: deps
+test-fuzz: test-deps
 	@printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' | \
 	  clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || \
 	  { echo "axle: clang's libFuzzer is missing (install clang and libclang-rt-dev)"; exit 1; }
@@ -112,13 +160,10 @@ test-deep: build
 	cd $(BUILD) && AXLE_RANDOM_SEEDS=$(DEEP_SEEDS) ./test_random
 	$(MAKE) test-fuzz FUZZ_TIME=$(DEEP_FUZZ_TIME)
 
-test: test-fast test-python test-san test-valgrind test-fuzz
+test: test-deps test-fast test-python test-clang test-san test-valgrind test-fuzz
 
-demo: build
-	@# gnuplot only draws the demo's plots: installed here, not in `deps`
-	@# (the tests and CI do not need it), and the demo goes on without it.
-	@AXLE_EXTRA_PACKAGES="gnuplot-nox" sh scripts/install-deps.sh || \
-	  echo "axle: could not install gnuplot: the plots will be skipped"
+demo: demo-deps
+	@$(MAKE) --no-print-directory build
 	@echo "== axle: the built-in programs =="
 	$(BUILD)/axle list
 	$(BUILD)/axle run dotp --size 1000000 --check
@@ -147,5 +192,12 @@ demo: build
 	if [ $$rc -ne 0 ]; then echo "axle bench: some checks failed (see the tables)"; fi; \
 	exit $$rc
 
+# The reference documentation, generated from the header's comments and
+# docs/ by Doxygen (installed here if missing): $(BUILD)/docs/html/index.html
+docs: docs-deps
+	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD) --target docs
+
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) python/build
+	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) $(CLANGBUILD) python/build

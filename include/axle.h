@@ -53,10 +53,36 @@
 extern "C" {
 #endif
 
+/* Every declaration of this header is part of the library's interface:
+ * the library is compiled with -fvisibility=hidden, and this pragma gives
+ * what is declared here default visibility, so that the shared library
+ * exports these names and nothing else (tests/install checks it with nm). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
+/* The version of this header.  This is the one place the version is
+ * written: the build reads it from here (the shared library's file name,
+ * axle.pc, axleConfigVersion.cmake).  The library follows semantic
+ * versioning; the shared library's soname carries the major version. */
 #define AX_VERSION_MAJOR 0
 #define AX_VERSION_MINOR 1
 #define AX_VERSION_PATCH 0
-#define AX_VERSION_STRING "0.1.0"
+/* One number for #if tests: 10000 * major + 100 * minor + patch. */
+#define AX_VERSION_NUMBER (AX_VERSION_MAJOR * 10000 + AX_VERSION_MINOR * 100 + AX_VERSION_PATCH)
+/* "MAJOR.MINOR.PATCH" */
+#define AX_VERSION_STRING \
+    AX_VERSION_EXPAND_(AX_VERSION_MAJOR) "." AX_VERSION_EXPAND_(AX_VERSION_MINOR) "." \
+    AX_VERSION_EXPAND_(AX_VERSION_PATCH)
+
+/* (helpers of AX_VERSION_STRING) */
+#define AX_VERSION_QUOTE_(x) #x
+#define AX_VERSION_EXPAND_(x) AX_VERSION_QUOTE_(x)
+
+/* The version of the library the program runs with ("0.1.0"), which may
+ * be newer than the header it was compiled with (AX_VERSION_STRING) when
+ * it is linked with the shared library.  A static string. */
+const char *ax_version(void);
 
 /* A context: see "Contexts and options" below. */
 typedef struct ax_ctx ax_ctx;
@@ -229,6 +255,10 @@ void ax_ctx_free(ax_ctx *cx);
 void ax_ctx_reset(ax_ctx *cx);
 /* The options in force (after the environment has been applied). */
 const ax_options *ax_ctx_options(const ax_ctx *cx);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
 
 /* The message of the pending or most recent error, or "" if none.  The
  * string belongs to the context and is valid until the next call on it. */
@@ -727,5 +757,8 @@ char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json);
 
 #ifdef __cplusplus
 }
+#endif
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
 #endif
 #endif /* AXLE_H */

@@ -73,7 +73,7 @@ class BuildExt(build_ext):
                "-DAX_SANITIZE=OFF", "-DAX_FUZZ=OFF"]
         print("axle: building libaxle with CMake in", build, flush=True)
         subprocess.check_call(cfg, stdout=subprocess.DEVNULL)
-        subprocess.check_call(["cmake", "--build", build, "--target", "axle", "-j", jobs])
+        subprocess.check_call(["cmake", "--build", build, "--target", "axle_static", "-j", jobs])
         lib = os.path.join(build, "libaxle.a")
         if not os.path.exists(lib):
             sys.exit("axle: the CMake build made no %s" % lib)

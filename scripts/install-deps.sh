@@ -1,52 +1,105 @@
 #!/bin/sh
-# Installs what building and testing axle needs on Debian or Ubuntu, and
-# nothing that is already there.  Uses sudo when not root.
+# What building, testing, the demo and the documentation need on Debian or
+# Ubuntu, and installing what is missing.
+#
+#   install-deps.sh [--check] [PURPOSE...]
+#
+# PURPOSE is any of build, test, python, demo, docs (default: build test
+# demo; test includes python).
+# With --check nothing is installed: the missing packages are listed and
+# the exit status is 1 if there are any.  The check is quick (command -v,
+# dpkg -s and one small compile) and never runs apt-get.  Without --check,
+# the missing packages are installed with apt-get (with sudo when not root).
+# AXLE_EXTRA_PACKAGES names more Debian packages to check or install.
 set -e
+check=no
+if [ "${1:-}" = --check ]; then check=yes; shift; fi
+[ $# -gt 0 ] || set -- build test demo
+
 need=""
-command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
-command -v make >/dev/null 2>&1 || need="$need make"
-command -v cmake >/dev/null 2>&1 || need="$need cmake"
-# `make test`: valgrind (the quick tests), clang with libFuzzer's runtime
-# (the bounded fuzz run).  The runtime's package carries clang's major
-# version on Debian 12 (libclang-rt-14-dev); newer releases also have an
-# unversioned libclang-rt-dev.
-command -v valgrind >/dev/null 2>&1 || need="$need valgrind"
-if ! command -v clang >/dev/null 2>&1; then
-  need="$need clang"
-fi
-if ! printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' |
-     clang -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1; then
-  v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -n 1)
-  if [ -z "$v" ] && command -v apt-cache >/dev/null 2>&1; then
-    # clang itself is about to be installed: the default version's runtime
-    v=$(apt-cache depends clang 2>/dev/null | sed -n 's/.*Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+want_python=no
+add() { case " $need " in *" $1 "*) ;; *) need="$need $1" ;; esac; }
+have_pkg() { dpkg -s "$1" >/dev/null 2>&1; }
+
+for purpose in "$@"; do
+  case $purpose in
+    build|test|python|demo|docs) ;;
+    *) echo "install-deps.sh: unknown purpose '$purpose' (build, test, python, demo, docs)" >&2; exit 2 ;;
+  esac
+  # everything but the documentation builds axle
+  if [ "$purpose" != docs ]; then
+    command -v cc >/dev/null 2>&1 || { add gcc; add libc6-dev; }
+    command -v make >/dev/null 2>&1 || add make
+    command -v cmake >/dev/null 2>&1 || add cmake
   fi
-  need="$need libclang-rt-${v:-14}-dev"
-fi
-# The Python binding's tests (`make test-python`): the python3 on PATH (or
-# $PYTHON) with its C headers, setuptools, wheel, NumPy and pytest.  A
-# Python that pip may install into (pyenv, a virtual environment) gets them
-# from PyPI; Debian's own python3 (externally managed) from Debian.
-PY=${PYTHON:-python3}
-py_ok() {
-  "$PY" -c 'import os, sysconfig, numpy, pytest, setuptools, wheel
-assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' >/dev/null 2>&1
-}
+  case $purpose in
+    test)
+      # valgrind (the quick tests), clang (the Clang build and the fuzz
+      # run, which needs libFuzzer's runtime), pkg-config (the test of an
+      # installed copy), and what the Python binding's tests need (below)
+      command -v valgrind >/dev/null 2>&1 || add valgrind
+      command -v pkg-config >/dev/null 2>&1 || add pkg-config
+      command -v clang >/dev/null 2>&1 || add clang
+      # The runtime's package carries clang's major version on Debian 12
+      # (libclang-rt-14-dev); newer releases also have an unversioned
+      # libclang-rt-dev.
+      if ! printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' |
+           clang -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1; then
+        v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -n 1)
+        if [ -z "$v" ] && [ $check = no ] && command -v apt-cache >/dev/null 2>&1; then
+          # clang itself is about to be installed: the default version's runtime
+          v=$(apt-cache depends clang 2>/dev/null | sed -n 's/.*Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+        fi
+        add "libclang-rt-${v:-14}-dev"
+      fi
+      want_python=yes
+      ;;
+    python)
+      want_python=yes
+      ;;
+    demo)
+      # gnuplot draws the demo's plots (the demo goes on without it)
+      command -v gnuplot >/dev/null 2>&1 || add gnuplot-nox
+      ;;
+    docs)
+      command -v doxygen >/dev/null 2>&1 || add doxygen
+      ;;
+  esac
+done
+# The Python binding (`make python`, `make test-python`): the python3 on
+# PATH (or $PYTHON) with its C headers, setuptools, wheel, NumPy and
+# pytest.  A Python that pip may install into (pyenv, a virtual
+# environment) gets them from PyPI; Debian's own python3 (externally
+# managed) from Debian.
 py_pip=no
-if ! command -v "$PY" >/dev/null 2>&1; then
-  need="$need python3 python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel"
-elif ! py_ok; then
-  if "$PY" -c 'import os, sys, sysconfig
+if [ "$want_python" = yes ]; then
+  PY=${PYTHON:-python3}
+  py_ok() {
+    "$PY" -c 'import os, sysconfig, numpy, pytest, setuptools, wheel
+assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' >/dev/null 2>&1
+  }
+  if ! command -v "$PY" >/dev/null 2>&1; then
+    for p in python3 python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel; do add $p; done
+  elif ! py_ok; then
+    if "$PY" -c 'import os, sys, sysconfig
 sys.exit(os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' &&
-     "$PY" -m pip --version >/dev/null 2>&1; then
-    py_pip=yes
-  else
-    need="$need python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel"
+       "$PY" -m pip --version >/dev/null 2>&1; then
+      py_pip=yes
+    else
+      for p in python3-dev python3-numpy python3-pytest python3-setuptools python3-wheel; do add $p; done
+    fi
   fi
 fi
 for pkg in $AXLE_EXTRA_PACKAGES; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
+  have_pkg "$pkg" || add "$pkg"
 done
+
+[ -z "$need" ] && [ $py_pip = no ] && exit 0
+if [ $check = yes ]; then
+  [ -z "$need" ] || echo "axle: missing for $*:$need"
+  [ $py_pip = no ] || echo "axle: missing for $*: numpy, pytest, setuptools or wheel for $PY (pip)"
+  exit 1
+fi
 if [ -n "$need" ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "axle: please install:$need" >&2
@@ -58,7 +111,7 @@ if [ -n "$need" ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
 fi
-if [ "$py_pip" = yes ]; then
+if [ $py_pip = yes ]; then
   echo "axle: installing numpy, pytest, setuptools and wheel for $PY (pip)"
   PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check \
     "numpy>=1.22" pytest setuptools wheel

@@ -286,4 +286,5 @@ TEST(an_index_out_of_bounds_is_reported_by_both_strategies)
             ax_ctx_free(cx);
             unsetenv("AXLE_PERMUTE");
         }
+    free(dst), free(src);
 }
