@@ -541,10 +541,8 @@ class BlackScholes(Program):
             return one - c if d > zero else c
 
         @numba.njit(parallel=True, fastmath=True)
-        def bs(price, strike, years):
+        def bs(price, strike, years, call, put):
             n = price.shape[0]
-            call = np.empty(n, np.float32)
-            put = np.empty(n, np.float32)
             for i in numba.prange(n):
                 p, s, t = price[i], strike[i], years[i]
                 vs = v * np.sqrt(t)
@@ -557,7 +555,8 @@ class BlackScholes(Program):
             return call, put
 
         self.numba_fn = bs
-        return lambda: bs(price, strike, years)
+        call, put = np.empty_like(price), np.empty_like(price)   # written by every run
+        return lambda: bs(price, strike, years, call, put)
 
     def jax_bs(self):
         jax, jnp = self.m["jax"], self.m["jnp"]
@@ -612,9 +611,11 @@ class BlackScholes(Program):
         self.halide_funcs = [out]
         pl = hl.Pipeline(out)
 
+        call, put = np.empty(n, np.float32), np.empty(n, np.float32)   # written by every run
+        outs = [hl.Buffer(call), hl.Buffer(put)]
+
         def run():
-            call, put = np.empty(n, np.float32), np.empty(n, np.float32)
-            pl.realize([hl.Buffer(call), hl.Buffer(put)])
+            pl.realize(outs)
             return call, put
         return run
 
@@ -729,10 +730,8 @@ class Nbody(Program):
         one = np.float32(1)
 
         @numba.njit(parallel=True, fastmath=True)
-        def nbody(x, y, z, m, vx, vy, vz):
+        def nbody(x, y, z, m, vx, vy, vz, ox, oy, oz, ovx, ovy, ovz):
             n = x.shape[0]
-            ox, oy, oz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
-            ovx, ovy, ovz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
             for i in numba.prange(n):
                 xi, yi, zi = x[i], y[i], z[i]
                 ax = np.float32(0)
@@ -753,11 +752,15 @@ class Nbody(Program):
                 nvz = vz[i] + dt * az
                 ovx[i], ovy[i], ovz[i] = nvx, nvy, nvz
                 ox[i], oy[i], oz[i] = xi + dt * nvx, yi + dt * nvy, zi + dt * nvz
-            return ox, oy, oz, ovx, ovy, ovz
 
         self.numba_fn = nbody
-        args = self.inputs
-        return lambda: nbody(*args)
+        outs = tuple(np.empty_like(self.inputs[0]) for _ in range(6))   # written by every run
+        args = tuple(self.inputs) + outs
+
+        def run():
+            nbody(*args)
+            return outs
+        return run
 
     def jax_nbody(self):
         jax, jnp = self.m["jax"], self.m["jnp"]
@@ -815,10 +818,12 @@ class Nbody(Program):
         self.halide_funcs = [out]
         pl = hl.Pipeline(out)
 
+        o = tuple(np.empty(n, np.float32) for _ in range(6))   # written by every run
+        outs = [hl.Buffer(a) for a in o]
+
         def run():
-            o = [np.empty(n, np.float32) for _ in range(6)]
-            pl.realize([hl.Buffer(a) for a in o])
-            return tuple(o)
+            pl.realize(outs)
+            return o
         return run
 
 
@@ -884,8 +889,7 @@ class Mandelbrot(Program):
         four = np.float32(4)
 
         @numba.njit(parallel=True, fastmath=True)
-        def mandel(h, w):
-            out = np.empty((h, w), np.int32)
+        def mandel(h, w, out):
             fw, fh = np.float32(w), np.float32(h)
             for y in numba.prange(h):
                 ci = Y0 + (np.float32(y) * SY) / fh
@@ -898,10 +902,14 @@ class Mandelbrot(Program):
                         zr, zi = cr + (zr * zr - zi * zi), ci + (zr * zi + zi * zr)
                         i += 1
                     out[y, x] = i
-            return out
 
         self.numba_fn = mandel
-        return lambda: (mandel(h, w),)
+        out = np.empty((h, w), np.int32)   # written by every run
+
+        def run():
+            mandel(h, w, out)
+            return (out,)
+        return run
 
     def jax_mandel(self):
         jax, jnp = self.m["jax"], self.m["jnp"]
@@ -951,9 +959,11 @@ class Mandelbrot(Program):
         self.halide_funcs = [out]
         pl = hl.Pipeline(out)
 
+        o = np.empty((h, w), np.int32)   # written by every run
+        outs = [hl.Buffer(o)]
+
         def run():
-            o = np.empty((h, w), np.int32)
-            pl.realize([hl.Buffer(o)])
+            pl.realize(outs)
             return (o,)
         return run
 
@@ -1113,13 +1123,19 @@ def run_row(row, args, axle, pio, consts, mods, errs, fast_mode):
                         times[col].append(ms)
                     if not chk.startswith("ok"):
                         axle_checks[col] = chk
-            else:
-                t = time.perf_counter()
-                out = runners[system]()
-                times[system].append((time.perf_counter() - t) * 1e3)
+            elif system in runners:
+                try:
+                    t = time.perf_counter()
+                    out = runners[system]()
+                    times[system].append((time.perf_counter() - t) * 1e3)
+                except Exception as e:   # noqa: BLE001 (it leaves the rest of the table alone)
+                    res["checks"][system] = f"FAIL (run {rep + 1}: {type(e).__name__}: {e})"
+                    del runners[system]
+                    continue
                 if rep == args.runs - 1:
                     last[system] = out
-        log(f"   run {rep + 1}/{args.runs}: " + ", ".join(f"{c} {times[c][-1]:.2f}" for c, _ in COLUMNS if times[c]))
+        log(f"   run {rep + 1}/{args.runs}: " + ", ".join(f"{c} {times[c][-1]:.2f}" for c, _ in COLUMNS
+                                                      if len(times[c]) == rep + 1))
     for system, out in last.items():   # the last timed result is checked too
         ok, why = prog.check(out)
         if not ok:
