@@ -185,9 +185,9 @@ static void probe_mvec(CpuCtx *cc)
  * change no result but keep sqrt and selects from vectorising: they are
  * turned off again after it. */
 /* Vector width: on AVX-512 machines GCC 12 (-march=native, tuned as
- * znver3 on Zen 5) vectorises loops at 256 bits, and calls 512-bit
+ * znver3 on this Zen 4 EPYC, family 25 model 17) vectorises loops at 256 bits, and calls 512-bit
  * libmvec only where the prelude asks (codegen.c).  Measured with
- * -mprefer-vector-width=512 added (2 threads, Zen 5, medians of 5
+ * -mprefer-vector-width=512 added (2 threads, medians of 5
  * alternating runs of `axle run P --runs 5`, 2026-11-24, on a loaded
  * machine): nbody 4096 1.30x slower, histogram 1.25x, smvm 1.13x, fluid
  * 1.11x, blackscholes 1.07x, mandelbrot-while 1.05x, scanl1-sum 1.02x;
