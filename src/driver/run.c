@@ -473,7 +473,9 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
         settle_error(cx);
         return -1;
     }
-    if (!check_args(pr, args, nargs)) {
+    /* A builder's error still pending on the context is reported here, as
+     * ax_run would (first error wins), not wiped with the message below. */
+    if (cx->status != AX_OK || !check_args(pr, args, nargs)) {
         settle_error(cx);
         return -1;
     }
