@@ -1320,25 +1320,33 @@ static void emit_permute(G *g)
 
 /* ------------------------------------------------------------ stencils */
 
+/* Room for a stencil function's arguments: every neighbour of every
+ * input (sten_args, sten_args_loop); NULL (codegen failed) when memory
+ * runs out. */
+static Val *sten_arg_slots(G *g)
+{
+    const Stencil *st = g->cn->x->sten;
+    int np = 0;
+    for (int q = 0; q < st->ninputs; q++) {
+        int cnt = 1;
+        for (int d = 0; d < st->rank; d++) cnt *= st->size[q][d];
+        np += cnt;
+    }
+    Val *args = arena_alloc(g->ar, sizeof *args * (size_t)(np > 0 ? np : 1));
+    if (!args) cg_fail(g, "cpu codegen: out of memory");
+    return args;
+}
+
 /* The neighbourhood of every input as function arguments: interior (no
  * bounds tests: every neighbour is inside) or border (each coordinate
  * through the boundary rule, exactly interp.c's boundary()). */
 static Val *sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
 {
     const CgNode *cn = g->cn;
-    const Node *x = cn->x;
-    const Stencil *st = x->sten;
-    int r = st->rank, nin = st->ninputs, np = 0;
-    for (int q = 0; q < nin; q++) {
-        int cnt = 1;
-        for (int d = 0; d < r; d++) cnt *= st->size[q][d];
-        np += cnt;
-    }
-    Val *args = arena_alloc(g->ar, sizeof *args * (size_t)(np > 0 ? np : 1));
-    if (!args) {
-        cg_fail(g, "cpu codegen: out of memory");
-        return NULL;
-    }
+    const Stencil *st = cn->x->sten;
+    int r = st->rank, nin = st->ninputs;
+    Val *args = sten_arg_slots(g);
+    if (!args) return NULL;
     int a = 0;
     for (int q = 0; q < nin; q++) {
         int slot = opd_slot(cn, q);
@@ -1437,19 +1445,10 @@ static bool sten_looped(const Stencil *st)
 static Val *sten_args_loop(G *g, bool interior, Val ix, const char *j, int *nargs)
 {
     const CgNode *cn = g->cn;
-    const Node *x = cn->x;
-    const Stencil *st = x->sten;
-    int r = st->rank, nin = st->ninputs, np = 0;
-    for (int q = 0; q < nin; q++) {
-        int cnt = 1;
-        for (int d = 0; d < r; d++) cnt *= st->size[q][d];
-        np += cnt;
-    }
-    Val *args = arena_alloc(g->ar, sizeof *args * (size_t)(np > 0 ? np : 1));
-    if (!args) {
-        cg_fail(g, "cpu codegen: out of memory");
-        return NULL;
-    }
+    const Stencil *st = cn->x->sten;
+    int r = st->rank, nin = st->ninputs;
+    Val *args = sten_arg_slots(g);
+    if (!args) return NULL;
     int a = 0;
     for (int q = 0; q < nin; q++) {
         int slot = opd_slot(cn, q);
