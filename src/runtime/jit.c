@@ -68,6 +68,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -365,11 +366,23 @@ static void keep(char *out, size_t cap, size_t *len, const char *chunk, ssize_t 
     out[*len] = 0;
 }
 
-/* Runs argv with stdin from /dev/null and stdout and stderr into out (the
- * first cap-1 bytes kept, NUL-terminated; the rest read and dropped so the
- * child never blocks).  Returns 0 with the wait status in *status, the
- * errno of a failed start (ENOENT: no such program), or ETIMEDOUT when
- * the child ran longer than the Jit's time limit.
+/* One child process whose output is captured (a compiler run): started
+ * by child_start, serviced by children_wait until it has exited or its
+ * time is up.  Several may run at once (jit_load_many). */
+typedef struct Child {
+    pid_t pid;
+    int fd, pfd;               /* our end of its output pipe; its pidfd or -1 */
+    bool eof, gone, expired;
+    int status;                /* its wait status once gone */
+    double deadline;           /* now_ms() past which it is killed; 0: none */
+    size_t len;
+    char out[OUT_CAP];         /* the first OUT_CAP-1 bytes of its output */
+} Child;
+
+/* Starts argv with stdin from /dev/null and stdout and stderr into a pipe
+ * that children_wait reads (the first bytes kept in c->out, the rest read
+ * and dropped so the child never blocks).  Returns 0, or the errno of a
+ * failed start (ENOENT: no such program).
  *
  * Every external process can hang, so the child runs in a process group
  * of its own, and on expiry of the limit the whole group (a wrapper such
@@ -378,11 +391,12 @@ static void keep(char *out, size_t cap, size_t *len, const char *chunk, ssize_t 
  * leaves a process behind holding the pipe (a daemon it started, a stray
  * `sleep &`) must not delay the compile by that process's lifetime; what
  * that process writes later is dropped. */
-static int run_capture(Jit *j, char *const argv[], char *out, size_t cap, int *status)
+static int child_start(Jit *j, char *const argv[], Child *c)
 {
     int fds[2];
-    out[0] = 0;
-    *status = 0;
+    memset(c, 0, offsetof(Child, out));
+    c->out[0] = 0;
+    c->fd = c->pfd = -1;
     if (fault_hit(AX_FAULT_SPAWN)) return EAGAIN;
     if (pipe2(fds, O_CLOEXEC)) return errno;
     fds[0] = above_stdio(fds[0]);
@@ -425,56 +439,110 @@ static int run_capture(Jit *j, char *const argv[], char *out, size_t cap, int *s
         close(fds[0]);
         return e;
     }
-    int pfd = pid_fd(pid);
-    double deadline = j->timeout_ms > 0 ? now_ms() + j->timeout_ms : 0;
-    size_t len = 0;
+    c->pid = pid;
+    c->fd = fds[0];
+    c->pfd = pid_fd(pid);
+    c->deadline = j->timeout_ms > 0 ? now_ms() + j->timeout_ms : 0;
+    return 0;
+}
+
+/* Reads what the child has written so far. */
+static void child_drain(Child *c)
+{
     char chunk[4096];
-    bool eof = false, gone = false, expired = false;
-    int st = 0;
-    while (!gone) {
-        /* Without a pidfd the exit is looked for every 10 ms. */
-        int wait_ms = pfd >= 0 ? -1 : 10;
-        if (deadline > 0) {
-            double left = deadline - now_ms();
-            if (left <= 0) {
-                expired = true;
-                break;
+    ssize_t n;
+    while ((n = read(c->fd, chunk, sizeof chunk)) > 0) keep(c->out, sizeof c->out, &c->len, chunk, n);
+    if (n == 0) c->eof = true;
+}
+
+/* After the child has exited or was killed: what it wrote before it
+ * exited (a leftover process's later output is not waited for), and its
+ * descriptors closed. */
+static void child_close(Child *c)
+{
+    if (!c->expired && !c->eof) child_drain(c);
+    if (c->pfd >= 0) close(c->pfd);
+    close(c->fd);
+    c->pfd = c->fd = -1;
+}
+
+/* Kills the child's group, then the child itself (it may have left the
+ * group), and reaps it. */
+static void child_kill(Child *c)
+{
+    kill(-c->pid, SIGKILL);
+    kill(c->pid, SIGKILL);
+    reaped(c->pid, &c->status, true);
+    c->gone = true;
+}
+
+/* Waits until at least one of the n running children (cs[i], not yet
+ * gone) has exited or run past its deadline (then it is killed and marked
+ * expired); reads their output meanwhile.  Returns how many are done. */
+static int children_wait(Child **cs, int n)
+{
+    enum { MAXW = 64 };
+    if (n > MAXW) n = MAXW;
+    for (;;) {
+        int done = 0;
+        double now = now_ms();
+        int wait_ms = -1;
+        struct pollfd pf[2 * MAXW];
+        for (int i = 0; i < n; i++) {
+            Child *c = cs[i];
+            if (c->deadline > 0 && now >= c->deadline) {
+                c->expired = true;
+                child_kill(c);
             }
-            int l = left > 1e6 ? 1000000 : (int)left + 1;
-            if (wait_ms < 0 || l < wait_ms) wait_ms = l;
+            if (c->gone) {
+                done++;
+                continue;
+            }
+            /* Without a pidfd the exit is looked for every 10 ms. */
+            int w = c->pfd >= 0 ? -1 : 10;
+            if (c->deadline > 0) {
+                double left = c->deadline - now;
+                int l = left > 1e6 ? 1000000 : (int)left + 1;
+                if (w < 0 || l < w) w = l;
+            }
+            if (w >= 0 && (wait_ms < 0 || w < wait_ms)) wait_ms = w;
         }
-        struct pollfd pf[2] = {{.fd = eof ? -1 : fds[0], .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
-        int r = poll(pf, 2, wait_ms);
+        if (done) return done;
+        for (int i = 0; i < n; i++) {
+            pf[2 * i] = (struct pollfd){.fd = cs[i]->eof ? -1 : cs[i]->fd, .events = POLLIN};
+            pf[2 * i + 1] = (struct pollfd){.fd = cs[i]->pfd, .events = POLLIN};
+        }
+        int r = poll(pf, (nfds_t)(2 * n), wait_ms);
         if (r < 0 && errno != EINTR) {
-            /* cannot wait for the child properly: wait for it plainly */
-            gone = reaped(pid, &st, true);
-            break;
+            /* cannot wait for the children properly: wait for one plainly */
+            reaped(cs[0]->pid, &cs[0]->status, true);
+            cs[0]->gone = true;
+            return 1;
         }
-        if (r > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-            ssize_t n;
-            while ((n = read(fds[0], chunk, sizeof chunk)) > 0) keep(out, cap, &len, chunk, n);
-            if (n == 0) eof = true;
-        }
-        if (pfd >= 0 ? r > 0 && (pf[1].revents & POLLIN) : reaped(pid, &st, false)) {
-            if (pfd >= 0) reaped(pid, &st, true);
-            gone = true;
+        for (int i = 0; i < n; i++) {
+            Child *c = cs[i];
+            if (r > 0 && (pf[2 * i].revents & (POLLIN | POLLHUP | POLLERR))) child_drain(c);
+            if (c->pfd >= 0 ? r > 0 && (pf[2 * i + 1].revents & POLLIN) : reaped(c->pid, &c->status, false)) {
+                if (c->pfd >= 0) reaped(c->pid, &c->status, true);
+                c->gone = true;
+            }
         }
     }
-    if (expired) {
-        /* The group, then the child itself (it may have left the group). */
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-        reaped(pid, &st, true);
-    } else if (!eof) {
-        /* What the child wrote before it exited (a leftover process's
-         * later output is not waited for). */
-        ssize_t n;
-        while ((n = read(fds[0], chunk, sizeof chunk)) > 0) keep(out, cap, &len, chunk, n);
-    }
-    if (pfd >= 0) close(pfd);
-    close(fds[0]);
-    *status = st;
-    return expired ? ETIMEDOUT : 0;
+}
+
+/* Runs argv to its end (child_start, children_wait): 0 with the wait
+ * status in *status and its output in c->out, the errno of a failed
+ * start, or ETIMEDOUT when the child ran longer than the Jit's limit. */
+static int run_capture(Jit *j, char *const argv[], Child *c, int *status)
+{
+    *status = 0;
+    int e = child_start(j, argv, c);
+    if (e) return e;
+    Child *one = c;
+    while (!c->gone) children_wait(&one, 1);
+    child_close(c);
+    *status = c->status;
+    return c->expired ? ETIMEDOUT : 0;
 }
 
 static bool not_found(int e) { return e == ENOENT || e == ENOTDIR; }
@@ -1107,44 +1175,81 @@ static void *store_entry(Jit *j, const char *base, const char *hex, const uint8_
     return h;
 }
 
-/* Compiles the source; stores the result when the disk cache is on. */
-static void *compile(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], const char *src,
-                     size_t len, char *err, size_t errsize, double *ms)
+/* One compile: the source written to a file, the compiler started on it
+ * (job_start); later its result checked, stored and loaded (job_finish).
+ * Several run at once in jit_load_many. */
+typedef struct Job {
+    int unit;                  /* jit_load_many's index */
+    char tmpdir[PATH_MAX];     /* a private directory when there is no disk cache */
+    int dfd;                   /* where the files are */
+    const char *dir;
+    char base[32];             /* the files' name, without suffix; "" none yet */
+    double t0;
+    Child ch;
+} Job;
+
+/* The private directory's removal (no disk cache). */
+static void job_dir_done(Job *b)
 {
-    char tmpdir[PATH_MAX] = "";
-    int dfd = j->dirfd;
-    const char *dir = j->dir;
-    if (dfd < 0) {
+    if (b->tmpdir[0]) {
+        if (b->dfd >= 0) close(b->dfd);
+        rmdir(b->tmpdir);
+        b->tmpdir[0] = 0;
+    }
+}
+
+static void job_files_done(Job *b)
+{
+    if (b->base[0]) {
+        unlink_name(b->dfd, b->base, ".c");
+        unlink_name(b->dfd, b->base, ".so");
+        b->base[0] = 0;
+    }
+    job_dir_done(b);
+}
+
+/* Writes the source and starts the compiler; false with a message (and
+ * nothing left behind) when that fails. */
+static bool job_start(Jit *j, Job *b, const char *src, size_t len, char *err, size_t errsize)
+{
+    b->tmpdir[0] = 0;
+    b->base[0] = 0;
+    b->dfd = j->dirfd;
+    b->dir = j->dir;
+    if (b->dfd < 0) {
         /* No disk cache: a private directory of our own for the files. */
         const char *t = getenv("TMPDIR");
         if (!t || t[0] != '/') t = "/tmp";
-        snprintf(tmpdir, sizeof tmpdir, "%s/axle-XXXXXX", t);
-        if (!mkdtemp(tmpdir) || (dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        snprintf(b->tmpdir, sizeof b->tmpdir, "%s/axle-XXXXXX", t);
+        if (!mkdtemp(b->tmpdir) || (b->dfd = open(b->tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
             set_err(err, errsize, "cannot make a temporary directory in %s: %s", t, strerror(errno));
-            if (tmpdir[0] && dfd < 0) rmdir(tmpdir);
-            return NULL;
+            if (b->tmpdir[0] && b->dfd < 0) rmdir(b->tmpdir);
+            b->tmpdir[0] = 0;
+            return false;
         }
-        dir = tmpdir;
+        b->dir = b->tmpdir;
     }
-    void *h = NULL;
-    char base[32], srcpath[PATH_MAX], sopath[PATH_MAX];
-    int fd = create_unique(j, dfd, ".c", base);
+    char srcpath[PATH_MAX], sopath[PATH_MAX];
+    int fd = create_unique(j, b->dfd, ".c", b->base);
     if (fd < 0) {
-        set_err(err, errsize, "cannot create a file in %s: %s", dir, strerror(errno));
-        goto out_dir;
+        set_err(err, errsize, "cannot create a file in %s: %s", b->dir, strerror(errno));
+        b->base[0] = 0;
+        job_dir_done(b);
+        return false;
     }
     bool wrote = write_all(fd, src, len);
     close(fd);
     if (!wrote) {
-        set_err(err, errsize, "cannot write the generated source in %s", dir);
-        goto out_files;
+        set_err(err, errsize, "cannot write the generated source in %s", b->dir);
+        job_files_done(b);
+        return false;
     }
-    if ((size_t)snprintf(srcpath, sizeof srcpath, "%s/%s.c", dir, base) >= sizeof srcpath ||
-        (size_t)snprintf(sopath, sizeof sopath, "%s/%s.so", dir, base) >= sizeof sopath) {
-        set_err(err, errsize, "the directory name %s is too long", dir);
-        goto out_files;
+    if ((size_t)snprintf(srcpath, sizeof srcpath, "%s/%s.c", b->dir, b->base) >= sizeof srcpath ||
+        (size_t)snprintf(sopath, sizeof sopath, "%s/%s.so", b->dir, b->base) >= sizeof sopath) {
+        set_err(err, errsize, "the directory name %s is too long", b->dir);
+        job_files_done(b);
+        return false;
     }
-
     Argv a = {0};
     argv_words(&a, j->cc);
     argv_words(&a, j->cflags);
@@ -1155,48 +1260,60 @@ static void *compile(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], cons
     if (a.oom) {
         argv_free(&a);
         set_err(err, errsize, "out of memory");
-        goto out_files;
+        job_files_done(b);
+        return false;
     }
-    char out[OUT_CAP];
-    int st = 0;
-    double t0 = now_ms();
-    int e = run_capture(j, a.v, out, sizeof out, &st);
-    *ms = now_ms() - t0;
+    b->t0 = now_ms();
+    int e = child_start(j, a.v, &b->ch);
     argv_free(&a);
     if (e) {
         start_error(j, e, err, errsize);
-        goto out_files;
+        job_files_done(b);
+        return false;
     }
-    if (WIFSIGNALED(st)) {
+    return true;
+}
+
+/* After the compiler has exited (or was killed): the loaded result,
+ * stored in the disk cache when it is on; NULL with a message.  The
+ * job's files and directory are gone afterwards either way. */
+static void *job_finish(Jit *j, Job *b, const char *hex, const uint8_t key[KEY_BYTES], char *err, size_t errsize,
+                        double *ms)
+{
+    void *h = NULL;
+    child_close(&b->ch);
+    *ms = now_ms() - b->t0;
+    int st = b->ch.status;
+    char *out = b->ch.out;
+    if (b->ch.expired) {
+        start_error(j, ETIMEDOUT, err, errsize);
+    } else if (WIFSIGNALED(st)) {
         set_err(err, errsize, "the C compiler '%s' was killed by signal %d", j->cc, WTERMSIG(st));
-        goto out_files;
-    }
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) {
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !out[0]) {
         /* How a failed exec shows where posix_spawn cannot report it. */
         start_error(j, ENOENT, err, errsize);
-        goto out_files;
-    }
-    if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
         first_lines(out, 12);
-        set_err(err, errsize, "the C compiler '%s' failed: %s", j->cc,
-                out[0] ? out : "(no message)");
-        goto out_files;
+        set_err(err, errsize, "the C compiler '%s' failed: %s", j->cc, out[0] ? out : "(no message)");
+    } else {
+        if (j->dirfd >= 0) h = store_entry(j, b->base, hex, key);
+        if (!h) {
+            char name[64];
+            snprintf(name, sizeof name, "%s.so", b->base);
+            h = load_path(b->dir, name, err, errsize);
+        }
     }
-    if (j->dirfd >= 0) h = store_entry(j, base, hex, key);
-    if (!h) {
-        char name[64];
-        snprintf(name, sizeof name, "%s.so", base);
-        h = load_path(dir, name, err, errsize);
-    }
-out_files:
-    unlink_name(dfd, base, ".c");
-    unlink_name(dfd, base, ".so");
-out_dir:
-    if (tmpdir[0]) {
-        close(dfd);
-        rmdir(tmpdir);
-    }
+    job_files_done(b);
     return h;
+}
+
+/* A job given up (another failed first): its compiler killed, its files
+ * removed. */
+static void job_abandon(Job *b)
+{
+    if (!b->ch.gone) child_kill(&b->ch);
+    child_close(&b->ch);
+    job_files_done(b);
 }
 
 /* ------------------------------------------------------------ compiler identity */
@@ -1335,7 +1452,9 @@ static bool ensure_identity(Jit *j, char *err, size_t n)
         } else {
             argv_push(&a, "--version");
             int st;
-            e = a.oom ? ENOMEM : run_capture(j, a.v, out, sizeof out, &st);
+            Child ch;
+            e = a.oom ? ENOMEM : run_capture(j, a.v, &ch, &st);
+            if (!e) memcpy(out, ch.out, sizeof out);
             /* Whatever the exit status: a compiler without --version
              * still compiles, and its output (or nothing) still
              * identifies it. */
@@ -1470,22 +1589,11 @@ void jit_free(Jit *j)
     free(j);
 }
 
-JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t errsize,
-                    bool *from_cache, double *compile_ms)
+/* The key of a source: the fixed fields (ensure_identity), its length and
+ * its bytes. */
+static void source_key(const Jit *j, const char *source, size_t len, uint8_t key[KEY_BYTES],
+                       char hex[2 * KEY_BYTES + 1])
 {
-    bool hit = false;
-    double ms = 0;
-    if (from_cache) *from_cache = false;
-    if (compile_ms) *compile_ms = 0;
-    set_err(err, errsize, "%s", "");
-    if (!j || (!source && len)) {
-        set_err(err, errsize, "jit_load: no source");
-        return NULL;
-    }
-    if (!ensure_identity(j, err, errsize)) return NULL;
-
-    uint8_t key[KEY_BYTES];
-    char hex[2 * KEY_BYTES + 1];
     JitSha256 s = j->prefix;
     uint8_t lenb[8];
     for (int i = 0; i < 8; i++) lenb[i] = (uint8_t)((uint64_t)len >> (8 * i));
@@ -1493,45 +1601,38 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
     jit_sha256_update(&s, source, len);
     jit_sha256_final(&s, key);
     to_hex(key, KEY_BYTES, hex);
+}
 
-    JitModule *m = mem_find(j, key);
-    if (m) {
-        trace(j, "hit memory %s", hex);
-        if (from_cache) *from_cache = true;
-        return m;
+/* The disk cache's entry for the key, loaded, or NULL (a corrupt entry is
+ * removed on the way). */
+static void *disk_find(Jit *j, const char *hex, const uint8_t key[KEY_BYTES])
+{
+    if (j->dirfd < 0) return NULL;
+    const char *why;
+    char msg[512], name[80];
+    bool local;
+    snprintf(name, sizeof name, "%s.so", hex);
+    void *h = load_entry(j, hex, key, &why, &local, msg, sizeof msg);
+    if (h) {
+        trace(j, "hit disk %s", hex);
+        touch_entry(j, name);
+    } else if (why && local) {
+        trace(j, "could not load %s/%s (%s)", j->dir, name, why);
+    } else if (why) {
+        trace(j, "rejected corrupt file %s/%s (%s)", j->dir, name, why);
+        unlinkat(j->dirfd, name, 0);
     }
+    return h;
+}
 
-    ensure_dir(j);
-    void *h = NULL;
-    if (j->dirfd >= 0) {
-        const char *why;
-        char msg[512];
-        bool local;
-        h = load_entry(j, hex, key, &why, &local, msg, sizeof msg);
-        if (h) {
-            hit = true;
-            trace(j, "hit disk %s", hex);
-            char name[80];
-            snprintf(name, sizeof name, "%s.so", hex);
-            touch_entry(j, name);
-        } else if (why && local) {
-            trace(j, "could not load %s/%s.so (%s)", j->dir, hex, why);
-        } else if (why) {
-            trace(j, "rejected corrupt file %s/%s.so (%s)", j->dir, hex, why);
-            char name[80];
-            snprintf(name, sizeof name, "%s.so", hex);
-            unlinkat(j->dirfd, name, 0);
-        }
-    }
-    if (!h) {
-        h = compile(j, hex, key, source, len, err, errsize, &ms);
-        if (!h) return NULL;
-        trace(j, "miss %s, compiled in %.1f ms", hex, ms);
-    }
-    m = ax__calloc(1, sizeof *m);
+/* A loaded object made a module of the memory cache; NULL (the object
+ * closed) when memory is lacking. */
+static JitModule *adopt(Jit *j, const uint8_t key[KEY_BYTES], const char *hex, void *h, char *err, size_t errsize)
+{
+    JitModule *m = ax__calloc(1, sizeof *m);
     if (m) {
         memcpy(m->key, key, KEY_BYTES);
-        memcpy(m->hex, hex, sizeof hex);
+        memcpy(m->hex, hex, sizeof m->hex);
         m->handle = h;
     }
     if (!m || !mem_add(j, m)) {
@@ -1540,9 +1641,167 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
         set_err(err, errsize, "out of memory");
         return NULL;
     }
-    if (from_cache) *from_cache = hit;
-    if (compile_ms) *compile_ms = ms;
     return m;
+}
+
+JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t errsize,
+                    bool *from_cache, double *compile_ms)
+{
+    JitUnit u = {.source = source, .len = len};
+    int r = jit_load_many(j, &u, 1, 1, NULL, NULL, err, errsize);
+    if (from_cache) *from_cache = u.from_cache;
+    if (compile_ms) *compile_ms = u.compile_ms;
+    return r ? NULL : u.module;
+}
+
+/* Every unit from the memory cache, else the disk cache; the rest
+ * compiled by up to `jobs` compiler processes at once (DESIGN.md s.2:
+ * the kernels of a program are units of their own, so a cold program's
+ * compile is spread over the cores and each kernel is cached apart).
+ * On the first failure the compilers still running are killed. */
+int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, void *progress_arg, char *err,
+                  size_t errsize)
+{
+    enum { MAX_JOBS = 64 };
+    set_err(err, errsize, "%s", "");
+    if (!j || n < 0 || (n > 0 && !u)) {
+        set_err(err, errsize, "jit_load: no source");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        u[i].module = NULL;
+        u[i].from_cache = false;
+        u[i].compile_ms = 0;
+        if (!u[i].source && u[i].len) {
+            set_err(err, errsize, "jit_load: no source");
+            return -1;
+        }
+    }
+    if (n == 0) return 0;
+    if (!ensure_identity(j, err, errsize)) return -1;
+    if (jobs < 1) jobs = 1;
+    if (jobs > MAX_JOBS) jobs = MAX_JOBS;
+
+    typedef struct Want {
+        uint8_t key[KEY_BYTES];
+        char hex[2 * KEY_BYTES + 1];
+        int same;                       /* an earlier unit with this source, or -1 */
+    } Want;
+    Want *w = ax__calloc((size_t)n, sizeof *w);
+    int *todo = ax__calloc((size_t)n, sizeof *todo);
+    Job *slots = NULL;
+    Job **act = NULL, **idle = NULL;
+    Child **cs = NULL;
+    int ntodo = 0, failed = 0;
+    if (!w || !todo) {
+        set_err(err, errsize, "out of memory");
+        failed = 1;
+        goto out;
+    }
+    bool dir_checked = false;
+    for (int i = 0; i < n && !failed; i++) {
+        source_key(j, u[i].source, u[i].len, w[i].key, w[i].hex);
+        w[i].same = -1;
+        JitModule *m = mem_find(j, w[i].key);
+        if (m) {
+            trace(j, "hit memory %s", w[i].hex);
+            u[i].module = m;
+            u[i].from_cache = true;
+            continue;
+        }
+        for (int k = 0; k < ntodo && w[i].same < 0; k++)
+            if (!memcmp(w[todo[k]].key, w[i].key, KEY_BYTES)) w[i].same = todo[k];
+        if (w[i].same >= 0) continue;
+        if (!dir_checked) {
+            ensure_dir(j);
+            dir_checked = true;
+        }
+        void *h = disk_find(j, w[i].hex, w[i].key);
+        if (h) {
+            if (!(u[i].module = adopt(j, w[i].key, w[i].hex, h, err, errsize))) failed = 1;
+            u[i].from_cache = true;
+            continue;
+        }
+        todo[ntodo++] = i;
+    }
+    if (failed || ntodo == 0) goto out;
+
+    if (jobs > ntodo) jobs = ntodo;
+    slots = ax__calloc((size_t)jobs, sizeof *slots);
+    act = ax__calloc((size_t)jobs, sizeof *act);
+    idle = ax__calloc((size_t)jobs, sizeof *idle);
+    cs = ax__calloc((size_t)jobs, sizeof *cs);
+    if (!slots || !act || !idle || !cs) {
+        set_err(err, errsize, "out of memory");
+        failed = 1;
+        goto out;
+    }
+    for (int k = 0; k < jobs; k++) idle[k] = &slots[jobs - 1 - k];
+    int nidle = jobs, active = 0, next = 0, done = 0;
+    if (progress) progress(progress_arg, 0, ntodo);
+    while (active > 0 || (next < ntodo && !failed)) {
+        while (!failed && next < ntodo && nidle > 0) {
+            Job *b = idle[--nidle];
+            b->unit = todo[next++];
+            if (!job_start(j, b, u[b->unit].source, u[b->unit].len, err, errsize)) {
+                idle[nidle++] = b;
+                failed = 1;
+                break;
+            }
+            act[active++] = b;
+        }
+        if (failed) {
+            for (int a = 0; a < active; a++) job_abandon(act[a]);
+            active = 0;
+            break;
+        }
+        if (active == 0) break;
+        for (int a = 0; a < active; a++) cs[a] = &act[a]->ch;
+        children_wait(cs, active);
+        for (int a = 0; a < active;) {
+            Job *b = act[a];
+            if (!b->ch.gone) {
+                a++;
+                continue;
+            }
+            act[a] = act[--active];
+            idle[nidle++] = b;
+            if (failed) {
+                job_abandon(b);
+                continue;
+            }
+            double ms = 0;
+            int i = b->unit;
+            void *h = job_finish(j, b, w[i].hex, w[i].key, err, errsize, &ms);
+            if (h && (u[i].module = adopt(j, w[i].key, w[i].hex, h, err, errsize))) {
+                u[i].compile_ms = ms;
+                trace(j, "miss %s, compiled in %.1f ms", w[i].hex, ms);
+                done++;
+                if (progress) progress(progress_arg, done, ntodo);
+            } else {
+                failed = 1;
+            }
+        }
+        if (failed) {
+            /* the first failure's message stands; the others are stopped */
+            for (int a = 0; a < active; a++) {
+                job_abandon(act[a]);
+                idle[nidle++] = act[a];
+            }
+            active = 0;
+        }
+    }
+out:
+    if (!failed)
+        for (int i = 0; i < n; i++)
+            if (w[i].same >= 0) u[i].module = u[w[i].same].module;
+    free(w);
+    free(todo);
+    free(slots);
+    free(act);
+    free(idle);
+    free(cs);
+    return failed ? -1 : 0;
 }
 
 void *jit_sym(JitModule *m, const char *name)

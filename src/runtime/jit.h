@@ -60,6 +60,23 @@ void jit_free(Jit *j);
  * milliseconds spent in the compiler, 0 on a hit. */
 JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t errsize,
                     bool *from_cache, double *compile_ms);
+/* One unit of jit_load_many: the source in, the module out. */
+typedef struct JitUnit {
+    const char *source;
+    size_t len;
+    JitModule *module;      /* out: NULL until loaded */
+    bool from_cache;        /* out: a memory or disk hit (or the same source as
+                               an earlier unit of the call) */
+    double compile_ms;      /* out: milliseconds its compiler ran, 0 on a hit */
+} JitUnit;
+/* Called as compiles finish: done of total units compiled (0 of total
+ * first, when there is anything to compile). */
+typedef void (*JitProgress)(void *arg, int done, int total);
+/* jit_load for n units at once: the ones in neither cache are compiled by
+ * up to `jobs` compiler processes at once.  0, or -1 with the first
+ * failure's message in err (the compilers still running are stopped). */
+int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, void *progress_arg, char *err,
+                  size_t errsize);
 /* dlsym: the address of a symbol of the module, or NULL. */
 void *jit_sym(JitModule *m, const char *name);
 /* The module's key, 64 hex digits (also its cache file's name). */
