@@ -238,6 +238,12 @@ typedef struct ax_options {
      * a malformed AXLE_* variable makes the context's first run fail
      * (AX_ERR_ARG). */
     bool strict;
+    /* Progress of long work: while the C compiler compiles the kernels of
+     * a program that are in no cache, progress(progress_arg, done, total)
+     * is called with 0 first, then as each of the total kernels is done,
+     * on the thread that runs ax_run or ax_compile.  NULL: not called. */
+    void (*progress)(void *progress_arg, int done, int total);
+    void *progress_arg;
 } ax_options;
 
 /* Makes a context.  opt may be NULL (all defaults).  Returns NULL only if

@@ -16,4 +16,6 @@ double axle_median(double *t, int n);
 void axle_json_str(FILE *f, const char *s);
 /* `axle bench ...` (argv[0] is "bench"). */
 int axle_bench(int argc, char **argv);
+/* `axle bench --compile ...` (tools/bench_compile.c). */
+int axle_bench_compile(int argc, char **argv);
 #endif

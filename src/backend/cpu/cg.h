@@ -48,9 +48,11 @@
     typedef struct AxArg { void *const *buf; __INT64_TYPE__ size; __INT64_TYPE__ shape[8];      \
                            __INT32_TYPE__ rank; } AxArg;                                        \
     typedef struct AxErr { __INT32_TYPE__ lock, code, site, aux, rank; __INT64_TYPE__ pos;      \
-                           __INT64_TYPE__ ix[8], shape[8]; __INT32_TYPE__ redo; } AxErr;        \
+                           __INT64_TYPE__ ix[8], shape[8]; __INT32_TYPE__ redo, need; } AxErr;  \
     typedef struct AxCall { const AxArg *a; const AxScalar *p; void *s1; void *s2;              \
-                            __INT64_TYPE__ n, m, chunk, nchunk; AxErr *err; } AxCall;          \
+                            __INT64_TYPE__ n, m, chunk, nchunk; AxErr *err;                    \
+                            void (*const *chk)(const struct AxCall *, __INT64_TYPE__,          \
+                                               __INT64_TYPE__); } AxCall;                       \
     typedef void (*AxKernel)(const AxCall *c, __INT64_TYPE__ start, __INT64_TYPE__ end);       \
     typedef void (*AxThunk)(const AxCall *c, AxScalar *out);
 
@@ -122,6 +124,10 @@ typedef struct CgNode {
     int *opd_thunk;           /* per operand: thunk of a DELAYED one's shape, or -1 */
     bool role[R_NROLE];       /* which kernels exist */
     const char *text0;        /* its C code (codegen.c dedup_node), or NULL */
+    int unit;                 /* the CgProg unit its functions are in (named
+                                 axk_u_<role>, axt_u_<t>), or -1 */
+    int cold;                 /* the unit of its checked copies
+                                 (axk_u_<role>_chk), or -1 */
     bool comm;                /* the operator is recognised commutative */
     int scratch_leaves;       /* leaves per partial (fold/scan) */
 } CgNode;
@@ -136,10 +142,24 @@ typedef struct CgConfig {
 enum { CG_NMATH = 16 };
 extern const char *const cg_math_names[CG_NMATH];
 
+/* One translation unit: the code of the operations that compute alike
+ * (codegen.c dedup_node), under names without their number, after a
+ * prelude of what that code uses.  A unit's text does not depend on the
+ * rest of the program, so its compiled form is cached apart and shared by
+ * every program (and every operation of one) that has the same kernel. */
+typedef struct CgUnit {
+    char *text;               /* malloc'd */
+    size_t len;
+    int node;                 /* the first operation whose code it is */
+    bool cold;                /* checked copies, compiled on first need */
+} CgUnit;
+
 typedef struct CgProg {
     Arena arena;
-    char *text;               /* the translation unit (malloc'd) */
+    char *text;               /* every unit, each under a heading (for dumps) */
     size_t len;
+    int nunits;
+    CgUnit *units;            /* malloc'd */
     int nnodes;               /* numbers 0..nnodes-1 */
     CgNode *nodes;            /* by Node.num */
     int nvars;
@@ -166,6 +186,7 @@ int64_t cg_scratch_bytes(const Type *elt, int64_t m);
  * prepared, compiled by the C compiler, found in a cache. */
 typedef struct CpuCounters {
     int64_t prepared, compiled, cached;
+    int64_t checked;          /* cold units loaded (checked copies, on first need) */
     double last_compile_ms;
 } CpuCounters;
 bool cpu_counters(ax_ctx *cx, CpuCounters *out);
@@ -238,9 +259,12 @@ typedef struct G {
     /* Deferred checks (cg_guard): a kernel of a node is emitted first with
      * defer set, its checks only setting a flag bad_ (no call, no branch:
      * loops vectorise); when any check was deferred (ndefer), the kernel
-     * is emitted again without (chk set: a static axk_<n>_<role>_chk), and
-     * the first reruns its range in the second when bad_ is set. */
+     * is emitted again without (chk set: axk_<n>_<role>_chk, written to
+     * `cold`, a unit of its own compiled only when a kernel first needs
+     * it), and the first reruns its range in the second when bad_ is set
+     * (through ax_chk: see the prelude). */
     bool defer, chk;
+    Buf *cold;                /* where the checked copies go */
     int ndefer;
     bool need_chk[R_NROLE];   /* per role: the deferred kernel calls its checked copy */
     CgRole role;              /* the kernel being emitted */

@@ -235,8 +235,8 @@ static void kernel_begin(G *g, CgRole r, int first, bool outputs)
     Buf *head = new_buf(g), *body = new_buf(g);
     if (!head || !body) return;
     g->b = g->khead = head;
-    cg_line(g, "%svoid axk_%d_%s%s(const AxCall *c, i64 start, i64 end)", g->chk ? "static " : "", g->cn->x->num,
-            cg_role_name[r], g->chk ? "_chk" : "");
+    cg_line(g, "void axk_%d_%s%s(const AxCall *c, i64 start, i64 end)", g->cn->x->num, cg_role_name[r],
+            g->chk ? "_chk" : "");
     cg_line(g, "{");
     g->ind++;
     ((CgNode *)g->cn)->role[r] = true;
@@ -252,16 +252,15 @@ static void kernel_end(G *g)
     g->b = main;
     bool keep = !g->chk || g->need_chk[g->role];
     bool deferred = g->defer && (g->ndefer > 0 || g->npre > 0);
-    if (deferred) {
-        g->need_chk[g->role] = true;
-        buf_printf(main, "static void axk_%d_%s_chk(const AxCall *c, i64 start, i64 end);\n", g->cn->x->num,
-                   cg_role_name[g->role]);
-    }
+    if (deferred) g->need_chk[g->role] = true;
+    /* permute combines into its result, so a range cannot be rerun: when
+     * the checked copy is not there yet, the host redoes the whole permute
+     * checked (ax_chk_redo) */
+    bool perm = g->role == R_PERM || g->role == R_PPRIV;
     if (head->oom || body->oom) cg_fail(g, "cpu codegen: out of memory");
     if (keep && head->s) buf_put(main, head->s);
     if (deferred && g->role == R_PERM)   /* the host's checked redo (emit_permute) */
-        cg_line(g, "if (start < 0) { axk_%d_%s_chk(c, -1 - start, end); return; }", g->cn->x->num,
-                cg_role_name[g->role]);
+        cg_line(g, "if (start < 0) { ax_chk(c, %d, -1 - start, end); return; }", (int)g->role);
     if (keep && g->npre > 0) {
         Buf c = {0};
         for (int k = 0; k < g->npre; k++) buf_printf(&c, "%s(%s)", k ? " & " : "", g->pre[k]);
@@ -270,7 +269,7 @@ static void kernel_end(G *g)
     }
     if (deferred && g->npre > 0) {
         cg_line(g, "if (__builtin_expect(!pre_, 0)) {");
-        cg_line(g, "    axk_%d_%s_chk(c, start, end);", g->cn->x->num, cg_role_name[g->role]);
+        cg_line(g, "    ax_chk%s(c, %d, start, end);", perm ? "_redo" : "", (int)g->role);
         cg_line(g, "    return;");
         cg_line(g, "}");
     }
@@ -283,8 +282,7 @@ static void kernel_end(G *g)
         cg_line(g, "if (__builtin_expect(bad_, 0)) __atomic_store_n(&c->err->redo, 1, __ATOMIC_RELAXED);");
     } else if (deferred) {
         cg_line(g, "/* a check failed: rerun the range checked, to report the first fault */");
-        cg_line(g, "if (__builtin_expect(bad_, 0)) axk_%d_%s_chk(c, start, end);", g->cn->x->num,
-                cg_role_name[g->role]);
+        cg_line(g, "if (__builtin_expect(bad_, 0)) ax_chk(c, %d, start, end);", (int)g->role);
     }
     free(head->s);
     free(body->s);
@@ -1722,9 +1720,13 @@ void cg_emit_node(G *g, CgNode *cn)
     bool any = false;
     for (int r = 0; r < R_NROLE; r++) any |= g->need_chk[r];
     if (any && !g->failed) {
+        Buf *hot = g->b;
+        g->b = g->cold;
+        buf_printf(g->b, "\n/* %d: %s, checked */\n", x->num, op_name(x->op));
         g->chk = true;
         emit_kernels(g, cn);
         g->chk = false;
+        g->b = hot;
     }
 }
 

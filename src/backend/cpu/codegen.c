@@ -79,6 +79,22 @@ static const char prelude_helpers[] =
     "{\n"
     "    return __atomic_load_n(&c->err->code, __ATOMIC_RELAXED) && __atomic_load_n(&c->err->pos, __ATOMIC_RELAXED) < start;\n"
     "}\n"
+    "/* A kernel's checked copy (cg_skel.c kernel_end) is in a unit of its\n"
+    "   own, compiled when first needed: until then c->chk[r] is NULL and\n"
+    "   the range is left to the host, which compiles it and reruns the\n"
+    "   launch (cpu.c run_kernel_as); a permute, whose ranges cannot be\n"
+    "   rerun, asks for the whole permute to be redone checked. */\n"
+    "AXI void ax_chk(const AxCall *c, int r, i64 start, i64 end)\n"
+    "{\n"
+    "    void (*k)(const AxCall *, i64, i64) = c->chk[r];\n"
+    "    if (__builtin_expect(!k, 0)) { __atomic_store_n(&c->err->need, 1, __ATOMIC_RELAXED); return; }\n"
+    "    k(c, start, end);\n"
+    "}\n"
+    "AXI void ax_chk_redo(const AxCall *c, int r, i64 start, i64 end)\n"
+    "{\n"
+    "    if (__builtin_expect(!c->chk[r], 0)) __atomic_store_n(&c->err->redo, 1, __ATOMIC_RELAXED);\n"
+    "    ax_chk(c, r, start, end);\n"
+    "}\n"
     "AXI void ax_lock(i32 *l)\n"
     "{\n"
     "    int n = 0;\n"
@@ -118,13 +134,11 @@ static const char prelude_helpers[] =
     "AXI i32 ax_clz_##T(T a) { u64 x = (u64)(U)a; return x ? __builtin_clzll(x) - (64 - W) : W; } \\\n"
     "AXI i32 ax_ctz_##T(T a) { u64 x = (u64)(U)a; return x ? __builtin_ctzll(x) : W; } \\\n"
     "AXI T ax_sel_##T(int c, T a, T b) { U m = (U)((U)0 - (U)(c != 0)); return (T)(((U)a & m) | ((U)b & (U)~m)); }\n"
-    "AX_INT(i8, u8, u32, 8, 1) AX_INT(i16, u16, u32, 16, 1) AX_INT(i32, u32, u32, 32, 1) AX_INT(i64, u64, u64, 64, 1)\n"
-    "AX_INT(u8, u8, u32, 8, 0) AX_INT(u16, u16, u32, 16, 0) AX_INT(u32, u32, u32, 32, 0) AX_INT(u64, u64, u64, 64, 0)\n"
     "/* Float select by bits (exact: NaN payloads, -0): a `?:` lets GCC sink a\n"
     "   comparison of the result into the arms, a select of masks it cannot\n"
     "   vectorise. */\n"
-    "AXI f32 ax_sel_f32(int c, f32 a, f32 b) { u32 m = 0u - (u32)(c != 0); return ax_f32_of((ax_bits_f32(a) & m) | (ax_bits_f32(b) & ~m)); }\n"
-    "AXI f64 ax_sel_f64(int c, f64 a, f64 b) { u64 m = 0ull - (u64)(c != 0); return ax_f64_of((ax_bits_f64(a) & m) | (ax_bits_f64(b) & ~m)); }\n"
+    "#define AX_SELF(F, U) \\\n"
+    "AXI F ax_sel_##F(int c, F a, F b) { U m = (U)0 - (U)(c != 0); return ax_##F##_of((ax_bits_##F(a) & m) | (ax_bits_##F(b) & ~m)); }\n"
     "/* Float min/max: NaN loses, -0 < +0 (prim.c); one condition and a\n"
     "   select by bits, so that loops with min/max vectorise. */\n"
     "#define AX_FLT(F, X) \\\n"
@@ -133,7 +147,6 @@ static const char prelude_helpers[] =
     "AXI F ax_max_##F(F x, F y) { \\\n"
     "    int tx = (x == x) & ((y != y) | (x > y) | ((x == y) & (__builtin_signbit(x) == 0))); return ax_sel_##F(tx, x, y); } \\\n"
     "AXI F ax_sgn_##F(F x) { return (x != x || x == 0) ? x : __builtin_copysign##X((F)1, x); }\n"
-    "AX_FLT(f32, f) AX_FLT(f64, )\n"
     "/* Float -> integer: truncate, saturate, NaN -> 0 (prim.c float_to_int;\n"
     "   testing x against the bounds equals testing trunc(x)).  Selects, not\n"
     "   branches (mod likewise): loops that convert still vectorise. */\n"
@@ -143,10 +156,6 @@ static const char prelude_helpers[] =
     "#define AX_F2U(F, T, LIM) \\\n"
     "AXI T ax_cvt_##F##_##T(F x) { F y = ((x >= (F)1) & (x < (F)LIM)) ? x : (F)0; T r = (T)y; \\\n"
     "    return x >= (F)LIM ? (T)~(T)0 : r; }\n"
-    "#define AX_F2I(F) AX_F2S(F, i8, 0x1p7, 127LL) AX_F2S(F, i16, 0x1p15, 32767LL) \\\n"
-    "    AX_F2S(F, i32, 0x1p31, 2147483647LL) AX_F2S(F, i64, 0x1p63, 9223372036854775807LL) \\\n"
-    "    AX_F2U(F, u8, 0x1p8) AX_F2U(F, u16, 0x1p16) AX_F2U(F, u32, 0x1p32) AX_F2U(F, u64, 0x1p64)\n"
-    "AX_F2I(f32) AX_F2I(f64)\n"
     "AXI int ax_shape_size(int r, const i64 *sh, i64 *out)\n"
     "{\n"
     "    int zero = 0;\n"
@@ -230,7 +239,104 @@ static const char prelude_mvec[] =
     "  T ax_s_##f(T x, T y) { V v, u; for (int i = 0; i < W; i++) { v[i] = x; u[i] = y; } \\\n"
     "    return AXV_N_(AXV_I, W, vv, f)(v, u)[0]; }\n";
 
-static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used)
+/* The helper families of prelude_helpers are macros, instantiated per
+ * type only where a unit calls them (a unit that divides no i8 does not
+ * make GCC parse ax_quot_i8): each instance costs the C compiler parse
+ * time in every unit, the unused ones too.  Found by scanning the unit's
+ * text for the helpers' names. */
+static const char *const int_types[8] = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"};
+static const char *const int_family[] = {"quot", "rem", "idiv", "mod", "shl", "shr", "rotl", "rotr",
+                                         "popc", "clz", "ctz", "sel"};
+
+typedef struct Used {
+    unsigned ints;            /* AX_INT instances: a bit per int_types entry */
+    unsigned flts;            /* AX_SELF + AX_FLT: bit 0 f32, bit 1 f64 */
+    unsigned cvt[2];          /* ax_cvt_<f32|f64>_<T>: a bit per int_types entry */
+} Used;
+
+static int int_type_of(const char *t, size_t n)
+{
+    for (int k = 0; k < 8; k++)
+        if (strlen(int_types[k]) == n && !memcmp(int_types[k], t, n)) return k;
+    return -1;
+}
+
+static int flt_type_of(const char *t, size_t n)
+{
+    if (n == 3 && !memcmp(t, "f32", 3)) return 0;
+    if (n == 3 && !memcmp(t, "f64", 3)) return 1;
+    return -1;
+}
+
+static bool ident_char(char ch) { return isalnum((unsigned char)ch) || ch == '_'; }
+
+static void scan_used(const char *s, size_t len, Used *u)
+{
+    memset(u, 0, sizeof *u);
+    for (size_t i = 0; i + 3 < len; i++) {
+        if (s[i] != 'a' || s[i + 1] != 'x' || s[i + 2] != '_' || (i > 0 && ident_char(s[i - 1]))) continue;
+        size_t j = i + 3;
+        while (j < len && ident_char(s[j])) j++;
+        const char *id = s + i + 3;      /* after "ax_" */
+        size_t n = j - (i + 3);
+        i = j - 1;
+        /* ax_cvt_F_T */
+        if (n > 8 && !memcmp(id, "cvt_", 4)) {
+            int f = flt_type_of(id + 4, 3);
+            int t = id[7] == '_' ? int_type_of(id + 8, n - 8) : -1;
+            if (f >= 0 && t >= 0) u->cvt[f] |= 1u << t;
+            continue;
+        }
+        const char *us = memchr(id, '_', n);
+        if (!us) continue;
+        size_t fn = (size_t)(us - id);
+        const char *ty = us + 1;
+        size_t tn = n - fn - 1;
+        int f = flt_type_of(ty, tn);
+        if (f >= 0) {
+            if ((fn == 3 && (!memcmp(id, "sel", 3) || !memcmp(id, "min", 3) || !memcmp(id, "max", 3) ||
+                             !memcmp(id, "sgn", 3))))
+                u->flts |= 1u << f;
+            continue;
+        }
+        int t = int_type_of(ty, tn);
+        if (t < 0) continue;
+        for (size_t k = 0; k < sizeof int_family / sizeof *int_family; k++)
+            if (strlen(int_family[k]) == fn && !memcmp(int_family[k], id, fn)) {
+                u->ints |= 1u << t;
+                break;
+            }
+    }
+}
+
+/* The instances the unit's text calls (after prelude_helpers). */
+static void emit_instances(Buf *b, const char *text, size_t len)
+{
+    static const char *const promo[8] = {"u32", "u32", "u32", "u64", "u32", "u32", "u32", "u64"};
+    static const int width[8] = {8, 16, 32, 64, 8, 16, 32, 64};
+    static const char *const smax[4] = {"127LL", "32767LL", "2147483647LL", "9223372036854775807LL"};
+    static const char *const slim[4] = {"0x1p7", "0x1p15", "0x1p31", "0x1p63"};
+    static const char *const ulim[4] = {"0x1p8", "0x1p16", "0x1p32", "0x1p64"};
+    Used u;
+    scan_used(text, len, &u);
+    for (int k = 0; k < 8; k++)
+        if (u.ints >> k & 1)
+            buf_printf(b, "AX_INT(%s, u%s, %s, %d, %d)\n", int_types[k], int_types[k] + 1, promo[k], width[k],
+                       k < 4);
+    for (int f = 0; f < 2; f++)
+        if (u.flts >> f & 1)
+            buf_printf(b, "AX_SELF(%s, %s) AX_FLT(%s, %s)\n", f ? "f64" : "f32", f ? "u64" : "u32", f ? "f64" : "f32",
+                       f ? "" : "f");
+    for (int f = 0; f < 2; f++)
+        for (int k = 0; k < 8; k++)
+            if (u.cvt[f] >> k & 1) {
+                const char *F = f ? "f64" : "f32";
+                if (k < 4) buf_printf(b, "AX_F2S(%s, %s, %s, %s)\n", F, int_types[k], slim[k], smax[k]);
+                else buf_printf(b, "AX_F2U(%s, %s, %s)\n", F, int_types[k], ulim[k - 4]);
+            }
+}
+
+static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used, const char *text, size_t len)
 {
     buf_put(b, prelude_types);
     buf_put(b, AXC_STR(AXC_SHARED));
@@ -265,6 +371,7 @@ static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used)
             if ((vec & (1u << k)) && (used >> (2 * k + d) & 1))
                 buf_printf(b, "#define %s%s ax_v%s%s\n", cg_math_names[k], d ? "" : "f", cg_math_names[k], d ? "" : "f");
     buf_put(b, prelude_helpers);
+    emit_instances(b, text, len);
 }
 
 /* ------------------------------------------------------------ numbering */
@@ -279,7 +386,10 @@ typedef struct CG {
     char *err;
     size_t errsize;
     bool failed;
-    uint64_t math_used;       /* G.math_used */
+    uint64_t math_used;       /* G.math_used, of the operation being written */
+    Buf cold;                 /* the operation's checked copies (G.cold) */
+    CgUnit *units;            /* the units so far (CgProg.units) */
+    int nunits, capunits;
 } CG;
 
 static void cgfail(CG *c, const char *msg)
@@ -453,6 +563,7 @@ __attribute__((noinline)) static void emit_one(CG *c, CgNode *cn)
     memset(&g, 0, sizeof g);
     g.ar = &c->out->arena;
     g.b = &c->text;
+    g.cold = &c->cold;
     /* Temporaries are local to the operation's functions: numbered from 0
      * for each operation, so that operations computing alike have the
      * same text (dedup_node). */
@@ -542,7 +653,7 @@ CgProg *cg_describe(const Program *p, char *err, size_t errsize)
  * its functions and in its heading replaced by '#' (the numbers are the
  * only thing that tells two operations' code apart when they compute
  * alike), in *canon; false when memory runs out. */
-static bool canonical(const char *t, size_t len, int num, Buf *canon)
+static bool canonical_as(const char *t, size_t len, int num, const char *rep, Buf *canon)
 {
     char k[32], th[32], hd[32];
     int nk = snprintf(k, sizeof k, "axk_%d_", num), nt = snprintf(th, sizeof th, "axt_%d_", num);
@@ -550,14 +661,14 @@ static bool canonical(const char *t, size_t len, int num, Buf *canon)
     canon->len = 0;
     for (size_t i = 0; i < len;) {
         if (t[i] == 'a' && !strncmp(t + i, k, (size_t)nk) && (i == 0 || !(isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))) {
-            buf_put(canon, "axk_#_");
+            buf_printf(canon, "axk_%s_", rep);
             i += (size_t)nk;
         } else if (t[i] == 'a' && !strncmp(t + i, th, (size_t)nt) &&
                    (i == 0 || !(isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_'))) {
-            buf_put(canon, "axt_#_");
+            buf_printf(canon, "axt_%s_", rep);
             i += (size_t)nt;
         } else if (t[i] == '/' && !strncmp(t + i, hd, (size_t)nh)) {
-            buf_put(canon, "/* #: ");
+            buf_printf(canon, "/* %s: ", rep);
             i += (size_t)nh;
         } else {
             size_t j = i + 1;
@@ -569,12 +680,58 @@ static bool canonical(const char *t, size_t len, int num, Buf *canon)
     return !canon->oom;
 }
 
-/* Appends operation cn's code (c->text) to body, or, when an earlier
- * operation's code is the same but for the numbers (canonical), aliases
- * of its functions under cn's names: the C compiler then compiles the
- * body once.  seen: canonical text hash -> the earlier node's number. */
-static void dedup_node(CG *c, CgNode *cn, HMap *seen, Buf *body)
+static bool canonical(const char *t, size_t len, int num, Buf *canon)
 {
+    return canonical_as(t, len, num, "#", canon);
+}
+
+/* Operation cn's code (c->text) becomes a unit of its own, or, when an
+ * earlier operation's code is the same but for the numbers (canonical),
+ * cn uses that operation's unit: the C compiler then compiles the code
+ * once (fluid's 82 Jacobi sweeps are one unit).  seen: canonical text
+ * hash -> the earlier node's number. */
+/* A unit of the code t (with operation num's names made "u"), after a
+ * prelude of what it uses; its index, or -1 when memory ran out. */
+static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
+{
+    Buf code = {0}, unit = {0};
+    if (!canonical_as(t, len, num, "u", &code)) {
+        free(code.s);
+        cgfail(c, "cpu codegen: out of memory");
+        return -1;
+    }
+    emit_prelude(&unit, c->cfg, c->math_used, code.s ? code.s : "", code.len);
+    if (code.len) buf_put(&unit, code.s);
+    free(code.s);
+    if (c->nunits == c->capunits) {
+        int cap = c->capunits ? 2 * c->capunits : 8;
+        CgUnit *u = ax__realloc(c->units, sizeof *u * (size_t)cap);
+        if (!u) unit.oom = true;
+        else {
+            c->units = u;
+            c->capunits = cap;
+        }
+    }
+    if (unit.oom) {
+        free(unit.s);
+        cgfail(c, "cpu codegen: out of memory");
+        return -1;
+    }
+    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold};
+    return c->nunits++;
+}
+
+/* Operation cn's code (c->text, and its checked copies in c->cold)
+ * becomes units of its own, or, when an earlier operation's code is the
+ * same but for the numbers (canonical), cn uses that operation's units:
+ * the C compiler then compiles the code once (fluid's 82 Jacobi sweeps
+ * are one unit).  seen: canonical text hash -> the earlier node's
+ * number. */
+static void dedup_node(CG *c, CgNode *cn, HMap *seen)
+{
+    buf_put(&c->text, c->cold.s ? c->cold.s : "");   /* compared together */
+    size_t hot_len = c->text.len - c->cold.len;
+    if (c->text.oom) return cgfail(c, "cpu codegen: out of memory");
     const char *t = c->text.s ? c->text.s : "";
     Buf canon = {0};
     if (!canonical(t, c->text.len, cn->x->num, &canon)) {
@@ -584,39 +741,50 @@ static void dedup_node(CG *c, CgNode *cn, HMap *seen, Buf *body)
     uint64_t h = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < canon.len; i++) h = hash_combine(h, (unsigned char)canon.s[i]);
     int64_t *was = hmap_find(seen, h);
-    const CgNode *first = NULL;
     if (was) {
         /* the same hash: the same text?  (compare, do not trust the hash) */
         const CgNode *f = &c->out->nodes[*was];
-        Buf fc = {0};
-        if (f->text0 && canonical(f->text0, strlen(f->text0), f->x->num, &fc) && fc.len == canon.len &&
-            !memcmp(fc.s, canon.s, canon.len))
-            first = f;
-        free(fc.s);
-    }
-    if (!first) {
-        if (!was && !hmap_insert(seen, h, cn->x->num, NULL)) {
+        Buf a = {0};
+        bool same = f->text0 && canonical(f->text0, strlen(f->text0), f->x->num, &a) && a.len == canon.len &&
+                    !memcmp(a.s, canon.s, a.len);
+        bool oom = a.oom;
+        free(a.s);
+        if (oom) {
             free(canon.s);
             return cgfail(c, "cpu codegen: out of memory");
         }
-        buf_put(body, t);
-        /* keep the text for a later comparison (in the arena) */
-        char *keep = alloc(c, c->text.len + 1);
-        if (keep) memcpy(keep, t, c->text.len + 1);
-        cn->text0 = keep;
-    } else {
-        int m = first->x->num, n = cn->x->num;
-        buf_printf(body, "\n/* %d: %s, as %d */\n", n, op_name(cn->x->op), m);
-        for (int r = 0; r < R_NROLE; r++)
-            if (cn->role[r])
-                buf_printf(body, "void axk_%d_%s(const AxCall *c, i64 start, i64 end) __attribute__((alias(\"axk_%d_%s\")));\n",
-                           n, cg_role_name[r], m, cg_role_name[r]);
-        for (int k = 0; k < cn->nthunk; k++)
-            buf_printf(body, "void axt_%d_%d(const AxCall *c, AxScalar *out) __attribute__((alias(\"axt_%d_%d\")));\n", n,
-                       k, m, k);
+        if (same) {
+            free(canon.s);
+            cn->unit = f->unit;
+            cn->cold = f->cold;
+            return;
+        }
     }
     free(canon.s);
-    if (body->oom) cgfail(c, "cpu codegen: out of memory");
+    if (!was && !hmap_insert(seen, h, cn->x->num, NULL)) return cgfail(c, "cpu codegen: out of memory");
+    /* keep the text for a later comparison (in the arena) */
+    char *keep = alloc(c, c->text.len + 1);
+    if (!keep) return;
+    memcpy(keep, t, c->text.len + 1);
+    cn->text0 = keep;
+    cn->unit = add_unit(c, t, hot_len, cn->x->num, false);
+    if (c->cold.len && cn->unit >= 0) cn->cold = add_unit(c, t + hot_len, c->cold.len, cn->x->num, true);
+}
+
+/* The dump of the program's code: every unit under a heading naming the
+ * operations that run its code. */
+static void join_units(CG *c, Buf *out)
+{
+    for (int u = 0; u < c->nunits; u++) {
+        buf_printf(out, "/* ---------------- unit %d of %d, %s%s: operations", u + 1, c->nunits,
+                   op_name(c->out->nodes[c->units[u].node].x->op), c->units[u].cold ? ", checked copies" : "");
+        int k = 0;
+        for (int i = 0; i < c->out->nnodes; i++)
+            if (c->out->nodes[i].x && (c->units[u].cold ? c->out->nodes[i].cold : c->out->nodes[i].unit) == u)
+                buf_printf(out, "%s %d", k++ ? "," : "", i);
+        buf_put(out, " */\n");
+        buf_put(out, c->units[u].text);
+    }
 }
 
 CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errsize)
@@ -636,39 +804,44 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
     c.err = err;
     c.errsize = errsize;
     c.env = alloc(&c, sizeof *c.env * (size_t)(p->nvars + 1));
-    /* The body first (the prelude declares only the maths functions it
-     * calls), in preorder numbers: the order the operations were
-     * described in.  Each operation's code is written apart and compared
-     * with the earlier ones' (dedup_node): fluid's 82 Jacobi sweeps are
-     * one function. */
-    Buf body = {0};
+    /* Each operation's code is written apart, in preorder numbers (the
+     * order the operations were described in), and compared with the
+     * earlier ones' (dedup_node). */
     HMap seen;
     hmap_init(&seen);
+    for (int i = 0; i < out->nnodes; i++) out->nodes[i].unit = out->nodes[i].cold = -1;
     for (int i = 0; i < out->nnodes && !c.failed; i++) {
         if (!out->nodes[i].x) continue;
-        c.text.len = 0;
+        c.text.len = c.cold.len = 0;
         if (c.text.s) c.text.s[0] = 0;
+        if (c.cold.s) c.cold.s[0] = 0;
+        c.math_used = 0;
         emit_one(&c, &out->nodes[i]);
-        if (!c.failed) dedup_node(&c, &out->nodes[i], &seen, &body);
+        if (!c.failed && (c.text.oom || c.cold.oom)) cgfail(&c, "cpu codegen: out of memory");
+        if (!c.failed) dedup_node(&c, &out->nodes[i], &seen);
     }
     hmap_free(&seen);
     free(c.text.s);
-    c.text = body;
-    Buf unit = {0};
+    free(c.cold.s);
+    Buf all = {0};
     if (!c.failed) {
-        emit_prelude(&unit, cfg, c.math_used);
-        if (c.text.len) buf_put(&unit, c.text.s);
-        if (unit.oom) cgfail(&c, "cpu codegen: out of memory");
+        join_units(&c, &all);
+        if (all.oom) cgfail(&c, "cpu codegen: out of memory");
     }
-    free(c.text.s);
-    if (c.text.oom) cgfail(&c, "cpu codegen: out of memory");
+    out->units = c.units;
+    out->nunits = c.nunits;
     if (c.failed) {
-        free(unit.s);
+        free(all.s);
         cg_free(out);
         return NULL;
     }
-    out->text = unit.s;
-    out->len = unit.len;
+    out->text = all.s ? all.s : ax__calloc(1, 1);
+    out->len = all.len;
+    if (!out->text) {
+        snprintf(err, errsize, "cpu codegen: out of memory");
+        cg_free(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -676,6 +849,8 @@ void cg_free(CgProg *g)
 {
     if (!g) return;
     free(g->text);
+    for (int u = 0; u < g->nunits; u++) free(g->units[u].text);
+    free(g->units);
     arena_free(&g->arena);
     free(g);
 }

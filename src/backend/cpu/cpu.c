@@ -61,6 +61,8 @@ typedef struct CpuProg {
     int magic;
     CgProg *cg;
     AxKernel (*k)[R_NROLE];   /* per node number */
+    AxKernel (*chk)[R_NROLE]; /* per node number: its checked copies, loaded
+                                 on first need (load_checked) */
     AxThunk **th;             /* per node number: its thunks */
     int *live;                /* liveness_counts of the program (at first run) */
 } CpuProg;
@@ -89,6 +91,7 @@ static void prog_release(CpuProg *pp)
     free(pp->th);
     free(pp->live);
     free(pp->k);
+    free(pp->chk);
     cg_free(pp->cg);
     free(pp);
 }
@@ -294,6 +297,20 @@ char *cpu_c_text(ax_ctx *cx, Program *p)
     return s;
 }
 
+static bool has_role(const CgNode *cn)
+{
+    for (int r = 0; r < R_NROLE; r++)
+        if (cn->role[r]) return true;
+    return false;
+}
+
+/* ax_options.progress, from the compiles of jit_load_many. */
+static void progress(void *arg, int done, int total)
+{
+    ax_ctx *cx = arg;
+    cx->opt.progress(cx->opt.progress_arg, done, total);
+}
+
 static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
 {
     *state = NULL;
@@ -315,25 +332,55 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         cg_free(g);
         return AX_ERR_NOMEM;
     }
-    bool hit = false;
-    double cms = 0;
     err[0] = 0;
-    JitModule *m = jit_load(jit, g->text, g->len, err, sizeof err, &hit, &cms);
-    if (!m) {
+    /* The units of the kernels; the checked copies' (cold) wait for their
+     * first need: most programs never run them. */
+    JitUnit *units = ax__calloc((size_t)g->nunits + 1, sizeof *units);
+    int *which = ax__calloc((size_t)g->nunits + 1, sizeof *which);
+    if (!units || !which) {
+        free(units);
+        free(which);
+        cg_free(g);
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        return AX_ERR_NOMEM;
+    }
+    int nload = 0;
+    for (int u = 0; u < g->nunits; u++) {
+        which[u] = -1;
+        if (g->units[u].cold) continue;
+        which[u] = nload;
+        units[nload].source = g->units[u].text;
+        units[nload++].len = g->units[u].len;
+    }
+    /* one compiler process per thread the context computes with */
+    int jobs = cx->opt.threads > 0 ? cx->opt.threads : 1;
+    double tj = now_ms();
+    if (jit_load_many(jit, units, nload, jobs, cx->opt.progress ? progress : NULL, cx, err, sizeof err)) {
+        free(units);
+        free(which);
         /* jit's messages name the compiler and quote its output */
         if (err[0]) ctx_error(cx, AX_ERR_COMPILE, "ax_run: %s", err);
         else ctx_error(cx, AX_ERR_COMPILE, "ax_run: the C compiler '%s' failed", cc_name(cx));
         cg_free(g);
         return AX_ERR_COMPILE;
     }
+    /* compile time: the wall time of the compiles (they overlap) */
+    bool hit = true;
+    double cms = 0;
+    for (int u = 0; u < nload; u++)
+        if (!units[u].from_cache) hit = false;
+    if (!hit) cms = now_ms() - tj;
     CpuProg *pp = ax__calloc(1, sizeof *pp);
     if (pp) {
         pp->magic = PROG_MAGIC;
         pp->cg = g;
         pp->k = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->k);
+        pp->chk = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->chk);
         pp->th = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->th);
     }
-    if (!pp || !pp->k || !pp->th) {
+    if (!pp || !pp->k || !pp->chk || !pp->th) {
+        free(units);
+        free(which);
         if (pp) prog_release(pp);
         else cg_free(g);
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
@@ -342,36 +389,45 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
     for (int i = 0; i < g->nnodes; i++) {
         const CgNode *cn = &g->nodes[i];
         if (!cn->x) continue;
-        char name[64];
+        char name[64] = "its code";
+        JitModule *m = cn->unit >= 0 && cn->unit < g->nunits && which[cn->unit] >= 0
+                           ? units[which[cn->unit]].module : NULL;
+        if (!m && (cn->nthunk > 0 || has_role(cn))) goto missing;
         if (cn->nthunk > 0 && !(pp->th[i] = ax__calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
+            free(units);
+            free(which);
             prog_release(pp);
             ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
             return AX_ERR_NOMEM;
         }
         for (int t = 0; t < cn->nthunk; t++) {
-            snprintf(name, sizeof name, "axt_%d_%d", i, t);
+            snprintf(name, sizeof name, "axt_u_%d", t);
             pp->th[i][t] = (AxThunk)jit_sym(m, name);
             if (!pp->th[i][t]) goto missing;
         }
         for (int r = 0; r < R_NROLE; r++) {
             if (!cn->role[r]) continue;
-            snprintf(name, sizeof name, "axk_%d_%s", i, cg_role_name[r]);
+            snprintf(name, sizeof name, "axk_u_%s", cg_role_name[r]);
             pp->k[i][r] = (AxKernel)jit_sym(m, name);
             if (!pp->k[i][r]) goto missing;
         }
         continue;
     missing:
+        free(units);
+        free(which);
         prog_release(pp);
         ctx_error(cx, AX_ERR_BACKEND, "ax_run: the compiled program lacks %s", name);
         return AX_ERR_BACKEND;
     }
+    free(units);
+    free(which);
     cc->counters.prepared++;
     if (hit) cc->counters.cached++;
     else cc->counters.compiled++;
     cc->counters.last_compile_ms = cms;
     if (cx->opt.debug & AX_DEBUG_TIMING)
-        fprintf(stderr, "axle: timing: cpu codegen %.3f ms (%zu bytes of C), %s %.3f ms\n", t1 - t0, g->len,
-                hit ? "cache hit" : "compile", hit ? now_ms() - t1 : cms);
+        fprintf(stderr, "axle: timing: cpu codegen %.3f ms (%d units, %zu bytes of C), %s %.3f ms\n", t1 - t0,
+                g->nunits, g->len, hit ? "cache hit" : "compile", hit ? now_ms() - t1 : cms);
     *state = pp;
     return 0;
 }
@@ -446,6 +502,20 @@ __attribute__((noinline, cold)) static int report(Ex *ex, const AxErr *e)
 
 static inline int check(Ex *ex, const AxErr *e) { return e->code ? report(ex, e) : 0; }
 
+/* The state of one operation while it runs. */
+typedef struct Op1 {
+    const Node *x;
+    const CgNode *cn;
+    AxKernel *k;
+    AxThunk *th;
+    AxArg *args;
+    ax_array **arr;           /* per slot: arrays this operation holds */
+    AxScalar *par;
+    AxErr err;
+    AxCall call;
+    void *s1, *s2;
+} Op1;
+
 /* Runs kernel k over [0, n): chunks of at least `grain` items, about four
  * per thread; inline when one chunk covers it. */
 typedef struct Task {
@@ -462,10 +532,8 @@ static void task_run(void *arg, int64_t t, int worker)
     tk->k(tk->c, tk->checked ? -1 - s : s, e);
 }
 
-static int run_kernel_as(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain, bool checked)
+static void launch(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain, bool checked)
 {
-    if (n <= 0) return 0;
-    if (!k) return fail(ex, AX_ERR_BACKEND, "cpu: a kernel is missing");
     if (grain < 1) grain = 1;
     int64_t want = (int64_t)ex->nthreads * 4;
     int64_t chunk = (n + want - 1) / want;
@@ -477,7 +545,58 @@ static int run_kernel_as(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t
         Task tk = {k, c, n, chunk, checked};
         pool_run(ex->pool, task_run, &tk, ntasks);
     }
-    return check(ex, c->err);
+}
+
+/* The checked copies of o's operation: its cold unit, compiled (or found
+ * in a cache) on first need, that is when one of its kernels found a
+ * check failing (cg_skel.c kernel_end; the prelude's ax_chk). */
+__attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
+{
+    CpuProg *pp = ex->pp;
+    const CgProg *g = pp->cg;
+    const CgNode *cn = o->cn;
+    if (cn->cold < 0 || cn->cold >= g->nunits) return fail(ex, AX_ERR_BACKEND, "cpu: a checked kernel is missing");
+    Jit *jit = ctx_jit(ex->cx, ex->cc);
+    if (!jit) return nomem(ex);
+    char err[4096] = "";
+    bool hit = false;
+    double ms = 0;
+    const CgUnit *u = &g->units[cn->cold];
+    JitModule *m = jit_load(jit, u->text, u->len, err, sizeof err, &hit, &ms);
+    if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
+    for (int r = 0; r < R_NROLE; r++) {
+        if (!cn->role[r]) continue;
+        char name[64];
+        snprintf(name, sizeof name, "axk_u_%s_chk", cg_role_name[r]);
+        pp->chk[o->x->num][r] = (AxKernel)jit_sym(m, name);
+    }
+    ex->cc->counters.checked++;
+    return 0;
+}
+
+/* Runs kernel k over [0, n) (launch), then reports what its error slot
+ * holds.  A kernel that needed its checked copy before it was loaded left
+ * its range undone (ax_chk): the copy is loaded and the launch run again,
+ * which computes every range alike (kernels write their outputs, never
+ * update them, but for permute's, which asks for its own redo instead). */
+static int run_kernel_as(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain, bool checked)
+{
+    if (n <= 0) return 0;
+    if (!k) return fail(ex, AX_ERR_BACKEND, "cpu: a kernel is missing");
+    launch(ex, k, c, n, grain, checked);
+    AxErr *e = c->err;
+    if (__builtin_expect(e->need, 0)) {
+        /* every call is of an operation's own call (Op1.call) */
+        const Op1 *o = (const Op1 *)(const void *)((const char *)c - offsetof(Op1, call));
+        if (load_checked(ex, o)) return -1;
+        e->need = 0;
+        if (!e->redo) {
+            memset(e, 0, sizeof *e);
+            launch(ex, k, c, n, grain, checked);
+            if (e->need) return fail(ex, AX_ERR_BACKEND, "cpu: a checked kernel is missing");
+        }
+    }
+    return check(ex, e);
 }
 
 static int run_kernel(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain)
@@ -503,19 +622,6 @@ static ax_array *new_array(Ex *ex, const Type *elt, int rank, const int64_t *sha
 
 /* ---------------------------------------------------- one operation */
 
-/* The state of one operation while it runs. */
-typedef struct Op1 {
-    const Node *x;
-    const CgNode *cn;
-    AxKernel *k;
-    AxThunk *th;
-    AxArg *args;
-    ax_array **arr;           /* per slot: arrays this operation holds */
-    AxScalar *par;
-    AxErr err;
-    AxCall call;
-    void *s1, *s2;
-} Op1;
 
 static void op_free(Op1 *o)
 {
@@ -552,6 +658,7 @@ static int op_begin(Ex *ex, const Node *x, Op1 *o)
     o->call.a = o->args;
     o->call.p = o->par;
     o->call.err = &o->err;
+    o->call.chk = (void (*const *)(const AxCall *, int64_t, int64_t))ex->pp->chk[x->num];
     for (int i = 0; i < cn->nopd; i++) {
         const Node *y = x->kid[cn->opd_kid[i]];
         if (y->op == OP_DELAYED) continue;

@@ -1,0 +1,260 @@
+/*
+ * `axle bench --compile`: what compiling costs a user, per program.
+ *
+ *   cold    ax_compile with no kernel of the program in any cache (a new,
+ *           empty cache directory; the compiler's identity, which a cache
+ *           keeps across programs, found beforehand), split into the front
+ *           end (sharing recovery and the optimiser), code generation, and
+ *           the C compiler (with loading);
+ *   disk    `axle run` in a new process whose kernels are all in the disk
+ *           cache: the whole ax_compile, front end included;
+ *   memory  a second ax_compile of the same program in the same context.
+ *
+ * Each figure is the median of --runs repetitions (a fresh directory each
+ * cold one).  The CPU backend only: the GPU backends' compile is NVRTC's.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE
+#include "axle.h"
+#include "programs.h"
+#include "tools.h"
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* x * x + 0.375: a kernel none of the benchmarks has */
+static ax_exp warm_fn(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_add(ax_mul(x, x), ax_f32(0.375f));
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void rm_tree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+
+typedef struct {
+    double total, front, codegen, cc;   /* cold, ms */
+    double disk, memory;                /* ms */
+    int kernels;
+    const char *error;
+} Figures;
+
+/* One cold compile into the empty cache directory dir, then one from the
+ * memory cache; false (with f->error) on failure. */
+static bool cold_once(const ax_options *base, const ex_program *p, int64_t n, const char *dir, Figures *f, char *err,
+                      size_t errsize)
+{
+    ax_options o = *base;
+    o.cache_dir = dir;
+    ax_ctx *cx = ax_ctx_new(&o);
+    if (!cx) {
+        snprintf(err, errsize, "out of memory");
+        return false;
+    }
+    bool ok = false;
+    void *st = p->setup(cx, n);
+    if (!st) {
+        snprintf(err, errsize, "setup: %s", ax_error(cx));
+        ax_ctx_free(cx);
+        return false;
+    }
+    double t0 = now_ms();
+    ax_program *pr = ax_compile(cx, p->build(cx, st));
+    double t = now_ms() - t0;
+    if (!pr) {
+        snprintf(err, errsize, "%s", ax_error(cx));
+    } else {
+        const ax_stats *s = ax_program_stats(pr);
+        f->total = t;
+        f->front = s->sharing_ms + s->optimise_ms;
+        f->codegen = s->codegen_ms;
+        f->cc = s->compile_ms - s->codegen_ms;
+        f->kernels = (int)s->kernels;
+        t0 = now_ms();
+        ax_program *again = ax_compile(cx, p->build(cx, st));
+        f->memory = now_ms() - t0;
+        ok = again != NULL;
+        if (!again) snprintf(err, errsize, "%s", ax_error(cx));
+        ax_program_free(again);
+        ax_program_free(pr);
+    }
+    p->teardown(st);
+    ax_ctx_free(cx);
+    return ok;
+}
+
+/* `axle run` in a new process, its kernels in the cache under xdg: the
+ * compile_ms it reports, or -1. */
+static double disk_once(const char *self, const ex_program *p, int64_t n, const char *xdg, int threads)
+{
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME='%s' AXLE_CACHE=on '%s' run %s --size %lld --json%s%d", xdg, self,
+             p->name, (long long)n, threads > 0 ? " --threads " : "", threads > 0 ? threads : 0);
+    if (threads <= 0) {
+        char *z = strrchr(cmd, '0');
+        if (z) *z = 0;   /* drop the placeholder count */
+    }
+    FILE *f = popen(cmd, "r");
+    if (!f) return -1;
+    char line[4096] = "";
+    double ms = -1;
+    while (fgets(line, sizeof line, f)) {
+        const char *k = strstr(line, "\"compile_ms\":");
+        if (k) ms = atof(k + 13);
+    }
+    if (pclose(f) != 0) return -1;
+    return ms;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: axle bench --compile [PROGRAM...] [--runs N] [--threads N] [--json]\n"
+               "  per program: a cold compile (no kernel cached; front end, code generation and the\n"
+               "  C compiler apart), a compile from the disk cache in a new process, and one from\n"
+               "  the memory cache; medians of --runs (default 3), in ms.\n");
+}
+
+int axle_bench_compile(int argc, char **argv)
+{
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.backend = AX_BACKEND_CPU;
+    int runs = 3;
+    bool json = false;
+    const ex_program *progs[64];
+    int np = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--compile")) continue;
+        if (!strcmp(s, "--runs") && v) {
+            runs = atoi(v);
+            i++;
+        } else if (!strcmp(s, "--threads") && v) {
+            o.threads = atoi(v);
+            i++;
+        } else if (!strcmp(s, "--json")) {
+            json = true;
+        } else if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (s[0] != '-' && np < 64) {
+            if (!(progs[np++] = ex_find(s))) {
+                fprintf(stderr, "axle bench: unknown program '%s' (see axle list)\n", s);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "axle bench: unknown or incomplete argument '%s'\n", s);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (runs < 1 || runs > 1000) {
+        fprintf(stderr, "axle bench: --runs needs a number from 1 to 1000\n");
+        return 2;
+    }
+    if (np == 0)
+        for (int i = 0; i < ex_nprograms && np < 64; i++)
+            if (ex_programs[i]->baseline && !ex_programs[i]->extra) progs[np++] = ex_programs[i];
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0) {
+        fprintf(stderr, "axle bench: cannot find the axle command itself\n");
+        return 2;
+    }
+    self[sl] = 0;
+    const char *t = getenv("TMPDIR");
+    if (!t || t[0] != '/') t = "/tmp";
+    if (!json)
+        printf("%-13s %7s %9s %9s %9s %9s %9s %9s\n", "program", "kernels", "cold ms", "front", "codegen", "cc",
+               "disk ms", "memory ms");
+    int bad = 0;
+    double *v[6];
+    for (int k = 0; k < 6; k++) v[k] = calloc((size_t)runs, sizeof(double));
+    for (int i = 0; i < np; i++) {
+        const ex_program *p = progs[i];
+        Figures f = {0};
+        char err[1024] = "";
+        bool ok = true;
+        int kernels = 0;
+        for (int r = 0; r < runs && ok; r++) {
+            char xdg[4096], dir[4200];
+            snprintf(xdg, sizeof xdg, "%s/axle-bench-XXXXXX", t);
+            if (!mkdtemp(xdg)) {
+                snprintf(err, sizeof err, "mkdtemp: %s", strerror(errno));
+                ok = false;
+                break;
+            }
+            snprintf(dir, sizeof dir, "%s/axle", xdg);
+            /* the compiler's identity first (a cache keeps it across
+               programs): a program of none of the benchmarks' kernels */
+            {
+                ax_options w = o;
+                w.cache_dir = dir;
+                ax_ctx *cx = ax_ctx_new(&w);
+                int64_t one = 1;
+                float x = 0.25f;
+                ax_array *a = cx ? ax_array_from(cx, AX_F32, 1, &one, &x) : NULL;
+                ax_array *r0 = a ? ax_run(cx, ax_map(warm_fn, NULL, ax_use(cx, a))) : NULL;
+                ax_array_release(r0);
+                ax_array_release(a);
+                ax_ctx_free(cx);
+            }
+            ok = cold_once(&o, p, p->default_size, dir, &f, err, sizeof err);
+            if (ok) {
+                double d = disk_once(self, p, p->default_size, xdg, o.threads);
+                if (d < 0) {
+                    snprintf(err, sizeof err, "the run from the disk cache failed");
+                    ok = false;
+                }
+                f.disk = d;
+            }
+            rm_tree(xdg);
+            if (!ok) break;
+            v[0][r] = f.total, v[1][r] = f.front, v[2][r] = f.codegen, v[3][r] = f.cc, v[4][r] = f.disk,
+            v[5][r] = f.memory;
+            kernels = f.kernels;
+        }
+        if (!ok) {
+            bad++;
+            if (json) {
+                printf("{\"program\":\"%s\",\"error\":", p->name);
+                axle_json_str(stdout, err);
+                printf("}\n");
+            } else {
+                printf("%-13s failed: %s\n", p->name, err);
+            }
+            continue;
+        }
+        double m[6];
+        for (int k = 0; k < 6; k++) m[k] = axle_median(v[k], runs);
+        if (json)
+            printf("{\"program\":\"%s\",\"kernels\":%d,\"cold_ms\":%.3f,\"front_ms\":%.3f,\"codegen_ms\":%.3f,"
+                   "\"cc_ms\":%.3f,\"disk_ms\":%.3f,\"memory_ms\":%.4f,\"runs\":%d}\n",
+                   p->name, kernels, m[0], m[1], m[2], m[3], m[4], m[5], runs);
+        else
+            printf("%-13s %7d %9.1f %9.2f %9.2f %9.1f %9.3f %9.4f\n", p->name, kernels, m[0], m[1], m[2], m[3], m[4],
+                   m[5]);
+        fflush(stdout);
+    }
+    for (int k = 0; k < 6; k++) free(v[k]);
+    return bad ? 1 : 0;
+}
