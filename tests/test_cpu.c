@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SH(...) ((const int64_t[]){__VA_ARGS__})
 
@@ -1437,6 +1438,167 @@ TEST(cpu_second_compile_hits_the_cache)
     CHECK_EQ_I(c1.cached, c0.cached + 1);
     fprintf(stderr, "dotp from the memory cache: prepare %.3f ms\n", t0);
     ax_ctx_free(cx);
+}
+
+/* A context on the CPU backend with its own cache directory. */
+static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, int, int), void *arg)
+{
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.backend = AX_BACKEND_CPU;
+    o.threads = threads;
+    o.cache_dir = dir;
+    o.progress = progress;
+    o.progress_arg = arg;
+    return ax_ctx_new(&o);
+}
+
+static int64_t cache_entries(const char *dir)
+{
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.cache_dir = dir;
+    ax_cache_info ci;
+    return ax_cache_stats(&o, &ci) == 0 ? ci.entries : -1;
+}
+
+static ax_exp f_half(ax_exp x, void *env) { return ax_mul(x, ax_f32(0.5f)); }
+
+/* Runs a, releases its results: how many there were (-1: failed). */
+static int run_all(ax_ctx *cx, ax_acc a)
+{
+    ax_array *res[8] = {0};
+    int n = ax_run_n(cx, a, res, 8);
+    CHECKF(n > 0, "ax_run_n: %s", ax_error(cx));
+    for (int i = 0; i < n; i++) ax_array_release(res[i]);
+    return n;
+}
+
+/* Each kernel is a unit of its own, cached apart: a kernel that two
+ * programs share (or one program twice) is compiled once. */
+TEST(cpu_kernels_cached_apart)
+{
+    if (cpu_only("cpu_kernels_cached_apart")) return;
+    char dir[] = "/tmp/axle-test-units-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL);
+    REQUIRE(cx);
+    ax_array *r = RUN(cx, ax_map(f_poly, NULL, input(cx, AX_F32, 1, SH(1000), 7, 0)));
+    ax_array_release(r);
+    CHECK_EQ_I(cache_entries(dir), 1);
+    /* the same map beside another: one more unit */
+    ax_acc xs = input(cx, AX_F32, 1, SH(500), 8, 0);
+    CHECK_EQ_I(run_all(cx, ax_atuple2(ax_map(f_poly, NULL, xs), ax_map(f_half, NULL, xs))), 2);
+    CHECK_EQ_I(cache_entries(dir), 2);
+    /* in a new context (its memory cache empty), at another size: none */
+    ax_ctx_free(cx);
+    cx = ctx_cache(dir, 2, NULL, NULL);
+    REQUIRE(cx);
+    CpuCounters c1;
+    xs = input(cx, AX_F32, 1, SH(77), 9, 0);
+    CHECK_EQ_I(run_all(cx, ax_atuple2(ax_map(f_half, NULL, xs), ax_map(f_poly, NULL, xs))), 2);
+    REQUIRE(cpu_counters(cx, &c1));
+    CHECK_EQ_I(c1.compiled, 0);
+    CHECK_EQ_I(c1.cached, 1);
+    CHECK_EQ_I(cache_entries(dir), 2);
+    ax_ctx_free(cx);
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.cache_dir = dir;
+    ax_cache_clear(&o, NULL);
+    rmdir(dir);
+}
+
+typedef struct Progress {
+    int calls, last_done, total, bad;
+} Progress;
+
+static void on_progress(void *arg, int done, int total)
+{
+    Progress *p = arg;
+    /* 0 of total first, then one more each call, up to total */
+    if (p->calls == 0 ? done != 0 : done != p->last_done + 1 || total != p->total) p->bad++;
+    if (done > total || total < 1) p->bad++;
+    p->calls++;
+    p->last_done = done;
+    p->total = total;
+}
+
+/* ax_options.progress: 0 of n, then each kernel compiled; nothing from a
+ * cache hit. */
+TEST(cpu_progress_callback)
+{
+    if (cpu_only("cpu_progress_callback")) return;
+    char dir[] = "/tmp/axle-test-progress-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    Progress pg = {0};
+    ax_ctx *cx = ctx_cache(dir, 2, on_progress, &pg);
+    REQUIRE(cx);
+    ax_acc xs = input(cx, AX_F32, 1, SH(300), 3, 0);
+    ax_acc three = ax_atuple(3, (ax_acc[]){ax_map(f_poly, NULL, xs), ax_map(f_half, NULL, xs),
+                                           ax_scanl1(ax_fn_add, NULL, xs)});
+    CHECK_EQ_I(run_all(cx, three), 3);
+    CHECK_EQ_I(pg.bad, 0);
+    CHECK_EQ_I(pg.total, 3);
+    CHECK_EQ_I(pg.last_done, 3);
+    CHECK_EQ_I(pg.calls, 4);
+    pg = (Progress){0};
+    CHECK_EQ_I(run_all(cx, three), 3);   /* the memory cache: no compile, no call */
+    CHECK_EQ_I(pg.calls, 0);
+    ax_ctx_free(cx);
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.cache_dir = dir;
+    ax_cache_clear(&o, NULL);
+    rmdir(dir);
+}
+
+/* The checked copies of a kernel are compiled only when a check first
+ * fails: a program without faults never compiles them; one with a fault
+ * compiles them then, and reports the fault as the interpreter does. */
+TEST(cpu_checked_copies_on_first_need)
+{
+    if (cpu_only("cpu_checked_copies_on_first_need")) return;
+    char dir[] = "/tmp/axle-test-checked-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    for (int k = 0; k < 2; k++) {
+        /* index faults, whose checks the fast kernels defer: a
+           backpermute's and an ax_at's */
+        ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL), *ci = ctx_on(AX_BACKEND_INTERP, false);
+        REQUIRE(cx && ci);
+        CpuCounters c0 = {0}, c1;
+        CHECK(ax_run(cx, b_fault(cx, &(Fault){k, AX_OK})) == NULL);
+        CHECK(ax_run(ci, b_fault(ci, &(Fault){k, AX_OK})) == NULL);
+        CHECKF(!strcmp(ax_error(ci), ax_error(cx)), "fault %d: \"%s\" vs \"%s\"", k, ax_error(ci), ax_error(cx));
+        REQUIRE(cpu_counters(cx, &c1));
+        CHECKF(c1.checked == c0.checked + 1, "fault %d: %lld checked units loaded", k,
+               (long long)(c1.checked - c0.checked));
+        /* the context is usable afterwards, and the copies stay loaded */
+        ax_array *ok = RUN(cx, ax_map(f_poly, NULL, input(cx, AX_F32, 1, SH(999), 5, 0)));
+        CHECK(ok != NULL);
+        ax_array_release(ok);
+        CHECK(ax_run(cx, b_fault(cx, &(Fault){k, AX_OK})) == NULL);
+        CHECKF(!strcmp(ax_error(ci), ax_error(cx)), "fault %d again: \"%s\" vs \"%s\"", k, ax_error(ci),
+               ax_error(cx));
+        ax_ctx_free(cx);
+        ax_ctx_free(ci);
+    }
+    /* a program that runs without a fault loads none */
+    ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL);
+    REQUIRE(cx);
+    ax_array *r = RUN(cx, ax_backpermute(ax_ix1(ax_i64(500)), p_off, (void *)(intptr_t)0,
+                                         input(cx, AX_I32, 1, SH(1000), 6, 5)));
+    CHECK(r != NULL);
+    ax_array_release(r);
+    CpuCounters c;
+    REQUIRE(cpu_counters(cx, &c));
+    CHECK_EQ_I(c.checked, 0);
+    ax_ctx_free(cx);
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.cache_dir = dir;
+    ax_cache_clear(&o, NULL);
+    rmdir(dir);
 }
 
 /* ================================================================ threads */

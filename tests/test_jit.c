@@ -509,6 +509,83 @@ TEST(jit_many_modules)
     rm_rf(tmp);
 }
 
+static void count_progress(void *arg, int done, int total)
+{
+    int *c = arg;
+    c[0]++;
+    c[1] = done;
+    c[2] = total;
+}
+
+/* jit_load_many: the units compiled by several processes at once, a
+ * source given twice compiled once, everything from the caches the second
+ * time; a failing unit fails the call, stops the others and leaves no
+ * file behind. */
+TEST(jit_load_many_parallel)
+{
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    JitOptions o = {.cache_dir = tmp, .cflags = "-O0 -fPIC -shared -w"};
+    Jit *j = jit_new(&o);
+    REQUIRE(j);
+    enum { N = 7 };
+    char src[N][64], err[1024];
+    JitUnit u[N];
+    memset(u, 0, sizeof u);
+    for (int i = 0; i < N; i++) {
+        /* unit 6 is unit 2 again */
+        snprintf(src[i], sizeof src[i], "int g(int x) { return x + %d; }\n", i == 6 ? 2 : i);
+        u[i].source = src[i];
+        u[i].len = strlen(src[i]);
+    }
+    int pc[3] = {0};
+    CHECKF(jit_load_many(j, u, N, 3, count_progress, pc, err, sizeof err) == 0, "%s", err);
+    for (int i = 0; i < N; i++) {
+        int (*g)(int) = u[i].module ? (int (*)(int))jit_sym(u[i].module, "g") : NULL;
+        CHECK(g && g(10) == 10 + (i == 6 ? 2 : i));
+        CHECK(i == 6 || !u[i].from_cache);
+    }
+    CHECK(u[6].module == u[2].module);
+    CHECK_EQ_I(count_entries(tmp), N - 1);
+    CHECK_EQ_I(pc[0], N);        /* 0 of 6, then 6 compiles */
+    CHECK_EQ_I(pc[1], N - 1);
+    CHECK_EQ_I(pc[2], N - 1);
+    /* again, from the memory cache */
+    JitModule *first[N];
+    for (int i = 0; i < N; i++) first[i] = u[i].module;
+    pc[0] = 0;
+    CHECKF(jit_load_many(j, u, N, 3, count_progress, pc, err, sizeof err) == 0, "%s", err);
+    for (int i = 0; i < N; i++) CHECK(u[i].from_cache && u[i].module == first[i]);
+    CHECK_EQ_I(pc[0], 0);
+    jit_free(j);
+    /* a new Jit: from the disk cache */
+    REQUIRE((j = jit_new(&o)));
+    CHECKF(jit_load_many(j, u, N, 2, NULL, NULL, err, sizeof err) == 0, "%s", err);
+    for (int i = 0; i < N; i++) CHECK(u[i].from_cache && u[i].module);
+    /* one bad unit among new ones */
+    char more[N][64];
+    for (int i = 0; i < N; i++) {
+        snprintf(more[i], sizeof more[i], i == 3 ? "int h(int x) { return x +; }\n" : "int h(int x) { return x * %d; }\n", i);
+        u[i].source = more[i];
+        u[i].len = strlen(more[i]);
+    }
+    CHECK(jit_load_many(j, u, N, 3, NULL, NULL, err, sizeof err) == -1);
+    CHECKF(strstr(err, "failed"), "%s", err);
+    /* no source or partial object left behind */
+    CHECK_EQ_I(count_files(tmp, "tmp-") + count_files(tmp, "axle-"), 0);
+    DIR *d = opendir(tmp);
+    REQUIRE(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        CHECKF(!(len > 2 && !strcmp(e->d_name + len - 2, ".c")) && !strstr(e->d_name, ".part"), "left: %s",
+               e->d_name);
+    }
+    closedir(d);
+    jit_free(j);
+    rm_rf(tmp);
+}
+
 TEST(jit_no_disk_cache)
 {
     char tmp[PATH_MAX], cache[PATH_MAX + 16], tmpdir[PATH_MAX + 16];
