@@ -274,6 +274,12 @@ int64_t ir_count_lets(const Node *x);
 /* --------------------------------------------------------------- context */
 
 #define AX_ERRMSG 1024
+/* The deepest program axle compiles, in levels of its source graph's
+ * nesting (ir_depth).  The passes recurse along the nesting on a stack the
+ * driver sizes for the program (run.c run_deep), so this bounds that
+ * stack (STACK_PER_LEVEL bytes a level, reserved, touched only as deep
+ * as the program goes), not what fits in a thread's default stack. */
+#define AX_DEPTH_LIMIT 1000000
 /* Backend kinds index the per-context backend state (ax_backend_kind). */
 #define AX_NBACKENDS 5
 

@@ -24,7 +24,7 @@
 #include <string.h>
 
 /* Deeper trees are refused rather than risking the C stack. */
-#define VERIFY_MAX_DEPTH 100000
+#define VERIFY_MAX_DEPTH (2 * AX_DEPTH_LIMIT)
 
 typedef struct V {
     const Program *p;

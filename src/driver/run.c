@@ -21,7 +21,7 @@
  *
  * The passes (sharing recovery, the verifier, the optimiser, the code
  * generator, the executors) recurse along a program's nesting, which the
- * user controls: up to sharing recovery's limit of 10,000 levels.  The
+ * user controls: up to sharing recovery's limit of AX_DEPTH_LIMIT levels.  The
  * stack that takes depends on the thread, which the user controls too (a
  * thread with a 1 MiB stack overflowed in the verifier at about 2,300
  * chained maps).  So the driver finds the program's depth first (without
@@ -42,8 +42,8 @@
 #define STACK_PER_LEVEL ((int64_t)4096)
 #endif
 /* The depth a program is sized for: sharing recovery refuses programs
- * nested deeper than 10,000 levels, after walking that far. */
-#define DEPTH_CAP 10010
+ * nested deeper than AX_DEPTH_LIMIT levels, after walking that far. */
+#define DEPTH_CAP (AX_DEPTH_LIMIT + 10)
 /* What any phase needs besides the nesting (buffers of the JIT and the
  * code generator, the C library). */
 #define STACK_BASE ((int64_t)256 << 10)

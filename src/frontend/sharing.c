@@ -88,7 +88,7 @@
 /* The walks recurse along the graph's depth; beyond this the program is
  * refused instead of risking the C stack (here and in every later pass,
  * whose trees are about as deep as the graph). */
-#define MAX_DEPTH 10000
+#define MAX_DEPTH AX_DEPTH_LIMIT
 /* The largest unfolded tree (sharing off) that is attempted. */
 #define UNFOLD_LIMIT 50000000LL
 

@@ -31,6 +31,7 @@ typedef struct Bound {
     uint64_t h;
     const Node *term;
     int id;                    /* the let's variable */
+    int prev;                  /* the entry below with the same hash, or -1 */
 } Bound;
 
 typedef struct Pair { int a, b; } Pair;
@@ -40,14 +41,19 @@ typedef struct A {
     Program *p;
     Bound *scope;              /* the enclosing lets' terms, innermost last */
     int nscope, capscope;
+    HMap top;                  /* hash -> its innermost entry in scope (-1: none):
+                                  a lookup visits only equal hashes */
     Pair *map;                 /* alpha_eq's binders: b's id -> a's id */
     int nmap, capmap;
     bool failed, changed;
 } A;
 
-/* A hash of n's structure: variable ids left out (bound ones differ
- * between equal terms); 0 when too deep. */
-static uint64_t hash_term(const Node *n, int depth)
+/* A hash of n's structure: the ids of the variables the term binds itself
+ * left out (they differ between equal terms; `bound` collects them), the
+ * free ones' kept (so that the lets of a long chain, each reading the
+ * one before, hash apart: comparing each with all the earlier ones made
+ * the pass quadratic); 0 when too deep or out of memory. */
+static uint64_t hash_term(const Node *n, int depth, HMap *bound)
 {
     if (depth > OPT_MAX_DEPTH) return 0;
     uint64_t h = hash_combine((uint64_t)n->op, (uint64_t)(uint32_t)n->n);
@@ -56,12 +62,24 @@ static uint64_t hash_term(const Node *n, int depth)
     switch (n->op) {
     case OP_CONST: h = hash_combine(h, (uint64_t)n->c.u); break;
     case OP_USE: h = hash_combine(h, hmap_ptr(n->arr)); break;
-    case OP_LAM: h = hash_combine(h, (uint64_t)(uint32_t)n->nparam); break;
+    case OP_LAM:
+        h = hash_combine(h, (uint64_t)(uint32_t)n->nparam);
+        for (int i = 0; i < n->nparam; i++)
+            if (n->param[i] && !hmap_insert(bound, (uint64_t)(uint32_t)n->param[i]->id, 1, NULL)) return 0;
+        break;
+    case OP_LET: case OP_ALET:
+        if (!hmap_insert(bound, (uint64_t)(uint32_t)n->id, 1, NULL)) return 0;
+        break;
+    case OP_VAR: case OP_AVAR:
+        /* a binder inside the term comes before its uses in this walk
+           (ids are per binder: one bound anywhere inside is never free) */
+        if (!hmap_find(bound, (uint64_t)(uint32_t)n->id)) h = hash_combine(h, 0x51ed27ull + (uint32_t)n->id);
+        break;
     default: break;
     }
     for (int i = 0; i < n->n; i++) {
         if (!n->kid[i]) return 0;
-        uint64_t k = hash_term(n->kid[i], depth + 1);
+        uint64_t k = hash_term(n->kid[i], depth + 1, bound);
         if (!k) return 0;
         h = hash_combine(h, k);
     }
@@ -135,8 +153,8 @@ static bool alpha_eq(A *s, const Node *a, const Node *b, int *budget, int depth)
 /* An earlier let in scope binding a term equal to t: its variable, or -1. */
 static int find_equal(A *s, const Node *t, uint64_t h)
 {
-    for (int i = s->nscope - 1; i >= 0; i--) {
-        if (s->scope[i].h != h) continue;
+    int64_t *top = hmap_find(&s->top, h);
+    for (int i = top ? (int)*top : -1; i >= 0; i = s->scope[i].prev) {
         int budget = 200000;
         s->nmap = 0;
         if (alpha_eq(s, s->scope[i].term, t, &budget, 0) && ty_eq(s->scope[i].term->type, t->type))
@@ -172,7 +190,10 @@ static void walk(A *s, Node *n, int depth)
         Node *t = n->kid[0];
         walk(s, t, depth + 1);
         if (opt_is_atom(t) || t->op == OP_USE) continue;
-        uint64_t h = hash_term(t, 0);
+        HMap bound;
+        hmap_init(&bound);
+        uint64_t h = hash_term(t, 0, &bound);
+        hmap_free(&bound);
         if (!h) continue;
         int same = find_equal(s, t, h);
         if (same >= 0) {
@@ -197,9 +218,19 @@ static void walk(A *s, Node *n, int depth)
             s->scope = b;
             s->capscope = cap;
         }
-        s->scope[s->nscope++] = (Bound){h, t, n->id};
+        int64_t *top = hmap_insert(&s->top, h, -1, NULL);
+        if (!top) {
+            s->failed = true;
+            break;
+        }
+        s->scope[s->nscope] = (Bound){h, t, n->id, (int)*top};
+        *top = s->nscope++;
     }
     if (!s->failed) walk(s, n, depth + 1);
+    for (int i = s->nscope - 1; i >= base; i--) {
+        int64_t *top = hmap_find(&s->top, s->scope[i].h);
+        if (top) *top = s->scope[i].prev;
+    }
     s->nscope = base;
 }
 
@@ -209,7 +240,9 @@ int opt_array_cse(ax_ctx *cx, Program *p, bool *changed)
     memset(&s, 0, sizeof s);
     s.cx = cx;
     s.p = p;
+    hmap_init(&s.top);
     if (p && p->root) walk(&s, p->root, 0);
+    hmap_free(&s.top);
     free(s.scope);
     free(s.map);
     if (s.failed) {

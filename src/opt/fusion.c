@@ -383,17 +383,28 @@ static Node *cp_lam(F *f, const Node *x)
  * flattened into the chain:
  *   let x = (let y = e in b) in body  =>  let y = e in let x = b in body
  * (binders are unique, so nothing is captured, and the order of
- * evaluation is the same); composed functions nest that way (compose). */
-static Node *cp_lets(F *f, const Node *x)
+ * evaluation is the same); composed functions nest that way (compose),
+ * n maps deep.  So that the copy stays linear in n, the copy of such a
+ * bound let hands back where its chain ends (*tail: the slot of its last
+ * let's body) instead of being walked again, and only the outermost chain
+ * gives its lets their type (tail NULL). */
+static Node *cp_lets(F *f, const Node *x, Node ***tail)
 {
     int base = f->nsv;
     Node *head = NULL, **link = &head;
     for (; x->op == OP_LET; x = x->kid[1]) {
         int id = fresh(f, x->kid[0]->type);
-        Node *l = mk(f, OP_LET, 2, x->type), *r = var(f, id), *b = l && r ? cp(f, x->kid[0]) : NULL;
+        Node *l = mk(f, OP_LET, 2, x->type), *r = var(f, id), *b = NULL;
+        Node **btail = NULL;
+        if (l && r) b = x->kid[0]->op == OP_LET ? cp_lets(f, x->kid[0], &btail) : cp(f, x->kid[0]);
         if (!b || !save(f, x->id, r)) {
             restore(f, base);
             return NULL;
+        }
+        if (btail && b->op == OP_LET) {
+            *link = b;
+            link = btail;
+            b = *btail;
         }
         for (; b->op == OP_LET; b = b->kid[1]) {
             *link = b;
@@ -407,6 +418,10 @@ static Node *cp_lets(F *f, const Node *x)
     *link = cp(f, x);
     restore(f, base);
     if (!*link) return NULL;
+    if (tail) {
+        *tail = link;
+        return head;
+    }
     const Node *end = head;
     while (end->op == OP_LET) end = end->kid[1];
     for (Node *l = head; l->op == OP_LET; l = l->kid[1]) l->type = end->type;
@@ -432,7 +447,7 @@ static Node *cp(F *f, const Node *x)
         }
         break;
     case OP_LET:
-        return cp_lets(f, x);
+        return cp_lets(f, x, NULL);
     case OP_LAM:
         return cp_lam(f, x);
     case OP_SHAPE: case OP_INDEX: case OP_LINDEX: {

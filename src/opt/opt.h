@@ -10,11 +10,11 @@
 #include "ir.h"
 
 /* Recursion limit of the optimiser's walks.  Sharing recovery refuses
- * graphs deeper than 10000, and chains of lets are walked in loops, so
- * only a malformed program reaches this; the passes then leave the
- * program as it is rather than overflow the C stack (20000 levels fit in
- * the default 8 MiB stack even with AddressSanitizer's larger frames). */
-#define OPT_MAX_DEPTH 20000
+ * graphs deeper than AX_DEPTH_LIMIT, and chains of lets are walked in
+ * loops, so only a malformed program reaches this; the passes then leave
+ * the program as it is rather than overflow the C stack (the driver runs
+ * them on a stack sized for twice the program's depth). */
+#define OPT_MAX_DEPTH (2 * AX_DEPTH_LIMIT)
 
 /* Can evaluating node n itself (not its operands) fault or fail to
  * terminate?  The "no speculation" rule of sharing recovery

@@ -415,7 +415,7 @@ static bool structural(Op op)
 /* Preorder numbers for the array stratum (lambdas of awhile included). */
 static int number(const Node *x, int n, int depth)
 {
-    while (x && depth < 100000) {
+    while (x && depth < 2 * AX_DEPTH_LIMIT) {
         ((Node *)x)->num = n++;
         if (x->op == OP_ALET && x->n == 2) {
             n = number(x->kid[0], n, depth + 1);
@@ -476,7 +476,7 @@ static bool add_free(CG *c, List *l, const Node *a)
 static void collect(CG *c, List *l, const Node *e, int depth)
 {
     while (e && !c->failed) {
-        if (depth > 100000) return cgfail(c, "cpu codegen: expression too deep");
+        if (depth > 2 * AX_DEPTH_LIMIT) return cgfail(c, "cpu codegen: expression too deep");
         if (e->op == OP_INDEX || e->op == OP_LINDEX || e->op == OP_SHAPE) {
             if (!add_free(c, l, e->kid[0])) return;
             for (int k = 1; k < e->n; k++) collect(c, l, e->kid[k], depth + 1);
@@ -593,7 +593,7 @@ static bool has_code(const Node *x)
 static void walk(CG *c, const Node *x, int depth)
 {
     while (x && !c->failed) {
-        if (depth > 100000) return cgfail(c, "cpu codegen: program too deep");
+        if (depth > 2 * AX_DEPTH_LIMIT) return cgfail(c, "cpu codegen: program too deep");
         if (x->num < 0 || x->num >= c->out->nnodes) return cgfail(c, "cpu codegen: numbering");
         if (has_code(x)) describe(c, x, &c->out->nodes[x->num]);
         if (x->op == OP_ALET && x->n == 2) {
