@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -99,8 +100,35 @@ static const char *backend_name(ax_backend_kind k)
     }
 }
 
+/* Progress of a long cold compile, on a terminal: shown once the
+ * compile has taken half a second, as each kernel is done. */
+typedef struct {
+    double t0;
+    bool shown;
+} Progress;
+
+static void show_progress(void *arg, int done, int total)
+{
+    Progress *p = arg;
+    if (done == 0) {
+        p->t0 = now_ms();
+        p->shown = false;
+        return;
+    }
+    if (!p->shown && now_ms() - p->t0 < 500) return;
+    p->shown = true;
+    fprintf(stderr, "\raxle: compiling: %d of %d kernels done", done, total);
+    if (done == total) fputc('\n', stderr);
+    fflush(stderr);
+}
+
 static int cmd_run(const ex_program *p, Args *a)
 {
+    Progress pg = {0, false};
+    if (isatty(STDERR_FILENO) && !a->opt.progress) {
+        a->opt.progress = show_progress;
+        a->opt.progress_arg = &pg;
+    }
     ax_ctx *cx = ax_ctx_new(&a->opt);
     if (!cx) { fprintf(stderr, "axle: out of memory\n"); return 1; }
     int64_t n = a->size >= 0 ? a->size : p->default_size;

@@ -50,6 +50,23 @@ static inline uint64_t hash_combine(uint64_t h, uint64_t x)
     return hash_mix(h ^ (x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
 }
 
+/* A hash of n bytes, a word at a time (not cryptographic: tables that
+ * compare the bytes on a hit). */
+static inline uint64_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = hash_mix(n + 1);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, s + i, 8);
+        h = hash_combine(h, w);
+    }
+    uint64_t w = 0;
+    if (n > i) __builtin_memcpy(&w, s + i, n - i);
+    return hash_combine(h, w);
+}
+
 static inline uint64_t hmap_ptr(const void *p) { return (uint64_t)(uintptr_t)p; }
 
 void hmap_init(HMap *m);

@@ -62,6 +62,7 @@
 #define _GNU_SOURCE
 #include "jit.h"
 #include "fault.h"
+#include "hash.h"
 #include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -200,6 +201,10 @@ enum {
 
 struct JitModule {
     JitModule *next;                  /* hash chain */
+    JitModule *snext;                 /* chain of the source index */
+    uint64_t fh;                      /* fast_hash of its source */
+    char *src;                        /* its source (NULL: not indexed) */
+    size_t srclen;
     uint8_t key[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
     void *handle;
@@ -222,6 +227,8 @@ struct Jit {
 
     JitModule **buckets;              /* memory cache */
     size_t nbuckets, nmodules;
+    HMap by_source;                   /* fast_hash -> a module (chained by snext):
+                                         a memory hit without SHA-256 */
     uint64_t seed;                    /* temporary names when getrandom fails */
 };
 
@@ -1508,6 +1515,39 @@ static size_t bucket_of(const uint8_t *key, size_t nb)
     return (size_t)(x & (nb - 1));
 }
 
+/* A cheap hash of a source: a memory hit is looked up by it and the
+ * source compared, so that a program compiled again in the same context
+ * does not hash its kernels' text with SHA-256 (tens of microseconds a
+ * unit), which only the disk cache needs. */
+static uint64_t fast_hash(const char *s, size_t n) { return hash_bytes(s, n); }
+
+static JitModule *src_find(Jit *j, uint64_t fh, const char *src, size_t len)
+{
+    int64_t *v = hmap_find(&j->by_source, fh);
+    for (JitModule *m = v ? (JitModule *)(intptr_t)*v : NULL; m; m = m->snext)
+        if (m->srclen == len && !memcmp(m->src, src, len)) return m;
+    return NULL;
+}
+
+/* Indexes m by its source (skipped when memory is lacking: a later load
+ * then finds it by its key). */
+static void src_add(Jit *j, JitModule *m, uint64_t fh, const char *src, size_t len)
+{
+    if (m->src || !(m->src = ax__malloc(len + 1))) return;
+    int64_t *v = hmap_insert(&j->by_source, fh, 0, NULL);
+    if (!v) {
+        free(m->src);
+        m->src = NULL;
+        return;
+    }
+    memcpy(m->src, src, len);
+    m->src[len] = 0;
+    m->srclen = len;
+    m->fh = fh;
+    m->snext = (JitModule *)(intptr_t)*v;
+    *v = (int64_t)(intptr_t)m;
+}
+
 static JitModule *mem_find(Jit *j, const uint8_t key[KEY_BYTES])
 {
     if (!j->nbuckets) return NULL;
@@ -1550,6 +1590,7 @@ Jit *jit_new(const JitOptions *o)
     if (!o) o = &none;
     Jit *j = ax__calloc(1, sizeof *j);
     if (!j) return NULL;
+    hmap_init(&j->by_source);
     j->cc = dup_or(o->cc && o->cc[0] ? o->cc : NULL, "cc");
     j->cflags = dup_or(o->cflags, JIT_DEFAULT_CFLAGS);
     j->libs = dup_or(o->libs, JIT_DEFAULT_LIBS);
@@ -1575,9 +1616,11 @@ void jit_free(Jit *j)
         for (JitModule *m = j->buckets[i], *nx; m; m = nx) {
             nx = m->next;
             dlclose(m->handle);
+            free(m->src);
             free(m);
         }
     free(j->buckets);
+    hmap_free(&j->by_source);
     if (j->dirfd >= 0) close(j->dirfd);
     free(j->dir);
     free(j->compiler_id);
@@ -1685,6 +1728,7 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
     typedef struct Want {
         uint8_t key[KEY_BYTES];
         char hex[2 * KEY_BYTES + 1];
+        uint64_t fh;                    /* fast_hash of the source */
         int same;                       /* an earlier unit with this source, or -1 */
     } Want;
     Want *w = ax__calloc((size_t)n, sizeof *w);
@@ -1700,11 +1744,19 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
     }
     bool dir_checked = false;
     for (int i = 0; i < n && !failed; i++) {
-        source_key(j, u[i].source, u[i].len, w[i].key, w[i].hex);
         w[i].same = -1;
-        JitModule *m = mem_find(j, w[i].key);
+        w[i].fh = fast_hash(u[i].source ? u[i].source : "", u[i].len);
+        JitModule *m = src_find(j, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
         if (m) {
+            trace(j, "hit memory %s", m->hex);
+            u[i].module = m;
+            u[i].from_cache = true;
+            continue;
+        }
+        source_key(j, u[i].source, u[i].len, w[i].key, w[i].hex);
+        if ((m = mem_find(j, w[i].key))) {
             trace(j, "hit memory %s", w[i].hex);
+            src_add(j, m, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
             u[i].module = m;
             u[i].from_cache = true;
             continue;
@@ -1719,6 +1771,7 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
         void *h = disk_find(j, w[i].hex, w[i].key);
         if (h) {
             if (!(u[i].module = adopt(j, w[i].key, w[i].hex, h, err, errsize))) failed = 1;
+            else src_add(j, u[i].module, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
             u[i].from_cache = true;
             continue;
         }
@@ -1774,6 +1827,7 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
             int i = b->unit;
             void *h = job_finish(j, b, w[i].hex, w[i].key, err, errsize, &ms);
             if (h && (u[i].module = adopt(j, w[i].key, w[i].hex, h, err, errsize))) {
+                src_add(j, u[i].module, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
                 u[i].compile_ms = ms;
                 trace(j, "miss %s, compiled in %.1f ms", w[i].hex, ms);
                 done++;

@@ -156,8 +156,9 @@ typedef struct CgUnit {
 
 typedef struct CgProg {
     Arena arena;
-    char *text;               /* every unit, each under a heading (for dumps) */
-    size_t len;
+    char *text;               /* the GPU generators' kernel text (malloc'd);
+                                 the CPU's is in units (cg_join) */
+    size_t len;               /* bytes of text, or of C in all the units */
     int nunits;
     CgUnit *units;            /* malloc'd */
     int nnodes;               /* numbers 0..nnodes-1 */
@@ -175,6 +176,9 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
  * kernel text).  NULL with a message in err on failure. */
 CgProg *cg_describe(const Program *p, char *err, size_t errsize);
 void cg_free(CgProg *g);
+/* Every unit of g, each under a heading naming the operations that run
+ * its code (for dumps): malloc'd, NULL when memory is lacking. */
+char *cg_join(const CgProg *g);
 
 /* Partial-result layout shared by host and kernels: leaf l of slot k of a
  * scratch area of m slots starts at byte cg_scratch_off(...). */

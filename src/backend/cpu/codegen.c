@@ -738,8 +738,7 @@ static void dedup_node(CG *c, CgNode *cn, HMap *seen)
         free(canon.s);
         return cgfail(c, "cpu codegen: out of memory");
     }
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < canon.len; i++) h = hash_combine(h, (unsigned char)canon.s[i]);
+    uint64_t h = hash_bytes(canon.s ? canon.s : "", canon.len);
     int64_t *was = hmap_find(seen, h);
     if (was) {
         /* the same hash: the same text?  (compare, do not trust the hash) */
@@ -773,18 +772,24 @@ static void dedup_node(CG *c, CgNode *cn, HMap *seen)
 
 /* The dump of the program's code: every unit under a heading naming the
  * operations that run its code. */
-static void join_units(CG *c, Buf *out)
+char *cg_join(const CgProg *g)
 {
-    for (int u = 0; u < c->nunits; u++) {
-        buf_printf(out, "/* ---------------- unit %d of %d, %s%s: operations", u + 1, c->nunits,
-                   op_name(c->out->nodes[c->units[u].node].x->op), c->units[u].cold ? ", checked copies" : "");
+    Buf out = {0};
+    for (int u = 0; u < g->nunits; u++) {
+        buf_printf(&out, "/* ---------------- unit %d of %d, %s%s: operations", u + 1, g->nunits,
+                   op_name(g->nodes[g->units[u].node].x->op), g->units[u].cold ? ", checked copies" : "");
         int k = 0;
-        for (int i = 0; i < c->out->nnodes; i++)
-            if (c->out->nodes[i].x && (c->units[u].cold ? c->out->nodes[i].cold : c->out->nodes[i].unit) == u)
-                buf_printf(out, "%s %d", k++ ? "," : "", i);
-        buf_put(out, " */\n");
-        buf_put(out, c->units[u].text);
+        for (int i = 0; i < g->nnodes; i++)
+            if (g->nodes[i].x && (g->units[u].cold ? g->nodes[i].cold : g->nodes[i].unit) == u)
+                buf_printf(&out, "%s %d", k++ ? "," : "", i);
+        buf_put(&out, " */\n");
+        buf_put(&out, g->units[u].text);
     }
+    if (out.oom) {
+        free(out.s);
+        return NULL;
+    }
+    return out.s ? out.s : ax__calloc(1, 1);
 }
 
 CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errsize)
@@ -823,22 +828,10 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
     hmap_free(&seen);
     free(c.text.s);
     free(c.cold.s);
-    Buf all = {0};
-    if (!c.failed) {
-        join_units(&c, &all);
-        if (all.oom) cgfail(&c, "cpu codegen: out of memory");
-    }
     out->units = c.units;
     out->nunits = c.nunits;
+    for (int u = 0; u < c.nunits; u++) out->len += c.units[u].len;
     if (c.failed) {
-        free(all.s);
-        cg_free(out);
-        return NULL;
-    }
-    out->text = all.s ? all.s : ax__calloc(1, 1);
-    out->len = all.len;
-    if (!out->text) {
-        snprintf(err, errsize, "cpu codegen: out of memory");
         cg_free(out);
         return NULL;
     }

@@ -291,7 +291,7 @@ char *cpu_c_text(ax_ctx *cx, Program *p)
     char err[512];
     CgProg *g = cg_program(p, &cfg, err, sizeof err);
     if (!g) return ctx_error(cx, AX_ERR_BACKEND, "%s", err);
-    char *s = ax__strdup(g->text);
+    char *s = cg_join(g);
     cg_free(g);
     if (!s) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
     return s;
@@ -326,7 +326,11 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
     }
     double t1 = now_ms();
     p->codegen_ms = t1 - t0;
-    if (cx->opt.debug & AX_DEBUG_CODE) fprintf(stderr, "axle: generated C:\n%s\n", g->text);
+    if (cx->opt.debug & AX_DEBUG_CODE) {
+        char *text = cg_join(g);
+        fprintf(stderr, "axle: generated C:\n%s\n", text ? text : "(out of memory)");
+        free(text);
+    }
     Jit *jit = ctx_jit(cx, cc);
     if (!jit) {
         cg_free(g);
