@@ -202,9 +202,9 @@ enum {
 struct JitModule {
     JitModule *next;                  /* hash chain */
     JitModule *snext;                 /* chain of the source index */
-    uint64_t fh;                      /* fast_hash of its source */
-    char *src;                        /* its source (NULL: not indexed) */
-    size_t srclen;
+    uint64_t fh;                      /* fast_hash of its source and flags */
+    char *src;                        /* its flags, a NUL, its source (NULL: not indexed) */
+    size_t srclen;                    /* bytes of src, both */
     uint8_t key[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
     void *handle;
@@ -1217,7 +1217,7 @@ static void job_files_done(Job *b)
 
 /* Writes the source and starts the compiler; false with a message (and
  * nothing left behind) when that fails. */
-static bool job_start(Jit *j, Job *b, const char *src, size_t len, char *err, size_t errsize)
+static bool job_start(Jit *j, Job *b, const char *src, size_t len, const char *flags, char *err, size_t errsize)
 {
     b->tmpdir[0] = 0;
     b->base[0] = 0;
@@ -1260,6 +1260,7 @@ static bool job_start(Jit *j, Job *b, const char *src, size_t len, char *err, si
     Argv a = {0};
     argv_words(&a, j->cc);
     argv_words(&a, j->cflags);
+    if (flags) argv_words(&a, flags);
     argv_push(&a, "-o");
     argv_push(&a, sopath);
     argv_push(&a, srcpath);
@@ -1519,30 +1520,40 @@ static size_t bucket_of(const uint8_t *key, size_t nb)
  * source compared, so that a program compiled again in the same context
  * does not hash its kernels' text with SHA-256 (tens of microseconds a
  * unit), which only the disk cache needs. */
-static uint64_t fast_hash(const char *s, size_t n) { return hash_bytes(s, n); }
+static uint64_t fast_hash(const char *flags, const char *s, size_t n)
+{
+    return hash_combine(hash_bytes(s, n), hash_bytes(flags, strlen(flags)));
+}
 
-static JitModule *src_find(Jit *j, uint64_t fh, const char *src, size_t len)
+static bool same_source(const JitModule *m, const char *flags, const char *src, size_t len)
+{
+    size_t fl = strlen(flags);
+    return m->srclen == fl + 1 + len && !memcmp(m->src, flags, fl + 1) && !memcmp(m->src + fl + 1, src, len);
+}
+
+static JitModule *src_find(Jit *j, uint64_t fh, const char *flags, const char *src, size_t len)
 {
     int64_t *v = hmap_find(&j->by_source, fh);
     for (JitModule *m = v ? (JitModule *)(intptr_t)*v : NULL; m; m = m->snext)
-        if (m->srclen == len && !memcmp(m->src, src, len)) return m;
+        if (same_source(m, flags, src, len)) return m;
     return NULL;
 }
 
-/* Indexes m by its source (skipped when memory is lacking: a later load
- * then finds it by its key). */
-static void src_add(Jit *j, JitModule *m, uint64_t fh, const char *src, size_t len)
+/* Indexes m by its source and flags (skipped when memory is lacking: a
+ * later load then finds it by its key). */
+static void src_add(Jit *j, JitModule *m, uint64_t fh, const char *flags, const char *src, size_t len)
 {
-    if (m->src || !(m->src = ax__malloc(len + 1))) return;
+    size_t fl = strlen(flags);
+    if (m->src || !(m->src = ax__malloc(fl + 1 + len))) return;
     int64_t *v = hmap_insert(&j->by_source, fh, 0, NULL);
     if (!v) {
         free(m->src);
         m->src = NULL;
         return;
     }
-    memcpy(m->src, src, len);
-    m->src[len] = 0;
-    m->srclen = len;
+    memcpy(m->src, flags, fl + 1);
+    memcpy(m->src + fl + 1, src, len);
+    m->srclen = fl + 1 + len;
     m->fh = fh;
     m->snext = (JitModule *)(intptr_t)*v;
     *v = (int64_t)(intptr_t)m;
@@ -1634,10 +1645,11 @@ void jit_free(Jit *j)
 
 /* The key of a source: the fixed fields (ensure_identity), its length and
  * its bytes. */
-static void source_key(const Jit *j, const char *source, size_t len, uint8_t key[KEY_BYTES],
+static void source_key(const Jit *j, const char *flags, const char *source, size_t len, uint8_t key[KEY_BYTES],
                        char hex[2 * KEY_BYTES + 1])
 {
     JitSha256 s = j->prefix;
+    if (flags[0]) put_str(&s, flags);   /* (none: the key of before per-unit flags) */
     uint8_t lenb[8];
     for (int i = 0; i < 8; i++) lenb[i] = (uint8_t)((uint64_t)len >> (8 * i));
     jit_sha256_update(&s, lenb, 8);
@@ -1744,19 +1756,20 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
     }
     bool dir_checked = false;
     for (int i = 0; i < n && !failed; i++) {
+        const char *src = u[i].source ? u[i].source : "", *fl = u[i].cflags ? u[i].cflags : "";
         w[i].same = -1;
-        w[i].fh = fast_hash(u[i].source ? u[i].source : "", u[i].len);
-        JitModule *m = src_find(j, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
+        w[i].fh = fast_hash(fl, src, u[i].len);
+        JitModule *m = src_find(j, w[i].fh, fl, src, u[i].len);
         if (m) {
             trace(j, "hit memory %s", m->hex);
             u[i].module = m;
             u[i].from_cache = true;
             continue;
         }
-        source_key(j, u[i].source, u[i].len, w[i].key, w[i].hex);
+        source_key(j, fl, src, u[i].len, w[i].key, w[i].hex);
         if ((m = mem_find(j, w[i].key))) {
             trace(j, "hit memory %s", w[i].hex);
-            src_add(j, m, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
+            src_add(j, m, w[i].fh, fl, src, u[i].len);
             u[i].module = m;
             u[i].from_cache = true;
             continue;
@@ -1771,7 +1784,7 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
         void *h = disk_find(j, w[i].hex, w[i].key);
         if (h) {
             if (!(u[i].module = adopt(j, w[i].key, w[i].hex, h, err, errsize))) failed = 1;
-            else src_add(j, u[i].module, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
+            else src_add(j, u[i].module, w[i].fh, fl, src, u[i].len);
             u[i].from_cache = true;
             continue;
         }
@@ -1796,7 +1809,7 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
         while (!failed && next < ntodo && nidle > 0) {
             Job *b = idle[--nidle];
             b->unit = todo[next++];
-            if (!job_start(j, b, u[b->unit].source, u[b->unit].len, err, errsize)) {
+            if (!job_start(j, b, u[b->unit].source, u[b->unit].len, u[b->unit].cflags, err, errsize)) {
                 idle[nidle++] = b;
                 failed = 1;
                 break;
@@ -1827,7 +1840,8 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
             int i = b->unit;
             void *h = job_finish(j, b, w[i].hex, w[i].key, err, errsize, &ms);
             if (h && (u[i].module = adopt(j, w[i].key, w[i].hex, h, err, errsize))) {
-                src_add(j, u[i].module, w[i].fh, u[i].source ? u[i].source : "", u[i].len);
+                src_add(j, u[i].module, w[i].fh, u[i].cflags ? u[i].cflags : "", u[i].source ? u[i].source : "",
+                        u[i].len);
                 u[i].compile_ms = ms;
                 trace(j, "miss %s, compiled in %.1f ms", w[i].hex, ms);
                 done++;

@@ -64,6 +64,7 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
 typedef struct JitUnit {
     const char *source;
     size_t len;
+    const char *cflags;     /* flags added for this unit (part of its key), or NULL */
     JitModule *module;      /* out: NULL until loaded */
     bool from_cache;        /* out: a memory or disk hit (or the same source as
                                an earlier unit of the call) */

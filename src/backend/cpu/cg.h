@@ -152,6 +152,7 @@ typedef struct CgUnit {
     size_t len;
     int node;                 /* the first operation whose code it is */
     bool cold;                /* checked copies, compiled on first need */
+    const char *cflags;       /* flags added for this unit (static), or NULL */
 } CgUnit;
 
 typedef struct CgProg {
@@ -299,6 +300,7 @@ typedef struct G {
      * cg_math_names[k]: the prelude declares and defines only those (each
      * costs compile time, codegen.c prelude_mvec). */
     uint64_t *math_used;
+    bool *gather;             /* set when a read is a guarded gather (codegen.c GATHER_CFLAGS) */
 } G;
 
 /* Emission helpers. */

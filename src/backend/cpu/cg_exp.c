@@ -833,6 +833,7 @@ static Val gen_index(G *g, const Node *e)
         ok = cg_local(g, AX_BOOL, cg_fmt(g, "(u64)%s < (u64)n%d", lin, slot));
     }
     cg_guard(g, cg_fmt(g, "!%s", ok), cg_fail_ix(g, AX_ERR_INDEX, e->op == OP_INDEX ? SITE_AT : SITE_ATLIN, slot, ix, r));
+    if (g->gather) *g->gather = true;
     for (int k = 0; k < out.n; k++) {
         ax_scalar s = ty_leaf(at->elt, k);
         out.v[k] = cg_local(g, s, cg_fmt(g, "%s ? %s : 0", ok, cg_load(g, s, slot, k, lin)));

@@ -354,6 +354,7 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         if (g->units[u].cold) continue;
         which[u] = nload;
         units[nload].source = g->units[u].text;
+        units[nload].cflags = g->units[u].cflags;
         units[nload++].len = g->units[u].len;
     }
     /* one compiler process per thread the context computes with */
@@ -563,10 +564,9 @@ __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
     Jit *jit = ctx_jit(ex->cx, ex->cc);
     if (!jit) return nomem(ex);
     char err[4096] = "";
-    bool hit = false;
-    double ms = 0;
     const CgUnit *u = &g->units[cn->cold];
-    JitModule *m = jit_load(jit, u->text, u->len, err, sizeof err, &hit, &ms);
+    JitUnit one = {.source = u->text, .len = u->len, .cflags = u->cflags};
+    JitModule *m = jit_load_many(jit, &one, 1, 1, NULL, NULL, err, sizeof err) ? NULL : one.module;
     if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
     for (int r = 0; r < R_NROLE; r++) {
         if (!cn->role[r]) continue;
