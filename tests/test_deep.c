@@ -8,7 +8,9 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"
+#include "ir.h"   /* AX_DEPTH_LIMIT */
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ ALET rows */
 
@@ -237,6 +239,34 @@ TEST(a_hundred_thousand_nested_scalar_lets_run)
         const float *d = ax_array_data(r, 0);
         for (int i = 0; i < 3; i++) CHECKF(d[i] == v[i], "element %d: %g, want %g", i, d[i], v[i]);
     }
+    ax_array_release(r);
+    ax_ctx_free(cx);
+}
+
+/* Past AX_DEPTH_LIMIT levels: a clear error, not a crash, and the context
+ * stays usable. */
+static ax_exp past_the_limit(ax_exp x, void *env)
+{
+    (void)env;
+    for (int i = 0; i < AX_DEPTH_LIMIT + 20; i++) x = ax_add(x, ax_i32(1));
+    return x;
+}
+
+TEST(a_program_past_the_depth_limit_fails_cleanly)
+{
+    ax_options o = {0};
+    o.backend = AX_BACKEND_INTERP;
+    ax_ctx *cx = ax_ctx_new(&o);
+    REQUIRE(cx);
+    int32_t v[2] = {1, 2};
+    ax_acc xs = ax_use(cx, ax_array_from(cx, AX_I32, 1, (int64_t[]){2}, v));
+    CHECK(ax_run(cx, ax_map(past_the_limit, NULL, xs)) == NULL);
+    CHECK(ax_status_of(cx) == AX_ERR_BUILD);
+    CHECKF(strstr(ax_error(cx), "levels deep"), "%s", ax_error(cx));
+    ax_clear_error(cx);
+    ax_ctx_reset(cx);
+    ax_array *r = ax_run(cx, ax_unit(cx, ax_i32(7)));
+    CHECK(r && *(const int32_t *)ax_array_data(r, 0) == 7);
     ax_array_release(r);
     ax_ctx_free(cx);
 }

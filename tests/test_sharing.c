@@ -408,7 +408,8 @@ TEST(doubling_chain_recovers_in_linear_size)
 TEST(long_chains_do_not_exhaust_the_stack)
 {
     ax_ctx *cx = ax_ctx_new(NULL);
-    /* a long linear chain and a long shared chain, both near the limit */
+    /* a long linear chain and a long shared chain, on the calling thread's
+       stack (the driver runs deeper programs on a larger one) */
     ax_exp x = ax_const(cx, ax_i32(1)), y = x;
     for (int i = 0; i < 9990; i++) x = ax_add(x, ax_i32(1));
     for (int i = 0; i < 9990; i++) y = ax_add(y, y);
@@ -418,11 +419,8 @@ TEST(long_chains_do_not_exhaust_the_stack)
     p = RECOVER(cx, ax_unit(cx, y), true);
     CHECK(p && ir_count_lets(p->root) == 9989);
     program_free(p);
-    /* deeper than the limit: an error, not a crash */
-    for (int i = 0; i < 20; i++) x = ax_add(x, ax_i32(1));
-    CHECK(sharing_recover(cx, ax_unit(cx, x), true) == NULL);
-    CHECK(ax_status_of(cx) == AX_ERR_BUILD);
-    ax_clear_error(cx);
+    /* past AX_DEPTH_LIMIT: an error, not a crash (test_deep.c, through
+       ax_run, on the stack the driver sizes) */
     ax_ctx_free(cx);
 }
 

@@ -1245,6 +1245,18 @@ TEST(random_programs_agree_with_and_without_the_simplifier)
 
 /* ========================================================= deep programs */
 
+typedef struct DeepSimp {
+    ax_ctx *cx;
+    Program *p;
+    int rc;
+} DeepSimp;
+
+static void deep_simplify(void *arg)
+{
+    DeepSimp *d = arg;
+    d->rc = simplify_program(d->cx, d->p, true);
+}
+
 TEST(deep_chains_do_not_exhaust_the_stack)
 {
     ax_ctx *cx = interp_ctx();
@@ -1281,14 +1293,18 @@ TEST(deep_chains_do_not_exhaust_the_stack)
     program_free(h.p);
 
     /* deeper than OPT_MAX_DEPTH (no program from sharing recovery is): left
-     * as it is, without an error and without overflowing the stack */
+     * as it is, without an error and without overflowing the stack (run
+     * on a stack sized as the driver sizes one, run_deep: a walk that did
+     * not stop at the limit would go past it) */
     h = hb_new(cx);
     x = hfresh(&h, ty_i32());
     e = hvar(&h, x);
     for (int i = 0; i < OPT_MAX_DEPTH + 5000; i++) e = hprim(&h, P_ADD, e, hi32(&h, 1));
     h.p->root = hmap_over(&h, arr, x, e);
+    DeepSimp d = {cx, h.p, -1};
     Node *root = h.p->root;
-    CHECK(simplify_program(cx, h.p, true) == 0);
+    CHECK(run_deep(cx, OPT_MAX_DEPTH / 8, "test", deep_simplify, &d) == 0);
+    CHECK(d.rc == 0);
     CHECK(h.p->root == root && ax_status_of(cx) == AX_OK);
     program_free(h.p);
     ax_array_release(arr);

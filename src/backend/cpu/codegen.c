@@ -742,6 +742,9 @@ static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
  * number. */
 static void dedup_node(CG *c, CgNode *cn, HMap *seen)
 {
+    bool code = cn->nthunk > 0;
+    for (int r = 0; r < R_NROLE; r++) code |= cn->role[r];
+    if (!code) return;   /* nothing to compile: no unit */
     buf_put(&c->text, c->cold.s ? c->cold.s : "");   /* compared together */
     size_t hot_len = c->text.len - c->cold.len;
     if (c->text.oom) return cgfail(c, "cpu codegen: out of memory");
