@@ -798,7 +798,7 @@ char *cg_join(const CgProg *g)
         for (int i = 0; i < g->nnodes; i++)
             if (g->nodes[i].x && (g->units[u].cold ? g->nodes[i].cold : g->nodes[i].unit) == u)
                 buf_printf(&out, "%s %d", k++ ? "," : "", i);
-        if (g->units[u].cflags) buf_printf(&out, "; compiled with %s", g->units[u].cflags);
+        if (g->units[u].cflags) buf_printf(&out, "; with GCC also %s", g->units[u].cflags);
         buf_put(&out, " */\n");
         buf_put(&out, g->units[u].text);
     }

@@ -304,6 +304,17 @@ static bool has_role(const CgNode *cn)
     return false;
 }
 
+/* Whether the C compiler is GCC, from the first line of its --version
+ * ("gcc (GCC) 13.2.1", "cc (Debian 12.2.0-14) 12.2.0"; Clang's says
+ * "clang"): a unit's own flags are GCC's (codegen.c GATHER_CFLAGS), left
+ * out for other compilers. */
+static bool is_gcc(Jit *jit)
+{
+    const char *id = jit_compiler_id(jit);
+    if (!id || strstr(id, "clang")) return false;
+    return strstr(id, "gcc") || strstr(id, "GCC") || !strncmp(id, "cc (", 4) || strstr(id, "/cc (");
+}
+
 /* ax_options.progress, from the compiles of jit_load_many. */
 static void progress(void *arg, int done, int total)
 {
@@ -348,13 +359,14 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         return AX_ERR_NOMEM;
     }
+    bool gcc = is_gcc(jit);
     int nload = 0;
     for (int u = 0; u < g->nunits; u++) {
         which[u] = -1;
         if (g->units[u].cold) continue;
         which[u] = nload;
         units[nload].source = g->units[u].text;
-        units[nload].cflags = g->units[u].cflags;
+        units[nload].cflags = gcc ? g->units[u].cflags : NULL;
         units[nload++].len = g->units[u].len;
     }
     /* one compiler process per thread the context computes with */
@@ -565,7 +577,8 @@ __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
     if (!jit) return nomem(ex);
     char err[4096] = "";
     const CgUnit *u = &g->units[cn->cold];
-    JitUnit one = {.source = u->text, .len = u->len, .cflags = u->cflags};
+    bool gcc = is_gcc(jit);
+    JitUnit one = {.source = u->text, .len = u->len, .cflags = gcc ? u->cflags : NULL};
     JitModule *m = jit_load_many(jit, &one, 1, 1, NULL, NULL, err, sizeof err) ? NULL : one.module;
     if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
     for (int r = 0; r < R_NROLE; r++) {
