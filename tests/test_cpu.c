@@ -1532,7 +1532,7 @@ TEST(cpu_progress_callback)
     char dir[] = "/tmp/axle-test-progress-XXXXXX";
     REQUIRE(mkdtemp(dir));
     Progress pg = {0};
-    ax_ctx *cx = ctx_cache(dir, 2, on_progress, &pg);
+    ax_ctx *cx = ctx_cache(dir, 4, on_progress, &pg);   /* a process per kernel */
     REQUIRE(cx);
     ax_acc xs = input(cx, AX_F32, 1, SH(300), 3, 0);
     ax_acc three = ax_atuple(3, (ax_acc[]){ax_map(f_poly, NULL, xs), ax_map(f_half, NULL, xs),
@@ -1546,6 +1546,50 @@ TEST(cpu_progress_callback)
     CHECK_EQ_I(run_all(cx, three), 3);   /* the memory cache: no compile, no call */
     CHECK_EQ_I(pg.calls, 0);
     ax_ctx_free(cx);
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.cache_dir = dir;
+    ax_cache_clear(&o, NULL);
+    rmdir(dir);
+}
+
+/* With fewer compiler processes (threads) than kernels to compile, the
+ * kernels are compiled in that many batches, each a translation unit of
+ * several kernels; the results are the same, and a batch is cached. */
+TEST(cpu_kernels_batched_when_fewer_processes)
+{
+    if (cpu_only("cpu_kernels_batched_when_fewer_processes")) return;
+    char dir[] = "/tmp/axle-test-batch-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    for (int round = 0; round < 2; round++) {
+        Progress pg = {0};
+        ax_ctx *cx = ctx_cache(dir, 1, on_progress, &pg), *ci = ctx_on(AX_BACKEND_INTERP, false);
+        REQUIRE(cx && ci);
+        ax_array *res[2][3] = {{0}};
+        for (int b = 0; b < 2; b++) {
+            ax_ctx *c = b ? ci : cx;
+            ax_acc xs = input(c, AX_F32, 1, SH(1000), 11, 0);
+            ax_acc three = ax_atuple(3, (ax_acc[]){ax_map(f_poly, NULL, xs), ax_map(f_half, NULL, xs),
+                                                   ax_scanl1(ax_fn_add, NULL, xs)});
+            CHECKF(ax_run_n(c, three, res[b], 3) == 3, "%s", ax_error(c));
+        }
+        for (int k = 0; k < 3; k++) {
+            char what[32];
+            snprintf(what, sizeof what, "result %d", k);
+            /* the maps exact; the scan's sums in the blocked order the
+               backend's scan adds them in, within 1e-5 */
+            CHECK(res[0][k] && res[1][k] && equal(what, res[1][k], res[0][k], k == 2 ? 1e-5 : 0));
+        }
+        /* the first round compiles one batch of the three kernels; the
+           second finds it in the disk cache */
+        CHECK_EQ_I(pg.total, round == 0 ? 1 : 0);
+        CHECK_EQ_I(pg.calls, round == 0 ? 2 : 0);
+        CHECK_EQ_I(cache_entries(dir), 1);
+        for (int b = 0; b < 2; b++)
+            for (int k = 0; k < 3; k++) ax_array_release(res[b][k]);
+        ax_ctx_free(cx);
+        ax_ctx_free(ci);
+    }
     ax_options o;
     memset(&o, 0, sizeof o);
     o.cache_dir = dir;

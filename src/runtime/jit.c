@@ -1714,8 +1714,8 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
  * the kernels of a program are units of their own, so a cold program's
  * compile is spread over the cores and each kernel is cached apart).
  * On the first failure the compilers still running are killed. */
-int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, void *progress_arg, char *err,
-                  size_t errsize)
+static int load_many(Jit *j, JitUnit *u, int n, int jobs, bool compile, JitProgress progress, void *progress_arg,
+                     char *err, size_t errsize)
 {
     enum { MAX_JOBS = 64 };
     set_err(err, errsize, "%s", "");
@@ -1790,7 +1790,7 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
         }
         todo[ntodo++] = i;
     }
-    if (failed || ntodo == 0) goto out;
+    if (failed || ntodo == 0 || !compile) goto out;
 
     if (jobs > ntodo) jobs = ntodo;
     slots = ax__calloc((size_t)jobs, sizeof *slots);
@@ -1870,6 +1870,17 @@ out:
     free(idle);
     free(cs);
     return failed ? -1 : 0;
+}
+
+int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, void *progress_arg, char *err,
+                  size_t errsize)
+{
+    return load_many(j, u, n, jobs, true, progress, progress_arg, err, errsize);
+}
+
+int jit_find_many(Jit *j, JitUnit *u, int n, char *err, size_t errsize)
+{
+    return load_many(j, u, n, 1, false, NULL, NULL, err, errsize);
 }
 
 void *jit_sym(JitModule *m, const char *name)

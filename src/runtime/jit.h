@@ -78,6 +78,10 @@ typedef void (*JitProgress)(void *arg, int done, int total);
  * failure's message in err (the compilers still running are stopped). */
 int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, void *progress_arg, char *err,
                   size_t errsize);
+/* jit_load_many without compiling: each unit from the memory or the disk
+ * cache, or module NULL.  0, or -1 with a message (the compiler's
+ * identity, which the key holds, could not be had). */
+int jit_find_many(Jit *j, JitUnit *u, int n, char *err, size_t errsize);
 /* dlsym: the address of a symbol of the module, or NULL. */
 void *jit_sym(JitModule *m, const char *name);
 /* The module's key, 64 hex digits (also its cache file's name). */

@@ -153,6 +153,8 @@ typedef struct CgUnit {
     int node;                 /* the first operation whose code it is */
     bool cold;                /* checked copies, compiled on first need */
     const char *cflags;       /* flags added for this unit (static), or NULL */
+    size_t code_off;          /* where its code starts in text, after the prelude */
+    uint64_t math;            /* the maths functions it calls (G.math_used) */
 } CgUnit;
 
 typedef struct CgProg {
@@ -180,6 +182,12 @@ void cg_free(CgProg *g);
 /* Every unit of g, each under a heading naming the operations that run
  * its code (for dumps): malloc'd, NULL when memory is lacking. */
 char *cg_join(const CgProg *g);
+/* Units idx[0..n) of g as one translation unit (a batch, for fewer
+ * compiler processes than units): one prelude of what they use, then
+ * each unit's code with its names axk_u_/axt_u_ made axk_b<i>_/axt_b<i>_
+ * (i its place in idx).  malloc'd, its length in *len; NULL when memory
+ * is lacking. */
+char *cg_batch(const CgProg *g, const CgConfig *cfg, const int *idx, int n, size_t *len);
 
 /* Partial-result layout shared by host and kernels: leaf l of slot k of a
  * scratch area of m slots starts at byte cg_scratch_off(...). */

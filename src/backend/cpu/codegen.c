@@ -714,6 +714,7 @@ static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
         return -1;
     }
     emit_prelude(&unit, c->cfg, c->math_used, code.s ? code.s : "", code.len);
+    size_t code_off = unit.len;
     if (code.len) buf_put(&unit, code.s);
     free(code.s);
     if (c->nunits == c->capunits) {
@@ -730,7 +731,8 @@ static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
         cgfail(c, "cpu codegen: out of memory");
         return -1;
     }
-    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, c->gather ? GATHER_CFLAGS : NULL};
+    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, c->gather ? GATHER_CFLAGS : NULL, code_off,
+                                   c->math_used};
     return c->nunits++;
 }
 
@@ -788,6 +790,46 @@ static void dedup_node(CG *c, CgNode *cn, HMap *seen)
 
 /* The dump of the program's code: every unit under a heading naming the
  * operations that run its code. */
+/* Appends code with the names axk_u_ / axt_u_ (at the start of an
+ * identifier) made axk_b<i>_ / axt_b<i>_. */
+static void put_renamed(Buf *out, const char *code, size_t len, int i)
+{
+    size_t from = 0;
+    for (size_t k = 0; k + 6 <= len; k++) {
+        if (code[k] != 'a' || code[k + 1] != 'x' || (code[k + 2] != 'k' && code[k + 2] != 't') ||
+            code[k + 3] != '_' || code[k + 4] != 'u' || code[k + 5] != '_' ||
+            (k > 0 && (isalnum((unsigned char)code[k - 1]) || code[k - 1] == '_')))
+            continue;
+        buf_printf(out, "%.*sax%c_b%d_", (int)(k - from), code + from, code[k + 2], i);
+        from = k + 6;
+        k += 5;
+    }
+    buf_printf(out, "%.*s", (int)(len - from), code + from);
+}
+
+char *cg_batch(const CgProg *g, const CgConfig *cfg, const int *idx, int n, size_t *len)
+{
+    Buf code = {0}, out = {0};
+    uint64_t math = 0;
+    for (int k = 0; k < n; k++) {
+        const CgUnit *u = &g->units[idx[k]];
+        math |= u->math;
+        put_renamed(&code, u->text + u->code_off, u->len - u->code_off, k);
+    }
+    if (!code.oom) {
+        emit_prelude(&out, cfg, math, code.s ? code.s : "", code.len);
+        if (code.len) buf_put(&out, code.s);
+    }
+    bool oom = code.oom || out.oom;
+    free(code.s);
+    if (oom) {
+        free(out.s);
+        return NULL;
+    }
+    *len = out.len;
+    return out.s ? out.s : ax__calloc(1, 1);
+}
+
 char *cg_join(const CgProg *g)
 {
     Buf out = {0};

@@ -322,6 +322,121 @@ static void progress(void *arg, int done, int total)
     cx->opt.progress(cx->opt.progress_arg, done, total);
 }
 
+/* The modules of g's kernel units (mod[u], and bpos[u]: -1 when the
+ * unit's names are its own, axk_u_..., else its place i in a batch,
+ * axk_b<i>_...).  The units in a cache are loaded from it; the others
+ * are compiled by up to one compiler process per thread of the context,
+ * each its own translation unit while there are no more of them than
+ * processes, else grouped into that many batches of about equal size
+ * (cg_batch): a compiler process costs 20-30 ms before any kernel
+ * (start, prelude, link), which seven small units of Canny's paid seven
+ * times.  A unit compiled alone is cached alone (so another program with
+ * the same kernel finds it); a batch is cached as a whole.  The checked
+ * copies (cold units) wait for their first need.  0, or AX_ERR_NOMEM or
+ * AX_ERR_COMPILE with the compiler's message in err. */
+static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const CgConfig *cfg, JitModule **mod,
+                      int *bpos, bool *hit, char *err, size_t errsize)
+{
+    (void)cc;
+    int n = g->nunits, jobs = cx->opt.threads > 0 ? cx->opt.threads : 1;
+    bool gcc = is_gcc(jit);
+    JitUnit *u = ax__calloc((size_t)n + 1, sizeof *u);
+    int *hot = ax__calloc((size_t)n + 1, sizeof *hot), *miss = ax__calloc((size_t)n + 1, sizeof *miss);
+    int *bat = ax__calloc((size_t)n + 1, sizeof *bat);
+    int64_t *load = ax__calloc((size_t)n + 1, sizeof *load);
+    int *members = ax__calloc((size_t)n + 1, sizeof *members);
+    JitUnit *bu = ax__calloc((size_t)n + 1, sizeof *bu);
+    char **btext = ax__calloc((size_t)n + 1, sizeof *btext);
+    int rc = AX_ERR_NOMEM, nhot = 0, nmiss = 0, nb = 0;
+    if (!u || !hot || !miss || !bat || !load || !members || !bu || !btext) goto out;
+    for (int k = 0; k < n; k++) {
+        bpos[k] = -1;
+        if (g->units[k].cold) continue;
+        hot[nhot] = k;
+        u[nhot].source = g->units[k].text;
+        u[nhot].len = g->units[k].len;
+        u[nhot++].cflags = gcc ? g->units[k].cflags : NULL;
+    }
+    rc = AX_ERR_COMPILE;
+    if (jit_find_many(jit, u, nhot, err, errsize)) goto out;
+    for (int k = 0; k < nhot; k++) {
+        if (u[k].module) mod[hot[k]] = u[k].module;
+        else miss[nmiss++] = k;
+    }
+    *hit = nmiss == 0;
+    if (nmiss == 0) {
+        rc = 0;
+        goto out;
+    }
+    /* batches: the largest unit first into the least loaded batch, one of
+       its own flags where there is one (a batch of units with different
+       flags gets none) */
+    int want = nmiss <= jobs ? nmiss : jobs;
+    for (int a = 0; a < nmiss; a++)
+        for (int b = a + 1; b < nmiss; b++)
+            if (u[miss[b]].len > u[miss[a]].len) {
+                int t = miss[a];
+                miss[a] = miss[b];
+                miss[b] = t;
+            }
+    for (int a = 0; a < nmiss; a++) {
+        const JitUnit *x = &u[miss[a]];
+        int best = -1;
+        if (nb < want) {
+            best = nb++;
+            bu[best].cflags = x->cflags;
+        } else {
+            for (int b = 0; b < nb; b++)
+                if (bu[b].cflags == x->cflags && (best < 0 || load[b] < load[best])) best = b;
+            if (best < 0) {
+                for (int b = 0; b < nb; b++)
+                    if (best < 0 || load[b] < load[best]) best = b;
+                bu[best].cflags = NULL;
+            }
+        }
+        bat[a] = best;
+        load[best] += (int64_t)x->len;
+    }
+    /* each batch's text: a lone unit's own, else cg_batch */
+    for (int b = 0; b < nb; b++) {
+        int m = 0;
+        for (int a = 0; a < nmiss; a++)
+            if (bat[a] == b) members[m++] = hot[miss[a]];
+        if (m == 1) {
+            bu[b].source = g->units[members[0]].text;
+            bu[b].len = g->units[members[0]].len;
+        } else {
+            rc = AX_ERR_NOMEM;
+            if (!(btext[b] = cg_batch(g, cfg, members, m, &bu[b].len))) goto out;
+            bu[b].source = btext[b];
+        }
+    }
+    rc = AX_ERR_COMPILE;
+    if (jit_load_many(jit, bu, nb, jobs, cx->opt.progress ? progress : NULL, cx, err, errsize)) goto out;
+    for (int b = 0; b < nb; b++) {
+        int m = 0;
+        for (int a = 0; a < nmiss; a++)
+            if (bat[a] == b) {
+                int k = hot[miss[a]];
+                mod[k] = bu[b].module;
+                bpos[k] = btext[b] ? m : -1;
+                m++;
+            }
+    }
+    rc = 0;
+out:
+    for (int b = 0; btext && b < n; b++) free(btext[b]);
+    free(btext);
+    free(bu);
+    free(members);
+    free(load);
+    free(bat);
+    free(miss);
+    free(hot);
+    free(u);
+    return rc;
+}
+
 static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
 {
     *state = NULL;
@@ -348,44 +463,22 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         return AX_ERR_NOMEM;
     }
     err[0] = 0;
-    /* The units of the kernels; the checked copies' (cold) wait for their
-     * first need: most programs never run them. */
-    JitUnit *units = ax__calloc((size_t)g->nunits + 1, sizeof *units);
-    int *which = ax__calloc((size_t)g->nunits + 1, sizeof *which);
-    if (!units || !which) {
-        free(units);
-        free(which);
+    JitModule **mod = ax__calloc((size_t)g->nunits + 1, sizeof *mod);
+    int *bpos = ax__calloc((size_t)g->nunits + 1, sizeof *bpos);
+    bool hit = true;
+    double tj = now_ms(), cms = 0;
+    int rc = mod && bpos ? load_units(cx, cc, jit, g, &cfg, mod, bpos, &hit, err, sizeof err) : AX_ERR_NOMEM;
+    if (rc) {
+        free(mod);
+        free(bpos);
         cg_free(g);
-        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
-        return AX_ERR_NOMEM;
-    }
-    bool gcc = is_gcc(jit);
-    int nload = 0;
-    for (int u = 0; u < g->nunits; u++) {
-        which[u] = -1;
-        if (g->units[u].cold) continue;
-        which[u] = nload;
-        units[nload].source = g->units[u].text;
-        units[nload].cflags = gcc ? g->units[u].cflags : NULL;
-        units[nload++].len = g->units[u].len;
-    }
-    /* one compiler process per thread the context computes with */
-    int jobs = cx->opt.threads > 0 ? cx->opt.threads : 1;
-    double tj = now_ms();
-    if (jit_load_many(jit, units, nload, jobs, cx->opt.progress ? progress : NULL, cx, err, sizeof err)) {
-        free(units);
-        free(which);
+        if (rc == AX_ERR_NOMEM) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         /* jit's messages name the compiler and quote its output */
-        if (err[0]) ctx_error(cx, AX_ERR_COMPILE, "ax_run: %s", err);
+        else if (err[0]) ctx_error(cx, AX_ERR_COMPILE, "ax_run: %s", err);
         else ctx_error(cx, AX_ERR_COMPILE, "ax_run: the C compiler '%s' failed", cc_name(cx));
-        cg_free(g);
-        return AX_ERR_COMPILE;
+        return rc;
     }
     /* compile time: the wall time of the compiles (they overlap) */
-    bool hit = true;
-    double cms = 0;
-    for (int u = 0; u < nload; u++)
-        if (!units[u].from_cache) hit = false;
     if (!hit) cms = now_ms() - tj;
     CpuProg *pp = ax__calloc(1, sizeof *pp);
     if (pp) {
@@ -396,8 +489,8 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         pp->th = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->th);
     }
     if (!pp || !pp->k || !pp->chk || !pp->th) {
-        free(units);
-        free(which);
+        free(mod);
+        free(bpos);
         if (pp) prog_release(pp);
         else cg_free(g);
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
@@ -407,37 +500,39 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         const CgNode *cn = &g->nodes[i];
         if (!cn->x) continue;
         char name[64] = "its code";
-        JitModule *m = cn->unit >= 0 && cn->unit < g->nunits && which[cn->unit] >= 0
-                           ? units[which[cn->unit]].module : NULL;
+        JitModule *m = cn->unit >= 0 && cn->unit < g->nunits ? mod[cn->unit] : NULL;
+        char pre[24];   /* the unit's names: axk_u_..., or axk_b<i>_... in a batch */
+        if (m && bpos[cn->unit] >= 0) snprintf(pre, sizeof pre, "b%d", bpos[cn->unit]);
+        else snprintf(pre, sizeof pre, "u");
         if (!m && (cn->nthunk > 0 || has_role(cn))) goto missing;
         if (cn->nthunk > 0 && !(pp->th[i] = ax__calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
-            free(units);
-            free(which);
+            free(mod);
+            free(bpos);
             prog_release(pp);
             ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
             return AX_ERR_NOMEM;
         }
         for (int t = 0; t < cn->nthunk; t++) {
-            snprintf(name, sizeof name, "axt_u_%d", t);
+            snprintf(name, sizeof name, "axt_%s_%d", pre, t);
             pp->th[i][t] = (AxThunk)jit_sym(m, name);
             if (!pp->th[i][t]) goto missing;
         }
         for (int r = 0; r < R_NROLE; r++) {
             if (!cn->role[r]) continue;
-            snprintf(name, sizeof name, "axk_u_%s", cg_role_name[r]);
+            snprintf(name, sizeof name, "axk_%s_%s", pre, cg_role_name[r]);
             pp->k[i][r] = (AxKernel)jit_sym(m, name);
             if (!pp->k[i][r]) goto missing;
         }
         continue;
     missing:
-        free(units);
-        free(which);
+        free(mod);
+        free(bpos);
         prog_release(pp);
         ctx_error(cx, AX_ERR_BACKEND, "ax_run: the compiled program lacks %s", name);
         return AX_ERR_BACKEND;
     }
-    free(units);
-    free(which);
+    free(mod);
+    free(bpos);
     cc->counters.prepared++;
     if (hit) cc->counters.cached++;
     else cc->counters.compiled++;
