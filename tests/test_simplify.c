@@ -1303,7 +1303,7 @@ TEST(deep_chains_do_not_exhaust_the_stack)
     h.p->root = hmap_over(&h, arr, x, e);
     DeepSimp d = {cx, h.p, -1};
     Node *root = h.p->root;
-    CHECKF(run_deep(cx, OPT_MAX_DEPTH / 8, "test", deep_simplify, &d) == 0, "%s", ax_error(cx));
+    CHECKF(run_deep(cx, OPT_MAX_DEPTH / 4, "test", deep_simplify, &d) == 0, "%s", ax_error(cx));
     CHECKF(d.rc == 0, "%s", ax_error(cx));
     CHECK(h.p->root == root && ax_status_of(cx) == AX_OK);
     program_free(h.p);

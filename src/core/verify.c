@@ -24,7 +24,7 @@
 #include <string.h>
 
 /* Deeper trees are refused rather than risking the C stack. */
-#define VERIFY_MAX_DEPTH (2 * AX_DEPTH_LIMIT)
+#define VERIFY_MAX_DEPTH (4 * AX_DEPTH_LIMIT)   /* past OPT_MAX_DEPTH: what the optimiser leaves alone verifies */
 
 typedef struct V {
     const Program *p;
