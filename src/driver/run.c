@@ -296,6 +296,19 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
             simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
             if (cx->status == AX_OK) pass_done(cx, p, "simplify after fusion", t1);
         }
+        /* multi-generator loops: siblings, filters into folds (src/opt/
+         * plan.c, issue 11), on the simplified program (array CSE's
+         * aliases gone), and the simplifier again over what it made */
+        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_PLANNER)) {
+            t1 = now_ms();
+            int changed = opt_plan(cx, p, NULL);
+            if (changed >= 0) pass_done(cx, p, "planner", t1);
+            if (changed > 0 && cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
+                t1 = now_ms();
+                simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
+                if (cx->status == AX_OK) pass_done(cx, p, "simplify after the planner", t1);
+            }
+        }
     }
     if (cx->status != AX_OK) {
         program_free(p);

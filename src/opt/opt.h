@@ -56,4 +56,17 @@ int opt_array_cse(ax_ctx *cx, Program *p, bool *changed);
 enum { SIMP_SHRINK = 1u, SIMP_FOLD = 2u, SIMP_ALL = 3u };
 int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed);
 
+/* The planner's rewrites (plan.c, after fusion and array CSE): sibling
+ * folds over one extent become one fold of a tuple, and a filter read
+ * only by a fold fuses into it (seed 003 s."Loop Fusion and
+ * Deforestation"; seed 001).  Each rewrite adds a line to log (may be
+ * NULL).  Returns the number of rewrites (0: the program is unchanged),
+ * or -1 with an error on cx. */
+#define PLAN_LOG_MAX 32
+typedef struct PlanLog {
+    int n;
+    char line[PLAN_LOG_MAX][160];
+} PlanLog;
+int opt_plan(ax_ctx *cx, Program *p, PlanLog *log);
+
 #endif /* AX_OPT_H */
