@@ -76,6 +76,17 @@ static ax_acc sib_rows(const In *in)
     return ax_atuple(3, r);
 }
 
+/* siblings reading one producer that fusion had to make manifest (two
+ * readers): the producer is inlined into the one pass */
+static ax_exp sq1(ax_exp x, void *env) { (void)env; return ax_mul(ax_add(x, ax_i32(1)), x); }
+static ax_acc sib_shared(const In *in)
+{
+    ax_acc p = ax_map(sq1, NULL, in->xs);
+    ax_acc r[2] = {ax_fold(ax_fn_add, NULL, ax_i32(0), p), ax_fold(compose, NULL, ax_tuple2(ax_i32(1), ax_i32(0)),
+                                                                   ax_map(to_affine, NULL, p))};
+    return ax_atuple(2, r);
+}
+
 /* filters into folds of known operators: z not neutral; float max/min with NaNs */
 static ax_acc ff_known(const In *in)
 {
@@ -153,7 +164,7 @@ static void make_inputs(ax_ctx *cx, int64_t n, In *in)
 }
 
 /* Operations of a kind in the kernels dump: folds, fold1s, filters. */
-typedef struct Kinds { int fold, fold1, filter; } Kinds;
+typedef struct Kinds { int fold, fold1, filter, map; } Kinds;
 
 static int count_of(const char *d, const char *what)
 {
@@ -179,6 +190,7 @@ static Out run_cfg(const Cfg *c, Build b, int64_t n, Kinds *kern)
         kern->fold = d ? count_of(d, "fold (\\") : -1;
         kern->fold1 = d ? count_of(d, "fold1 (\\") : -1;
         kern->filter = d ? count_of(d, "filter (\\") : -1;
+        kern->map = d ? count_of(d, "= map (\\") : -1;
         free(d);
     }
     ax_program *p = ax_compile(cx, a);
@@ -268,6 +280,7 @@ TEST(sibling_folds_agree_and_share_one_pass)
     agree("three siblings", sib3, false);
     agree("fold1 siblings", sib_fold1, true);
     agree("siblings along rows", sib_rows, false);
+    agree("siblings of a shared producer", sib_shared, false);
     Kinds on, off;
     kernel_counts(sib3, &on, &off);
     CHECKF(on.fold == 1 && off.fold == 3, "three siblings: %d folds with the planner, %d without", on.fold, off.fold);
@@ -276,6 +289,10 @@ TEST(sibling_folds_agree_and_share_one_pass)
     CHECKF(on.fold1 == 2 && off.fold1 == 3, "fold1 siblings: %d with the planner, %d without", on.fold1, off.fold1);
     kernel_counts(sib_rows, &on, &off);
     CHECKF(on.fold == 1 && off.fold == 3, "rows: %d folds with the planner, %d without", on.fold, off.fold);
+    kernel_counts(sib_shared, &on, &off);
+    CHECKF(on.fold == 1 && off.fold == 2 && on.map == 2 && off.map == 1,
+           "a shared producer: %d folds and %d maps with the planner (two projections), %d and %d without",
+           on.fold, on.map, off.fold, off.map);
 }
 
 TEST(filters_fuse_into_folds_that_alone_read_them)

@@ -66,6 +66,7 @@ typedef struct Pl {
      * copy of rd_to */
     int rd;
     Node *rd_to;
+    const Node *rd_prod;   /* or: reads of rd (and its shape) become this producer's */
     bool failed;
     int changed;         /* rewrites made */
     PlanLog *log;
@@ -186,6 +187,10 @@ static Node *lam_set(Node *l, Node *body)
 
 /* ------------------------------------------------------------ copying */
 
+static Node *opd_lin(Pl *s, const Node *o, Node *i);
+static Node *opd_ix(Pl *s, const Node *o, Node *ix);
+static Node *opd_extent(Pl *s, const Node *o);
+
 /* A deep copy of x with the substitution s->sub in force and fresh ids for
  * every binder inside (the core IR binds each id once), reads of s->rd
  * replaced by copies of s->rd_to. */
@@ -198,6 +203,13 @@ static Node *cp(Pl *s, const Node *x, int depth)
     if ((x->op == OP_INDEX || x->op == OP_LINDEX) && x->kid[0]->op == OP_AVAR && x->kid[0]->id == s->rd &&
         s->rd_to)
         return cp(s, s->rd_to, depth + 1);
+    if (s->rd_prod && (x->op == OP_INDEX || x->op == OP_LINDEX || x->op == OP_SHAPE) &&
+        x->kid[0]->op == OP_AVAR && x->kid[0]->id == s->rd) {
+        const Node *pr = s->rd_prod;
+        if (x->op == OP_SHAPE) return opd_extent(s, pr);
+        Node *e = cp(s, x->kid[1], depth + 1);
+        return x->op == OP_INDEX ? opd_ix(s, pr, e) : opd_lin(s, pr, e);
+    }
     Node *y = node_clone(s->ar, x);
     if (!y) return oom(s);
     y->cx = s->cx;
@@ -236,11 +248,23 @@ static Node *cp(Pl *s, const Node *x, int depth)
     return s->failed ? NULL : y;
 }
 
-/* The body of lam (one parameter) applied to arg (copied at each use). */
+/* The body of lam (one parameter) applied to arg: a variable or a
+ * constant is substituted (copied at each use), anything else let-bound
+ * so that it is evaluated once. */
 static Node *apply1(Pl *s, const Node *l, Node *arg)
 {
     if (!arg || s->failed) return NULL;
-    int pid = l->param[0]->id;
+    int pid = l->param[0]->id, bid = -1;
+    if (!opt_is_atom(arg)) {
+        if ((bid = fresh(s, arg->type)) < 0) return NULL;
+        Node *b = arg;
+        if (!(arg = var(s, bid))) return NULL;
+        Node *was = s->sub[pid];
+        s->sub[pid] = arg;
+        Node *r = cp(s, l->kid[0], 0);
+        s->sub[pid] = was;
+        return let(s, bid, b, r);
+    }
     Node *was = s->sub[pid];
     s->sub[pid] = arg;
     Node *r = cp(s, l->kid[0], 0);
@@ -260,23 +284,42 @@ static Node *apply2(Pl *s, const Node *l, Node *a, Node *b)
 }
 
 /* A consumer operand's element at linear position i / index ix, and its
- * extent: an array variable read directly, or a delayed array's forms. */
+ * extent: an array variable read directly, a delayed array's forms, or a
+ * producer inlined into a cluster (map of an array variable, generate). */
+static Node *opd_extent(Pl *s, const Node *o)
+{
+    if (o->op == OP_DELAYED || o->op == OP_GENERATE) return cp(s, o->kid[0], 0);
+    if (o->op == OP_MAP) return opd_extent(s, o->kid[1]);
+    return node1(s, OP_SHAPE, ty_index(s->ar, o->type->rank), cp(s, o, 0));
+}
+
 static Node *opd_lin(Pl *s, const Node *o, Node *i)
 {
     if (o->op == OP_DELAYED) return apply1(s, o->kid[2], i);
+    if (o->op == OP_MAP) return apply1(s, o->kid[0], opd_lin(s, o->kid[1], i));
+    if (o->op == OP_GENERATE) {
+        Node *sh = cp(s, o->kid[0], 0);
+        Node *fl = sh && i ? mk(s, OP_PRIM, 2, sh->type) : NULL;
+        if (fl) fl->a = P_FROMLIN, fl->kid[0] = sh, fl->kid[1] = i;
+        return apply1(s, o->kid[1], fl);
+    }
     return node2(s, OP_LINDEX, o->type->elt, cp(s, o, 0), i);
 }
 
 static Node *opd_ix(Pl *s, const Node *o, Node *ix)
 {
     if (o->op == OP_DELAYED) return apply1(s, o->kid[1], ix);
+    if (o->op == OP_MAP) return apply1(s, o->kid[0], opd_ix(s, o->kid[1], ix));
+    if (o->op == OP_GENERATE) return apply1(s, o->kid[1], ix);
     return node2(s, OP_INDEX, o->type->elt, cp(s, o, 0), ix);
 }
 
-static Node *opd_extent(Pl *s, const Node *o)
+/* A producer the planner may inline into the cluster that alone reads it
+ * (seed 003's vertical case, "consume collect"): a map of an array
+ * variable, or a generate. */
+static bool inlinable(const Node *t)
 {
-    if (o->op == OP_DELAYED) return cp(s, o->kid[0], 0);
-    return node1(s, OP_SHAPE, ty_index(s->ar, o->type->rank), cp(s, o, 0));
+    return (t->op == OP_MAP && t->kid[1]->op == OP_AVAR) || t->op == OP_GENERATE;
 }
 
 /* ------------------------------------------------------------ analysis */
@@ -635,9 +678,39 @@ static bool same_extent(const Node *a, const Node *b)
 }
 
 /* Merges the folds lets[m[0..nm)] (of one chain, m ascending) into one at
- * lets[m[0]]'s place. */
-static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm)
+ * lets[m[0]]'s place.  A member's operand that is an array variable bound
+ * in the chain by a producer read by the members alone is inlined (its
+ * let, dead, is removed by the caller: *inl[k] its let, else NULL). */
+static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
 {
+    const Node **opd = arena_alloc(s->ar, sizeof *opd * (size_t)nm);
+    const Node **prod = arena_alloc(s->ar, sizeof *prod * (size_t)nm);
+    int *pv = arena_alloc(s->ar, sizeof *pv * (size_t)nm);
+    if (!opd || !prod || !pv) return oom(s), false;
+    /* the array each member's operand reads at its own position (if any):
+     * itself, or the one array a delayed operand reads once per element */
+    for (int k = 0; k < nm; k++) {
+        const Node *o = fold_opd(lets[m[k]]->kid[0]);
+        inl[k] = NULL, prod[k] = NULL, opd[k] = o, pv[k] = -1;
+        if (o->op == OP_AVAR) pv[k] = o->id;
+        else if (o->op == OP_DELAYED && o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR) {
+            int a = o->kid[0]->kid[0]->id;
+            if (occurrences(o->kid[1], a, 0) == 1 && occurrences(o->kid[2], a, 0) == 1) pv[k] = a;
+        }
+    }
+    for (int k = 0; k < nm; k++) {
+        if (pv[k] < 0) continue;
+        int users = 0, readers = 0;
+        for (int q = 0; q < nm; q++)
+            if (pv[q] == pv[k]) users += occurrences(fold_opd(lets[m[q]]->kid[0]), pv[k], 0), readers++;
+        if (readers < 2 || users != s->uses[pv[k]]) continue;
+        for (int j = 0; j < m[0]; j++)
+            if (lets[j]->id == pv[k] && inlinable(lets[j]->kid[0])) {
+                inl[k] = lets[j];
+                if (opd[k]->op == OP_AVAR) opd[k] = lets[j]->kid[0];
+                else prod[k] = lets[j]->kid[0];
+            }
+    }
     const Node *f0 = lets[m[0]]->kid[0];
     bool z = f0->op == OP_FOLD;
     int rank = f0->type->rank;
@@ -663,13 +736,17 @@ static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm)
     Node *lix = lam(s, 1, &ixt, &xid), *llin = lam(s, 1, &i64, &iid);
     Node *bix = mk(s, OP_TUPLE, nm, tt), *blin = mk(s, OP_TUPLE, nm, tt);
     for (int k = 0; bix && blin && k < nm; k++) {
-        const Node *o = fold_opd(lets[m[k]]->kid[0]);
+        const Node *o = opd[k];
+        s->rd = prod[k] ? pv[k] : -1, s->rd_prod = prod[k];
         bix->kid[k] = opd_ix(s, o, var(s, xid));
         blin->kid[k] = opd_lin(s, o, var(s, iid));
     }
+    s->rd_prod = prod[0];
+    s->rd = prod[0] ? pv[0] : -1;
     Node *dl = mk(s, OP_DELAYED, 3, ty_array(s->ar, tt, rank + 1));
     if (!dl || !lam_set(lix, bix) || !lam_set(llin, blin) || (z && !zz) || !g || s->failed) return oom(s), false;
-    dl->kid[0] = opd_extent(s, fold_opd(f0));
+    dl->kid[0] = opd_extent(s, opd[0]);
+    s->rd = -1, s->rd_prod = NULL;
     dl->kid[1] = lix, dl->kid[2] = llin;
     Node *nf = mk(s, f0->op, z ? 3 : 2, at);
     if (!nf || !dl->kid[0]) return oom(s), false;
@@ -816,10 +893,14 @@ static void walk(Pl *s, Node **slot, int depth)
             m[nm++] = j;
         }
         if (nm < 2) continue;
+        recount(s);
         for (int q = 0; q < nm; q++) done[m[q]] = true;
         int ids[64];
         for (int q = 0; q < nm; q++) ids[q] = lets[m[q]]->id;
-        if (merge_siblings(s, lets, m, nm)) {
+        Node *inl[64];
+        if (merge_siblings(s, lets, m, nm, inl)) {
+            for (int q = 0; q < nm; q++)
+                if (inl[q]) splice_out(slot, inl[q]);   /* spliced once: later ones find it gone */
             /* members read only by scalar code (now reading the tuple)
              * need no array of their own */
             recount(s);
