@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"
+#include "programs.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,4 +320,99 @@ TEST(filters_fuse_into_folds_that_alone_read_them)
     CHECKF(on.filter == 1 && off.filter == 1, "a filter read twice: %d filters with the planner", on.filter);
     kernel_counts(ff_reversed, &on, &off);
     CHECKF(on.filter == 1 && off.filter == 1, "a filter read out of order: %d filters with the planner", on.filter);
+}
+
+/* ------------------------------------------------------------ the plan stage */
+
+/* The clusters of a `--stage plan --json` dump with each node named by
+ * its operation: [[fold,fold],[map]]. */
+static void clusters_by_op(const char *d, char *out, size_t size)
+{
+    out[0] = 0;
+    const char *c = strstr(d, "\"clusters\":[");
+    if (!c) return;
+    c += strlen("\"clusters\":");
+    size_t o = 0;
+    int depth = 0;
+    while (*c && o + 24 < size) {
+        if (*c == '"') {
+            const char *e = strchr(c + 1, '"');
+            if (!e) break;
+            char key[64];
+            snprintf(key, sizeof key, "{\"id\":\"%.*s\",\"op\":\"", (int)(e - c - 1), c + 1);
+            const char *k = strstr(d, key);
+            const char *op = k ? k + strlen(key) : "?";
+            size_t n = k ? strcspn(op, "\"") : 1;
+            o += (size_t)snprintf(out + o, size - o, "%.*s", (int)n, op);
+            c = e + 1;
+            continue;
+        }
+        if (*c == '[') depth++;
+        if (*c == ']' && --depth == 0) {
+            out[o++] = ']';
+            break;
+        }
+        out[o++] = *c++;
+    }
+    out[o] = 0;
+}
+
+static long long json_int(const char *d, const char *key)
+{
+    const char *k = strstr(d, key);
+    return k ? atoll(k + strlen(key)) : -1;
+}
+
+static void plan_of(const char *prog, unsigned debug, char *clusters, size_t size, long long *obj, long long *obj0)
+{
+    ax_options o = {0};
+    o.debug = debug;
+    ax_ctx *cx = ax_ctx_new(&o);
+    const ex_program *p = ex_find(prog);
+    void *st = p && cx ? p->setup(cx, 10) : NULL;
+    char *d = st ? ax_dump(cx, p->build(cx, st), "plan", true) : NULL;
+    clusters[0] = 0;
+    *obj = *obj0 = -1;
+    if (d) {
+        clusters_by_op(d, clusters, size);
+        *obj = json_int(d, "\"objective\":");
+        *obj0 = json_int(d, "\"objective_accelerate\":");
+    }
+    free(d);
+    if (st) p->teardown(st);
+    ax_ctx_free(cx);
+}
+
+/* Small graphs whose best clustering is known by hand: one cluster per
+ * loop of the hand-fused C (bench/baseline_planner.c), and seed 001's
+ * example of a map that reads a fold's result (fusion-preventing: two
+ * clusters).  QuickHull's two filters and the fold of one of them stay
+ * apart: the greedy planner fuses a filter into a fold only when nothing
+ * else reads the filter's output. */
+TEST(plan_stage_shows_the_clusters)
+{
+    static const struct { const char *prog, *want; } golden[] = {
+        {"normalise", "[[fold,fold],[map]]"},
+        {"meanvar", "[[fold,fold]]"},
+        {"filterfold", "[[filter,fold]]"},
+        {"quickhull", "[[generate],[filter],[fold],[filter]]"},
+        {"dotp", "[[fold]]"},
+    };
+    for (size_t i = 0; i < sizeof golden / sizeof *golden; i++) {
+        char got[256], off[256];
+        long long obj, obj0, offobj, offobj0;
+        plan_of(golden[i].prog, 0, got, sizeof got, &obj, &obj0);
+        CHECKF(!strcmp(got, golden[i].want), "%s: clusters %s, expected %s", golden[i].prog, got, golden[i].want);
+        CHECKF(obj >= 0 && obj <= obj0, "%s: objective %lld, Accelerate's %lld", golden[i].prog, obj, obj0);
+        /* with the planner off: every loop its own cluster, the objective Accelerate's */
+        plan_of(golden[i].prog, AX_DEBUG_NO_PLANNER, off, sizeof off, &offobj, &offobj0);
+        CHECKF(offobj == offobj0 && offobj0 == obj0, "%s: planner off: objective %lld / %lld", golden[i].prog,
+               offobj, offobj0);
+        CHECKF(strstr(off, "],[") || !strchr(off + 1, ','), "%s: planner off: clusters %s", golden[i].prog, off);
+    }
+    long long obj, obj0;
+    char got[256];
+    plan_of("normalise", 0, got, sizeof got, &obj, &obj0);
+    /* N = 3: the two folds' pair (sharing a0) no longer left apart: 36 - 9 */
+    CHECK(obj == 27 && obj0 == 36);
 }

@@ -29,7 +29,8 @@ static void usage(FILE *f)
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
             "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
-            "stages: source, sharing, simplify, fusion, kernels, dot (Graphviz), c (the generated C of the CPU backend)\n");
+            "stages: source, sharing, simplify, fusion, kernels, plan (the planner's loop graph and clusters), dot (Graphviz),\n"
+            "        c (the generated C of the CPU backend)\n");
 }
 
 typedef struct {

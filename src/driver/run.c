@@ -674,7 +674,7 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
         static const struct { const char *name; Upto upto; } stages[] = {
             {"sharing", UPTO_SHARING}, {"simplify", UPTO_SIMPLIFY}, {"fusion", UPTO_FUSION},
             {"kernels", UPTO_FUSION}, {"c", UPTO_FUSION}, {"dot", UPTO_SIMPLIFY},
-            {"cuda", UPTO_FUSION}, {"opencl", UPTO_FUSION}, {"ptx", UPTO_FUSION},
+            {"cuda", UPTO_FUSION}, {"opencl", UPTO_FUSION}, {"ptx", UPTO_FUSION}, {"plan", UPTO_FUSION},
         };
         int k = -1;
         for (int i = 0; i < (int)(sizeof stages / sizeof *stages); i++)
@@ -683,8 +683,26 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
         memset(&st, 0, sizeof st);
         if (k < 0)
             ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing, simplify, "
-                      "fusion, kernels, c, cuda, opencl, ptx, dot)", stage);
-        else if ((p = front_end(cx, a, &st, stages[k].upto))) {
+                      "fusion, kernels, plan, c, cuda, opencl, ptx, dot)", stage);
+        else if (!strcmp(stage, "plan")) {
+            /* the loop graph as Accelerate's fusion leaves it, then the
+             * planner's clustering of it (src/opt/plangraph.c) */
+            unsigned was = cx->opt.debug;
+            cx->opt.debug |= AX_DEBUG_NO_PLANNER;
+            p = front_end(cx, a, &st, UPTO_FUSION);
+            cx->opt.debug = was;
+            PlanGraph *g = p ? plan_graph(p) : NULL;
+            PlanLog *log = g ? ax__calloc(1, sizeof *log) : NULL;
+            if (p && !log) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
+            if (log) {
+                bool on = !(was & AX_DEBUG_NO_PLANNER);
+                double t0 = now_ms();
+                if (!on || opt_plan(cx, p, log) >= 0)
+                    plan_graph_print(f, g, log, json, on ? "greedy" : "none (--no-planner)", now_ms() - t0);
+            }
+            free(log);
+            plan_graph_free(g);
+        } else if ((p = front_end(cx, a, &st, stages[k].upto))) {
             if (!strcmp(stage, "dot")) {
                 dump_dot(cx, p, f);
             } else if (!strcmp(stage, "c")) {

@@ -63,10 +63,28 @@ int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed);
  * NULL).  Returns the number of rewrites (0: the program is unchanged),
  * or -1 with an error on cx. */
 #define PLAN_LOG_MAX 32
+#define PLAN_JOIN_MAX 256
 typedef struct PlanLog {
     int n;
     char line[PLAN_LOG_MAX][160];
+    /* the clustering, for `axle dump --stage plan` (plangraph.c): pairs of
+     * let variables now computed in one pass (a new let's variable joined
+     * with the one it replaces; -1 is the program's result), and the lets
+     * whose arrays are no longer made (filters fused into their folds,
+     * producers inlined) */
+    int njoin, nremoved;
+    int join[PLAN_JOIN_MAX][2];
+    int removed[PLAN_JOIN_MAX];
 } PlanLog;
 int opt_plan(ax_ctx *cx, Program *p, PlanLog *log);
+
+/* The loop graph of a program after Accelerate's fusion (plangraph.c),
+ * printed with the clustering a PlanLog records (`axle dump --stage
+ * plan`).  plan_graph returns NULL when memory runs out. */
+typedef struct PlanGraph PlanGraph;
+PlanGraph *plan_graph(const Program *p);
+void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const char *solver,
+                      double solve_ms);
+void plan_graph_free(PlanGraph *g);
 
 #endif /* AX_OPT_H */

@@ -508,6 +508,19 @@ static void note(Pl *s, const char *fmt, ...)
     va_end(ap);
 }
 
+static void join(Pl *s, int a, int b)
+{
+    if (s->log && s->log->njoin < PLAN_JOIN_MAX) {
+        s->log->join[s->log->njoin][0] = a;
+        s->log->join[s->log->njoin++][1] = b;
+    }
+}
+
+static void removed(Pl *s, int id)
+{
+    if (s->log && s->log->nremoved < PLAN_JOIN_MAX) s->log->removed[s->log->nremoved++] = id;
+}
+
 /* ------------------------------------------------------------ filter into fold */
 
 /* The fold's operand reads the filter's output `ys` only as
@@ -867,9 +880,13 @@ static void walk(Pl *s, Node **slot, int depth)
         if (!ok || nf == 0 || seen != s->uses[ys]) continue;
         for (int j = k + 1; j <= nl && !s->failed; j++) {
             Node **site = j < nl ? &lets[j]->kid[0] : &last->kid[1];
-            int occ = 0;
-            if (can_absorb(s, *site, lets[k], &occ)) ok = filter_into_fold(s, site, j < nl ? lets[j] : last, j == nl, lets[k]);
+            int occ = 0, was = j < nl ? lets[j]->id : slot == &s->p->root ? -1 : -3;
+            if (!can_absorb(s, *site, lets[k], &occ)) continue;
+            ok = filter_into_fold(s, site, j < nl ? lets[j] : last, j == nl, lets[k]);
+            join(s, ys, was);
+            if (j < nl && lets[j]->id != was) join(s, lets[j]->id, was);   /* the pair fold's let */
         }
+        removed(s, ys);
         if (s->failed) break;
         note(s, "filter a%d fused into the %d fold%s reading it", ys, nf, nf > 1 ? "s" : "");
         splice_out(slot, lets[k]);
@@ -899,8 +916,14 @@ static void walk(Pl *s, Node **slot, int depth)
         for (int q = 0; q < nm; q++) ids[q] = lets[m[q]]->id;
         Node *inl[64];
         if (merge_siblings(s, lets, m, nm, inl)) {
-            for (int q = 0; q < nm; q++)
-                if (inl[q]) splice_out(slot, inl[q]);   /* spliced once: later ones find it gone */
+            join(s, lets[m[0]]->id, ids[0]);   /* the tuple's let */
+            for (int q = 0; q < nm; q++) {
+                join(s, ids[q], ids[0]);
+                if (!inl[q]) continue;
+                join(s, inl[q]->id, ids[0]);
+                removed(s, inl[q]->id);
+                splice_out(slot, inl[q]);   /* spliced once: later ones find it gone */
+            }
             /* members read only by scalar code (now reading the tuple)
              * need no array of their own */
             recount(s);
