@@ -4,7 +4,7 @@
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
- *                    [--fast-math] [--check] [--json]
+ *                    [--no-licm] [--fast-math] [--check] [--json]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
  *
@@ -24,7 +24,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: axle list\n"
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
-            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]\n"
+            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
             "                        [--fast-math] [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
@@ -80,6 +80,7 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--no-simplify")) a->opt.debug |= AX_DEBUG_NO_SIMPLIFY;
         else if (!strcmp(s, "--no-cse")) a->opt.debug |= AX_DEBUG_NO_CSE;
         else if (!strcmp(s, "--no-planner")) a->opt.debug |= AX_DEBUG_NO_PLANNER;
+        else if (!strcmp(s, "--no-licm")) a->opt.debug |= AX_DEBUG_NO_LICM;
         else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;

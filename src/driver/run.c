@@ -296,18 +296,26 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
             simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
             if (cx->status == AX_OK) pass_done(cx, p, "simplify after fusion", t1);
         }
-        /* multi-generator loops: siblings, filters into folds (src/opt/
-         * plan.c, issue 11), on the simplified program (array CSE's
-         * aliases gone), and the simplifier again over what it made */
+        /* array terms that do not change in an awhile body: once, before
+         * the loop (src/opt/licm.c); then multi-generator loops: siblings,
+         * filters into folds (src/opt/plan.c), on the simplified program
+         * (array CSE's aliases gone); the simplifier again over what they
+         * made (issue 11) */
+        int changed = 0;
+        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_LICM)) {
+            t1 = now_ms();
+            int c = opt_licm(cx, p);
+            if (c >= 0) pass_done(cx, p, "loop-invariant code motion", t1), changed += c;
+        }
         if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_PLANNER)) {
             t1 = now_ms();
-            int changed = opt_plan(cx, p, NULL);
-            if (changed >= 0) pass_done(cx, p, "planner", t1);
-            if (changed > 0 && cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
-                t1 = now_ms();
-                simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
-                if (cx->status == AX_OK) pass_done(cx, p, "simplify after the planner", t1);
-            }
+            int c = opt_plan(cx, p, NULL);
+            if (c >= 0) pass_done(cx, p, "planner", t1), changed += c;
+        }
+        if (changed > 0 && cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
+            t1 = now_ms();
+            simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
+            if (cx->status == AX_OK) pass_done(cx, p, "simplify after the planner", t1);
         }
     }
     if (cx->status != AX_OK) {

@@ -78,6 +78,11 @@ typedef struct PlanLog {
 } PlanLog;
 int opt_plan(ax_ctx *cx, Program *p, PlanLog *log);
 
+/* Loop-invariant code motion of array terms out of awhile bodies
+ * (licm.c), guarded by the loop's condition.  Returns the number of lets
+ * moved, or -1 with an error on cx. */
+int opt_licm(ax_ctx *cx, Program *p);
+
 /* The loop graph of a program after Accelerate's fusion (plangraph.c),
  * printed with the clustering a PlanLog records (`axle dump --stage
  * plan`).  plan_graph returns NULL when memory runs out. */
