@@ -128,6 +128,24 @@ static ax_acc ff_reversed(const In *in)
     return affine_z(ax_map(to_affine, NULL, ax_generate(in->cx, ax_shape(f), shifted, &f)));
 }
 
+/* a zip of two arrays read by two filters and a fold (QuickHull's
+ * points): fusion makes it, the planner copies it into its readers */
+static ax_exp pair2(ax_exp x, ax_exp y, void *env) { (void)env; return ax_tuple2(x, y); }
+static ax_exp first_even(ax_exp p, void *env) { (void)env; return ax_eq(ax_band(ax_get(p, 0), ax_i32(1)), ax_i32(0)); }
+static ax_exp second_neg(ax_exp p, void *env) { (void)env; return ax_lt(ax_get(p, 1), ax_f64(0)); }
+static ax_exp fsum(ax_exp p, ax_exp q, void *env)
+{
+    (void)env;
+    return ax_tuple2(ax_add(ax_get(p, 0), ax_get(q, 0)), ax_add(ax_get(p, 1), ax_get(q, 1)));
+}
+static ax_acc zip_readers(const In *in)
+{
+    ax_acc pts = ax_zip_with(pair2, NULL, in->xs, in->ys);
+    ax_acc r[3] = {ax_filter(first_even, NULL, pts), ax_filter(second_neg, NULL, pts),
+                   ax_fold1(fsum, NULL, pts)};
+    return ax_atuple(3, r);
+}
+
 /* ------------------------------------------------------------ running */
 
 typedef struct Cfg {
@@ -165,7 +183,7 @@ static void make_inputs(ax_ctx *cx, int64_t n, In *in)
 }
 
 /* Operations of a kind in the kernels dump: folds, fold1s, filters. */
-typedef struct Kinds { int fold, fold1, filter, map; } Kinds;
+typedef struct Kinds { int fold, fold1, filter, map, generate; } Kinds;
 
 static int count_of(const char *d, const char *what)
 {
@@ -192,6 +210,7 @@ static Out run_cfg(const Cfg *c, Build b, int64_t n, Kinds *kern)
         kern->fold1 = d ? count_of(d, "fold1 (\\") : -1;
         kern->filter = d ? count_of(d, "filter (\\") : -1;
         kern->map = d ? count_of(d, "= map (\\") : -1;
+        kern->generate = d ? count_of(d, "= generate ") : -1;
         free(d);
     }
     ax_program *p = ax_compile(cx, a);
@@ -320,6 +339,17 @@ TEST(filters_fuse_into_folds_that_alone_read_them)
     CHECKF(on.filter == 1 && off.filter == 1, "a filter read twice: %d filters with the planner", on.filter);
     kernel_counts(ff_reversed, &on, &off);
     CHECKF(on.filter == 1 && off.filter == 1, "a filter read out of order: %d filters with the planner", on.filter);
+}
+
+TEST(a_zip_read_by_several_consumers_is_not_made)
+{
+    setup_data();
+    REQUIRE(xdata && ydata);
+    agree("a zip read by two filters and a fold1", zip_readers, true);
+    Kinds on, off;
+    kernel_counts(zip_readers, &on, &off);
+    CHECKF(on.generate == 0 && off.generate == 1 && on.filter == 2,
+           "a zip read three times: %d generates with the planner, %d without", on.generate, off.generate);
 }
 
 /* ------------------------------------------------------------ the plan stage */

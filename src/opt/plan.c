@@ -322,6 +322,25 @@ static bool inlinable(const Node *t)
     return (t->op == OP_MAP && t->kid[1]->op == OP_AVAR) || t->op == OP_GENERATE;
 }
 
+/* An element function that only moves data (reads, tuples, projections,
+ * index arithmetic of constants): computing it again in each reader costs
+ * what reading its array would, so copying it into several readers
+ * duplicates no work. */
+static bool moves_only(const Node *x, int depth)
+{
+    if (depth > 64) return false;
+    switch (x->op) {
+    case OP_VAR: case OP_CONST: case OP_AVAR: case OP_TUPLE: case OP_PROJ: case OP_IXGET: case OP_IXCONS:
+    case OP_INDEX: case OP_LINDEX: case OP_SHAPE: case OP_LET: case OP_LAM:
+        break;
+    default:
+        return false;
+    }
+    for (int i = 0; i < x->n; i++)
+        if (!moves_only(x->kid[i], depth + 1)) return false;
+    return true;
+}
+
 /* ------------------------------------------------------------ analysis */
 
 static void count_uses(Pl *s, const Node *x, int depth)
@@ -862,6 +881,48 @@ static void walk(Pl *s, Node **slot, int depth)
     /* nested chains first (terms of this chain, the body) */
     for (int k = 0; k < nl && !s->failed; k++) walk(s, &lets[k]->kid[0], depth + 1);
     if (last) walk(s, &last->kid[1], depth + 1);
+
+    /* a data-moving producer (a zip of arrays into tuples: QuickHull's
+     * points) that fusion left manifest because several consumers read it,
+     * every one at its own index: each reads the producer's sources
+     * instead, and the array is not made (seed 003's vertical case, with
+     * the producer copied into each consumer: it does no work to copy) */
+    for (int k = 0; k < nl && !s->failed; k++) {
+        const Node *t = lets[k]->kid[0];
+        if (!(t->op == OP_GENERATE && moves_only(t->kid[1], 0)) &&
+            !(t->op == OP_MAP && t->kid[1]->op == OP_AVAR && moves_only(t->kid[0], 0)))
+            continue;
+        recount(s);
+        int pid = lets[k]->id, readers = 0;
+        bool ok = s->uses[pid] > 1;
+        for (int j = k + 1; j <= nl && ok; j++) {
+            Node *c = j < nl ? lets[j]->kid[0] : last->kid[1];
+            int o = occurrences(c, pid, 0);
+            if (!o) continue;
+            int at = c->op == OP_FILTER || c->op == OP_FOLD1 ? 1 : c->op == OP_FOLD ? 2 : -1;
+            ok = o == 1 && at > 0 && c->kid[at]->op == OP_AVAR && c->kid[at]->id == pid;
+            readers += ok;
+        }
+        if (!ok || readers != s->uses[pid]) continue;
+        for (int j = k + 1; j <= nl && !s->failed; j++) {
+            Node *c = j < nl ? lets[j]->kid[0] : last->kid[1];
+            int at = c->op == OP_FILTER || c->op == OP_FOLD1 ? 1 : c->op == OP_FOLD ? 2 : -1;
+            if (at < 0 || c->kid[at]->op != OP_AVAR || c->kid[at]->id != pid) continue;
+            const Type *ixt = ty_index(s->ar, t->type->rank), *i64 = ty_i64();
+            int xid, iid;
+            Node *lix = lam(s, 1, &ixt, &xid), *llin = lam(s, 1, &i64, &iid);
+            Node *dl = mk(s, OP_DELAYED, 3, t->type);
+            if (!dl || !lam_set(lix, opd_ix(s, t, var(s, xid))) || !lam_set(llin, opd_lin(s, t, var(s, iid))))
+                break;
+            dl->kid[0] = opd_extent(s, t);
+            dl->kid[1] = lix, dl->kid[2] = llin;
+            c->kid[at] = dl;
+        }
+        if (s->failed) break;
+        note(s, "a%d (moving data only) copied into its %d readers", pid, readers);
+        removed(s, pid);
+        splice_out(slot, lets[k]);
+    }
 
     /* vertical: a filter read only by folds (lets' terms or the body),
      * each reading it at its own position: every one reads the filter's

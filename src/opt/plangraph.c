@@ -36,9 +36,17 @@ typedef struct GNode {
     const Node *term;
 } GNode;
 
+typedef struct GEdge {
+    int from, to;       /* node indices */
+    bool fusible;
+    const char *why;
+} GEdge;
+
 typedef struct PlanGraph {
     GNode n[MAXNODES];
     int nn;
+    GEdge *e;           /* found when the graph is made: the planner then rewrites the terms */
+    int ne;
     int nchains;
     bool truncated;
 } PlanGraph;
@@ -152,6 +160,9 @@ static void add_node(PlanGraph *g, int id, const Node *t, int chain)
 }
 
 static void walk(PlanGraph *g, const Node *x, bool top, int depth);
+void plan_graph_free(PlanGraph *g);
+static bool reads(const GNode *n, int id);
+static bool edge_kind(const GNode *i, const GNode *j, const char **why);
 
 static void walk_kids(PlanGraph *g, const Node *x, int depth)
 {
@@ -259,6 +270,24 @@ PlanGraph *plan_graph(const Program *p)
     PlanGraph *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     if (p && p->root) walk(g, p->root, true, 0);
+    int cap = 0;
+    for (int j = 0; j < g->nn; j++)
+        for (int i = 0; i < g->nn; i++) {
+            if (i == j || !reads(&g->n[j], g->n[i].id)) continue;
+            if (g->ne == cap) {
+                cap = cap ? 2 * cap : 16;
+                GEdge *e = realloc(g->e, sizeof *e * (size_t)cap);
+                if (!e) {
+                    plan_graph_free(g);
+                    return NULL;
+                }
+                g->e = e;
+            }
+            GEdge *e = &g->e[g->ne++];
+            e->from = i, e->to = j;
+            e->fusible = edge_kind(&g->n[i], &g->n[j], &e->why);
+        }
+    for (int i = 0; i < g->nn; i++) g->n[i].term = NULL;   /* the planner may rewrite them */
     return g;
 }
 
@@ -266,6 +295,7 @@ void plan_graph_free(PlanGraph *g)
 {
     if (!g) return;
     for (int i = 0; i < g->nn; i++) free(g->n[i].reads);
+    free(g->e);
     free(g);
 }
 
@@ -345,18 +375,14 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
             fprintf(f, ",\"made\":%s}", made[i] ? "true" : "false");
         }
         fprintf(f, "],\"edges\":[");
-        int ne = 0;
-        for (int j = 0; j < nn; j++)
-            for (int i = 0; i < nn; i++) {
-                if (i == j || !reads(&g->n[j], g->n[i].id)) continue;
-                const char *why;
-                bool fus = edge_kind(&g->n[i], &g->n[j], &why);
-                name(a, sizeof a, g->n[i].id), name(b, sizeof b, g->n[j].id);
-                fprintf(f, "%s{\"from\":\"%s\",\"to\":\"%s\",\"kind\":\"%s\",\"why\":", ne++ ? "," : "", a, b,
-                        fus ? "fusible" : "fusion-preventing");
-                json_str(f, why);
-                fputc('}', f);
-            }
+        for (int k = 0; k < g->ne; k++) {
+            const GEdge *e = &g->e[k];
+            name(a, sizeof a, g->n[e->from].id), name(b, sizeof b, g->n[e->to].id);
+            fprintf(f, "%s{\"from\":\"%s\",\"to\":\"%s\",\"kind\":\"%s\",\"why\":", k ? "," : "", a, b,
+                    e->fusible ? "fusible" : "fusion-preventing");
+            json_str(f, e->why);
+            fputc('}', f);
+        }
         fprintf(f, "],\"siblings\":[");
         int ns = 0;
         for (int i = 0; i < nn; i++)
@@ -395,14 +421,11 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
                     n->op2[0] ? ")" : "", n->space, made[i] ? "" : "   (no longer made)");
         }
         fprintf(f, "edges:\n");
-        for (int j = 0; j < nn; j++)
-            for (int i = 0; i < nn; i++) {
-                if (i == j || !reads(&g->n[j], g->n[i].id)) continue;
-                const char *why;
-                bool fus = edge_kind(&g->n[i], &g->n[j], &why);
-                name(a, sizeof a, g->n[i].id), name(b, sizeof b, g->n[j].id);
-                fprintf(f, "  %s -> %s  %s: %s\n", a, b, fus ? "fusible" : "fusion-preventing", why);
-            }
+        for (int k = 0; k < g->ne; k++) {
+            const GEdge *e = &g->e[k];
+            name(a, sizeof a, g->n[e->from].id), name(b, sizeof b, g->n[e->to].id);
+            fprintf(f, "  %s -> %s  %s: %s\n", a, b, e->fusible ? "fusible" : "fusion-preventing", e->why);
+        }
         fprintf(f, "siblings (one iteration space, neither reading the other):\n");
         for (int i = 0; i < nn; i++)
             for (int j = i + 1; j < nn; j++) {
