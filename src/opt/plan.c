@@ -7,7 +7,13 @@
  * (seed 001 s."Function -> graph"; seed 003 s."Loop Fusion and
  * Deforestation": Collect for map/generate, Reduce for fold, a
  * conditional Collect for filter).  Accelerate fuses producers into
- * consumers only; two rewrites here merge loops it leaves apart:
+ * consumers only, and a producer with two readers not at all; the
+ * rewrites here merge loops it leaves apart, greedily, in this order per
+ * chain of lets (src/opt/plangraph.c shows the resulting clusters):
+ *
+ *  - A producer that only moves data (a zip of arrays into tuples) read
+ *    at their own index by several filters and folds is copied into each
+ *    of them (it does no work to copy) and not made.
  *
  *  - Horizontal fusion of sibling reductions (seed 003, Figure "Loop
  *    fusion", horizontal case): folds of one let chain whose operands
@@ -21,15 +27,18 @@
  *    are read back by projection: every scalar read of a member's result
  *    reads its component of the tuple; a member still used as an array
  *    (the program's result, a kernel's operand) keeps a one-element-per-
- *    row map that projects it.
+ *    row map that projects it.  A producer (a map of an array, a
+ *    generate) that only the members read, each at its own index, is
+ *    inlined into the one pass (seed 003's vertical case) and not made.
  *
  *  - Vertical fusion of a filter into a fold (seed 003, vertical case
  *    "consume collect", with the filter as a conditional Collect; seed
  *    001 s."Subtype optimisations": the filter's output is a sub-size of
  *    its input's, so the consumer can run over the input's size): when
- *    a fold is the only reader of a filter's output, the fold ranges over
- *    the filter's input instead, and an element the predicate drops adds
- *    nothing.  For an operator the CPU backend knows (componentwise +, *,
+ *    folds are the only readers of a filter's output, each reading it at
+ *    its own index, they range over the filter's input instead (and, as
+ *    siblings, then share one pass), and an element the predicate drops
+ *    adds nothing.  For an operator the CPU backend knows (componentwise +, *,
  *    min, max, and the bit operations) "nothing" is its neutral element,
  *    which keeps the element function branch-free: x + (-0.0) = x exactly
  *    for every float x, and a NaN is neutral for min and max, whose NaN
@@ -38,9 +47,9 @@
  *    to (kept, value) pairs: (k1, a) . (k2, b) = (k1 || k2, k1 ? (k2 ? a.b
  *    : a) : b), associative and order-keeping, with z as (true, z); the
  *    fold's result is the pair's second component.  The filter's output
- *    is then read by nothing and the simplifier drops its let.
+ *    is then read by nothing and its let is removed.
  *
- * Both rewrites keep evaluation strict where it was: every element the
+ * The rewrites keep evaluation strict where it was: every element the
  * filter read is still read and its predicate evaluated; the fold's own
  * element function runs only where the predicate holds (a lazy cond).
  * The member folds of a horizontal group are all evaluated before and
@@ -889,7 +898,9 @@ static void walk(Pl *s, Node **slot, int depth)
      * the producer copied into each consumer: it does no work to copy) */
     for (int k = 0; k < nl && !s->failed; k++) {
         const Node *t = lets[k]->kid[0];
-        if (!(t->op == OP_GENERATE && moves_only(t->kid[1], 0)) &&
+        /* (a generate of rank 2 or more is read linearly through
+         * fromLinear, a division per dimension: not free to copy) */
+        if (!(t->op == OP_GENERATE && t->type->rank <= 1 && moves_only(t->kid[1], 0)) &&
             !(t->op == OP_MAP && t->kid[1]->op == OP_AVAR && moves_only(t->kid[0], 0)))
             continue;
         recount(s);
