@@ -170,7 +170,11 @@ enum {
     AX_DEBUG_VERIFY      = 1u << 6,  /* [verify]      run the IR verifier after each pass */
     AX_DEBUG_CACHE       = 1u << 7,  /* [cache]       trace the kernel cache         */
     AX_DEBUG_CODE        = 1u << 8,  /* [code]        print generated code           */
-    AX_DEBUG_PROFILE     = 1u << 9   /* [profile]     each array operation's run time */
+    AX_DEBUG_PROFILE     = 1u << 9,  /* [profile]     each array operation's run time */
+    AX_DEBUG_NO_PLANNER  = 1u << 10, /* [no-planner]  Accelerate's fusion only: no
+                                        multi-generator loops (siblings, filter into fold) */
+    AX_DEBUG_NO_LICM     = 1u << 11  /* [no-licm]     array terms that do not change in an
+                                        awhile body are recomputed every iteration */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero

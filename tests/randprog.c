@@ -176,7 +176,7 @@ static const char *const op_names[RP_NOPS] = {
     "use", "unit", "generate", "map", "zip_with", "zip_with3", "backpermute", "permute",
     "replicate", "slice", "reshape", "flatten", "fold", "fold1", "fold_all", "fold_seg",
     "fold1_seg", "scanl", "scanl1", "scanr", "scanr1", "scanl_ex", "scanr_ex", "filter",
-    "stencil", "stencil2", "acond", "awhile", "atuple", "aget",
+    "stencil", "stencil2", "acond", "awhile", "atuple", "aget", "siblings", "filterfold",
     "e_arith", "e_minmax", "e_intdiv", "e_floatdiv", "e_bits", "e_floatfn", "e_round", "e_cmp",
     "e_logic", "e_cvt", "e_bitcast", "e_cond", "e_tuple", "e_proj", "e_at", "e_at_linear",
     "e_shape", "e_size", "e_while", "e_const",
@@ -2393,6 +2393,82 @@ static Arr *op_fold(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, i
 }
 
 static Arr *op_fold0(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_fold(g, elt, rank, d, fl, cap, RP_FOLD); }
+
+/* A fold (fold1 when one) of a with a random operator: the planner's
+ * generators.  A float sum's operand is tamed first. */
+static Arr *fold_of(G *g, Arr *a, bool one)
+{
+    const Assoc *as = pick_assoc(g, a->elt, false);
+    a = tame_arr(g, a, as);
+    Fn2 f;
+    assoc_fn(g, as, &f);
+    int rank = a->rank - 1;
+    if (one) {
+        ax_acc r = ax_fold1(f.f, f.env, a->a);
+        return arr_mk(g, RP_FOLD1, r, a->elt, rank, a->lo, a->hi, elems(a) * fn2_cost(&f), a->work + f.lam.awork,
+                      "ax_fold1(%s, %s)", fn2_txt(&f), a->name);
+    }
+    Ex z = gen_exp(g, a->elt, 1);
+    ax_acc r = ax_fold(f.f, f.env, z.e, a->a);
+    return arr_mk(g, RP_FOLD, r, a->elt, rank, a->lo, a->hi, elems(a) * fn2_cost(&f) + z.cost,
+                  a->work + f.lam.awork + z.awork, "ax_fold(%s, %s, %s)", fn2_txt(&f), z.txt, a->name);
+}
+
+static Arr *map_of(G *g, Arr *a)
+{
+    Lam l;
+    lam_init(&l, g, LK_GEN, 1, a->elt);
+    l.pt[0] = a->elt;
+    ax_acc r = ax_map(cb1, &l, a->a);
+    return arr_mk(g, RP_MAP, r, a->elt, a->rank, a->lo, a->hi, elems(a) * (l.cost + 1), a->work + l.awork,
+                  "ax_map(%s, %s)", ltxt(&l), a->name);
+}
+
+/* Two results of elt combined elementwise. */
+static Arr *zip_of(G *g, Arr *x, Arr *y)
+{
+    Lam l;
+    lam_init(&l, g, LK_GEN, 2, x->elt);
+    l.pt[0] = x->elt, l.pt[1] = y->elt;
+    ax_acc r = ax_zip_with(cb2, &l, x->a, y->a);
+    Arr tmp;
+    Arr *as[2] = {x, y};
+    tmp.rank = x->rank;
+    intersect(&tmp, as, 2);
+    return arr_mk(g, RP_ZIPWITH, r, x->elt, x->rank, tmp.lo, tmp.hi, elems(&tmp) * (l.cost + 1),
+                  x->work + y->work + l.awork, "ax_zip_with(%s, %s, %s)", ltxt(&l), x->name, y->name);
+}
+
+/* Sibling reductions (src/opt/plan.c merges them into one pass): two
+ * folds (or fold1s) of one array, the second maybe of a map of it,
+ * combined by a zipWith. */
+static Arr *op_siblings(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    (void)cap;
+    bool one = pct(g, 30);
+    Arr *a = gen_arr(g, elt, rank + 1, d - 1, one ? NE : fl, g->cfg.max_elems);
+    touch(g, a);   /* read by both */
+    Arr *x = fold_of(g, a, one), *y = fold_of(g, pct(g, 50) ? map_of(g, a) : a, one);
+    count(g, RP_SIBLINGS);
+    return zip_of(g, x, y);
+}
+
+static Arr *op_filter(G *g, const GT *elt, int rank, int d, int fl, int64_t cap);
+
+/* A fold of a filter (maybe through a map; src/opt/plan.c fuses the
+ * filter into the fold), sometimes with a sibling fold of the same
+ * filter. */
+static Arr *op_filterfold(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    (void)fl;
+    Arr *f = op_filter(g, elt, 1, d - 1, 0, cap);
+    Arr *x = fold_of(g, pct(g, 40) ? map_of(g, f) : f, false);
+    count(g, RP_FILTERFOLD);
+    if (!pct(g, 30)) return x;
+    touch(g, f);
+    (void)rank;
+    return zip_of(g, x, fold_of(g, pct(g, 50) ? map_of(g, f) : f, false));
+}
 static Arr *op_fold1(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_fold(g, elt, rank, d, fl, cap, RP_FOLD1); }
 static Arr *op_foldall(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_fold(g, elt, rank, d, fl, cap, RP_FOLDALL); }
 
@@ -2963,7 +3039,8 @@ static const struct {
     {RP_SCANL, 2, op_scanl}, {RP_SCANL1, 2, op_scanl1}, {RP_SCANR, 2, op_scanr}, {RP_SCANR1, 2, op_scanr1},
     {RP_SCANLEX, 2, op_scanlex}, {RP_SCANREX, 2, op_scanrex}, {RP_FILTER, 4, op_filter},
     {RP_STENCIL, 3, op_stencil1}, {RP_STENCIL2, 2, op_stencil2}, {RP_ACOND, 3, op_acond},
-    {RP_AWHILE, 2, op_awhile}, {RP_ATUPLE, 1, op_atuple},
+    {RP_AWHILE, 2, op_awhile}, {RP_ATUPLE, 1, op_atuple}, {RP_SIBLINGS, 2, op_siblings},
+    {RP_FILTERFOLD, 2, op_filterfold},
 };
 
 static bool op_fits(G *g, int op, int rank, int fl)
@@ -2976,6 +3053,8 @@ static bool op_fits(G *g, int op, int rank, int fl)
     case RP_FLATTEN: return rank == 1;
     case RP_FOLD: case RP_FOLD1: return rank < mr;
     case RP_FOLDALL: return rank == 0;
+    case RP_SIBLINGS: return rank < mr && ok(g, RP_FOLD) && ok(g, RP_FOLD1) && ok(g, RP_ZIPWITH) && ok(g, RP_MAP);
+    case RP_FILTERFOLD: return rank == 0 && ok(g, RP_FILTER) && ok(g, RP_FOLD) && ok(g, RP_ZIPWITH) && ok(g, RP_MAP);
     case RP_FOLDSEG: case RP_FOLD1SEG: return rank >= 1;
     case RP_SCANL: case RP_SCANL1: case RP_SCANR: case RP_SCANR1: return rank >= 1;
     case RP_SCANLEX: case RP_SCANREX: return rank >= 1 || rank < mr;

@@ -43,6 +43,9 @@ typedef enum RandOp {
     RP_REPLICATE, RP_SLICE, RP_RESHAPE, RP_FLATTEN, RP_FOLD, RP_FOLD1, RP_FOLDALL, RP_FOLDSEG,
     RP_FOLD1SEG, RP_SCANL, RP_SCANL1, RP_SCANR, RP_SCANR1, RP_SCANLEX, RP_SCANREX, RP_FILTER,
     RP_STENCIL, RP_STENCIL2, RP_ACOND, RP_AWHILE, RP_ATUPLE, RP_AGET,
+    /* shapes the planner (src/opt/plan.c) rewrites: sibling folds over one
+     * array combined by a zipWith; a fold (maybe of a map) of a filter */
+    RP_SIBLINGS, RP_FILTERFOLD,
     /* scalar operations */
     RP_E_ARITH,     /* add sub mul neg abs signum                          */
     RP_E_MINMAX,    /* min max                                             */

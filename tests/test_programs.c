@@ -56,7 +56,11 @@ TEST(programs_check_with_and_without_sharing)
             int r = run_program(p, sizes[s], AX_DEBUG_NO_SHARING, &n2);
             CHECKF(r >= 0, "%s no-sharing", p->name);
             if (r == 1) fprintf(stderr, "%s: without sharing recovery the program is too large (as expected)\n", p->name);
-            else CHECKF(n1 <= n2, "%s: %lld nodes with sharing, %lld without", p->name, (long long)n1, (long long)n2);
+            /* Two nodes of slack: a program whose only sharing is of a
+             * leaf (normalise reads its ax_use three times) gets a let
+             * and three variables for three copies of the leaf. */
+            else CHECKF(n1 <= n2 + 2, "%s: %lld nodes with sharing, %lld without", p->name, (long long)n1,
+                        (long long)n2);
         }
     }
 }

@@ -75,6 +75,10 @@ static const RunConfig configs[] = {
      * are compared with the interpreter computing those functions as the
      * CPU does, everything else being the interpreter's own. */
     {"interp/cpu-maths",    AX_BACKEND_INTERP, 0,                                    0,    0,    false, 1, 0, true, false},
+    /* Accelerate's fusion alone (src/opt/plan.c off): the planner's merged
+     * folds must give the interpreter's results bit for bit */
+    {"interp/no-planner",   AX_BACKEND_INTERP, AX_DEBUG_NO_PLANNER,                  0,    0,    false, 1, 0, false, false},
+    {"interp/no-licm",      AX_BACKEND_INTERP, AX_DEBUG_NO_LICM,                     0,    0,    false, 1, 0, false, false},
     /* The CPU backend may reassociate float folds and scans (issue 3:
      * associative by contract): tolerances. */
     {"cpu",                 AX_BACKEND_CPU,    0,                                    1e-4, 1e-5, false, 5,  VS_CPU, false, false},
@@ -82,6 +86,8 @@ static const RunConfig configs[] = {
     {"cpu/no-fusion",       AX_BACKEND_CPU,    AX_DEBUG_NO_FUSION,                   1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/no-simplify",     AX_BACKEND_CPU,    AX_DEBUG_NO_SIMPLIFY,                 1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/no-cse",          AX_BACKEND_CPU,    AX_DEBUG_NO_CSE,                      1e-4, 1e-5, false, 25, VS_CPU, false, false},
+    {"cpu/no-planner",      AX_BACKEND_CPU,    AX_DEBUG_NO_PLANNER,                  1e-4, 1e-5, false, 25, VS_CPU, false, false},
+    {"cpu/no-licm",         AX_BACKEND_CPU,    AX_DEBUG_NO_LICM,                     1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/unsafe",          AX_BACKEND_CPU,    0,                                    1e-4, 1e-5, true,  25, VS_CPU, false, false},
     /* The GPU backends likewise, against the interpreter (the device's
      * maths functions are its own); OpenCL runs on PoCL where there is no

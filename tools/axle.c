@@ -3,9 +3,9 @@
  *
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
- *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--fast-math]
- *                    [--check] [--json]
- *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]
+ *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
+ *                    [--no-licm] [--fast-math] [--check] [--json]
+ *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
  *
  * SPDX-License-Identifier: BSD-3-Clause
@@ -25,12 +25,13 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: axle list\n"
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
-            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--fast-math]\n"
-            "                        [--check] [--json]\n"
-            "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--json]\n"
+            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
+            "                        [--fast-math] [--check] [--json]\n"
+            "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
             "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
-            "stages: source, sharing, simplify, fusion, kernels, dot (Graphviz), c (the generated C of the CPU backend)\n");
+            "stages: source, sharing, simplify, fusion, kernels, plan (the planner's loop graph and clusters), dot (Graphviz),\n"
+            "        c (the generated C of the CPU backend)\n");
 }
 
 typedef struct {
@@ -79,6 +80,8 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--no-fusion")) a->opt.debug |= AX_DEBUG_NO_FUSION;
         else if (!strcmp(s, "--no-simplify")) a->opt.debug |= AX_DEBUG_NO_SIMPLIFY;
         else if (!strcmp(s, "--no-cse")) a->opt.debug |= AX_DEBUG_NO_CSE;
+        else if (!strcmp(s, "--no-planner")) a->opt.debug |= AX_DEBUG_NO_PLANNER;
+        else if (!strcmp(s, "--no-licm")) a->opt.debug |= AX_DEBUG_NO_LICM;
         else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;

@@ -9,10 +9,12 @@
  * For each program (default: every built-in program with a hand-written
  * baseline, except the extra ones, which are not Table 2 programs and run
  * only when named: the single-skeleton micro-benchmarks of issue 3 and
- * radixsort-lsd8) and size, four
+ * radixsort-lsd8) and size, five
  * configurations, as the columns of Table 2:
  *
  *   fused      the default pipeline
+ *   noplanner  AX_DEBUG_NO_PLANNER: Accelerate's fusion only, without the
+ *              planner's multi-generator loops (src/opt/plan.c)
  *   nofusion   AX_DEBUG_NO_FUSION: every operation its own kernel
  *   nosharing  AX_DEBUG_NO_SHARING: the graph unfolded into a tree
  *   fast       ax_options.fast_math (relaxed floating point), to be
@@ -518,13 +520,13 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
  * against the exit status. */
 static int bench_one(const Bench *b, const ex_program *p, int64_t n)
 {
-    enum { FUSED, NOFUSION, NOSHARING, FAST, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
+    enum { FUSED, NOPLANNER, NOFUSION, NOSHARING, FAST, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
     enum { NAX = FAST + 1 };   /* axle's configurations */
     Row rows[NROWS];
     memset(rows, 0, sizeof rows);
-    static const char *const names[NROWS] = {"fused", "nofusion", "nosharing", "fast", "baseline-std",
+    static const char *const names[NROWS] = {"fused", "noplanner", "nofusion", "nosharing", "fast", "baseline-std",
                                              "baseline-fastmath", "baseline", "baseline-cuda"};
-    static const unsigned debug[NAX] = {0, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING, 0};
+    static const unsigned debug[NAX] = {0, AX_DEBUG_NO_PLANNER, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING, 0};
     for (int i = 0; i < NROWS; i++) rows[i].config = names[i];
     bool have_bl = p->baseline && p->check_baseline;
 

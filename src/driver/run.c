@@ -296,6 +296,27 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
             simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
             if (cx->status == AX_OK) pass_done(cx, p, "simplify after fusion", t1);
         }
+        /* array terms that do not change in an awhile body: once, before
+         * the loop (src/opt/licm.c); then multi-generator loops: siblings,
+         * filters into folds (src/opt/plan.c), on the simplified program
+         * (array CSE's aliases gone); the simplifier again over what they
+         * made (issue 11) */
+        int changed = 0;
+        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_LICM)) {
+            t1 = now_ms();
+            int c = opt_licm(cx, p);
+            if (c >= 0) pass_done(cx, p, "loop-invariant code motion", t1), changed += c;
+        }
+        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_PLANNER)) {
+            t1 = now_ms();
+            int c = opt_plan(cx, p, NULL);
+            if (c >= 0) pass_done(cx, p, "planner", t1), changed += c;
+        }
+        if (changed > 0 && cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
+            t1 = now_ms();
+            simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
+            if (cx->status == AX_OK) pass_done(cx, p, "simplify after the planner", t1);
+        }
     }
     if (cx->status != AX_OK) {
         program_free(p);
@@ -661,7 +682,7 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
         static const struct { const char *name; Upto upto; } stages[] = {
             {"sharing", UPTO_SHARING}, {"simplify", UPTO_SIMPLIFY}, {"fusion", UPTO_FUSION},
             {"kernels", UPTO_FUSION}, {"c", UPTO_FUSION}, {"dot", UPTO_SIMPLIFY},
-            {"cuda", UPTO_FUSION}, {"opencl", UPTO_FUSION}, {"ptx", UPTO_FUSION},
+            {"cuda", UPTO_FUSION}, {"opencl", UPTO_FUSION}, {"ptx", UPTO_FUSION}, {"plan", UPTO_FUSION},
         };
         int k = -1;
         for (int i = 0; i < (int)(sizeof stages / sizeof *stages); i++)
@@ -670,8 +691,26 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
         memset(&st, 0, sizeof st);
         if (k < 0)
             ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing, simplify, "
-                      "fusion, kernels, c, cuda, opencl, ptx, dot)", stage);
-        else if ((p = front_end(cx, a, &st, stages[k].upto))) {
+                      "fusion, kernels, plan, c, cuda, opencl, ptx, dot)", stage);
+        else if (!strcmp(stage, "plan")) {
+            /* the loop graph as Accelerate's fusion leaves it, then the
+             * planner's clustering of it (src/opt/plangraph.c) */
+            unsigned was = cx->opt.debug;
+            cx->opt.debug |= AX_DEBUG_NO_PLANNER;
+            p = front_end(cx, a, &st, UPTO_FUSION);
+            cx->opt.debug = was;
+            PlanGraph *g = p ? plan_graph(p) : NULL;
+            PlanLog *log = g ? ax__calloc(1, sizeof *log) : NULL;
+            if (p && !log) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
+            if (log) {
+                bool on = !(was & AX_DEBUG_NO_PLANNER);
+                double t0 = now_ms();
+                if (!on || opt_plan(cx, p, log) >= 0)
+                    plan_graph_print(f, g, log, json, on ? "greedy" : "none (--no-planner)", now_ms() - t0);
+            }
+            free(log);
+            plan_graph_free(g);
+        } else if ((p = front_end(cx, a, &st, stages[k].upto))) {
             if (!strcmp(stage, "dot")) {
                 dump_dot(cx, p, f);
             } else if (!strcmp(stage, "c")) {

@@ -56,4 +56,40 @@ int opt_array_cse(ax_ctx *cx, Program *p, bool *changed);
 enum { SIMP_SHRINK = 1u, SIMP_FOLD = 2u, SIMP_ALL = 3u };
 int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed);
 
+/* The planner's rewrites (plan.c, after fusion and array CSE): sibling
+ * folds over one extent become one fold of a tuple, and a filter read
+ * only by a fold fuses into it (seed 003 s."Loop Fusion and
+ * Deforestation"; seed 001).  Each rewrite adds a line to log (may be
+ * NULL).  Returns the number of rewrites (0: the program is unchanged),
+ * or -1 with an error on cx. */
+#define PLAN_LOG_MAX 32
+#define PLAN_JOIN_MAX 256
+typedef struct PlanLog {
+    int n;
+    char line[PLAN_LOG_MAX][160];
+    /* the clustering, for `axle dump --stage plan` (plangraph.c): pairs of
+     * let variables now computed in one pass (a new let's variable joined
+     * with the one it replaces; -1 is the program's result), and the lets
+     * whose arrays are no longer made (filters fused into their folds,
+     * producers inlined) */
+    int njoin, nremoved;
+    int join[PLAN_JOIN_MAX][2];
+    int removed[PLAN_JOIN_MAX];
+} PlanLog;
+int opt_plan(ax_ctx *cx, Program *p, PlanLog *log);
+
+/* Loop-invariant code motion of array terms out of awhile bodies
+ * (licm.c), guarded by the loop's condition.  Returns the number of lets
+ * moved, or -1 with an error on cx. */
+int opt_licm(ax_ctx *cx, Program *p);
+
+/* The loop graph of a program after Accelerate's fusion (plangraph.c),
+ * printed with the clustering a PlanLog records (`axle dump --stage
+ * plan`).  plan_graph returns NULL when memory runs out. */
+typedef struct PlanGraph PlanGraph;
+PlanGraph *plan_graph(const Program *p);
+void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const char *solver,
+                      double solve_ms);
+void plan_graph_free(PlanGraph *g);
+
 #endif /* AX_OPT_H */

@@ -1,0 +1,1037 @@
+/*
+ * The planner's rewrites (issue 11): multi-generator loops after
+ * Accelerate's fusion, as IR rewrites that every backend runs.
+ *
+ * After fusion (fusion.c) every array operation that is computed is
+ * let-bound: a kernel, a loop over an iteration space with one generator
+ * (seed 001 s."Function -> graph"; seed 003 s."Loop Fusion and
+ * Deforestation": Collect for map/generate, Reduce for fold, a
+ * conditional Collect for filter).  Accelerate fuses producers into
+ * consumers only, and a producer with two readers not at all; the
+ * rewrites here merge loops it leaves apart, greedily, in this order per
+ * chain of lets (src/opt/plangraph.c shows the resulting clusters):
+ *
+ *  - A producer that only moves data (a zip of arrays into tuples) read
+ *    at their own index by several filters and folds is copied into each
+ *    of them (it does no work to copy) and not made.
+ *
+ *  - Horizontal fusion of sibling reductions (seed 003, Figure "Loop
+ *    fusion", horizontal case): folds of one let chain whose operands
+ *    range over the same extent become one fold of the tuple of their
+ *    elements with the componentwise operator, one pass computing every
+ *    generator.  The operator stays associative and keeps the order of
+ *    its operands, so the fold skeletons' ordered chunked combine is
+ *    right for non-commutative operators; a tuple of commutative
+ *    primitives is still recognised as commutative by the CPU backend
+ *    (cg_skel.c lam_comm) and gets its lane-parallel loop.  The results
+ *    are read back by projection: every scalar read of a member's result
+ *    reads its component of the tuple; a member still used as an array
+ *    (the program's result, a kernel's operand) keeps a one-element-per-
+ *    row map that projects it.  A producer (a map of an array, a
+ *    generate) that only the members read, each at its own index, is
+ *    inlined into the one pass (seed 003's vertical case) and not made.
+ *
+ *  - Vertical fusion of a filter into a fold (seed 003, vertical case
+ *    "consume collect", with the filter as a conditional Collect; seed
+ *    001 s."Subtype optimisations": the filter's output is a sub-size of
+ *    its input's, so the consumer can run over the input's size): when
+ *    folds are the only readers of a filter's output, each reading it at
+ *    its own index, they range over the filter's input instead (and, as
+ *    siblings, then share one pass), and an element the predicate drops
+ *    adds nothing.  For an operator the CPU backend knows (componentwise +, *,
+ *    min, max, and the bit operations) "nothing" is its neutral element,
+ *    which keeps the element function branch-free: x + (-0.0) = x exactly
+ *    for every float x, and a NaN is neutral for min and max, whose NaN
+ *    loses (prim.c FMINMAX), so the result is bit for bit the fold of the
+ *    filtered elements in the same order.  Any other operator is lifted
+ *    to (kept, value) pairs: (k1, a) . (k2, b) = (k1 || k2, k1 ? (k2 ? a.b
+ *    : a) : b), associative and order-keeping, with z as (true, z); the
+ *    fold's result is the pair's second component.  The filter's output
+ *    is then read by nothing and its let is removed.
+ *
+ * The rewrites keep evaluation strict where it was: every element the
+ * filter read is still read and its predicate evaluated; the fold's own
+ * element function runs only where the predicate holds (a lazy cond).
+ * The member folds of a horizontal group are all evaluated before and
+ * after (lets of one chain are evaluated in order, unconditionally); the
+ * merged fold sits at the first member's place, so a member whose operand
+ * reads a let bound between the two is not merged.
+ *
+ * AX_DEBUG_NO_PLANNER turns the pass off (Accelerate's fusion alone).
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "opt.h"
+#include <math.h>
+#include <string.h>
+
+typedef struct Pl {
+    ax_ctx *cx;
+    Program *p;
+    Arena *ar;
+    Node **sub;          /* per variable id: its replacement while copying */
+    int capsub;
+    int *uses;           /* per array variable id: occurrences in the program */
+    /* while copying: reads of array `rd` (index / linearIndex) become a
+     * copy of rd_to */
+    int rd;
+    Node *rd_to;
+    const Node *rd_prod;   /* or: reads of rd (and its shape) become this producer's */
+    bool failed;
+    int changed;         /* rewrites made */
+    PlanLog *log;
+} Pl;
+
+static void *oom(Pl *s)
+{
+    s->failed = true;
+    return NULL;
+}
+
+static bool grow(Pl *s)
+{
+    int need = s->p->nvars + 1;
+    if (need <= s->capsub) return true;
+    int cap = need * 2 + 16;
+    Node **n = ax__realloc(s->sub, sizeof *n * (size_t)cap);
+    int *u = n ? ax__realloc(s->uses, sizeof *u * (size_t)cap) : NULL;
+    if (n) s->sub = n;
+    if (u) s->uses = u;
+    if (!n || !u) return oom(s), false;
+    for (int i = s->capsub; i < cap; i++) s->sub[i] = NULL, s->uses[i] = 0;
+    s->capsub = cap;
+    return true;
+}
+
+static Node *mk(Pl *s, Op op, int n, const Type *t)
+{
+    if (s->failed) return NULL;
+    Node *x = node_new(s->ar, op, n, t);
+    if (!x) return oom(s);
+    x->cx = s->cx;
+    return x;
+}
+
+static int fresh(Pl *s, const Type *t)
+{
+    if (s->failed) return -1;
+    int id = program_fresh_var(s->p, t);
+    if (id < 0 || !grow(s)) return oom(s), -1;
+    return id;
+}
+
+static Node *var(Pl *s, int id)
+{
+    if (id < 0 || s->failed) return NULL;
+    const Type *t = s->p->vartype[id];
+    Node *x = mk(s, t->kind == TY_ARRAY || t->kind == TY_ARRAYS ? OP_AVAR : OP_VAR, 0, t);
+    if (x) x->id = id;
+    return x;
+}
+
+static Node *node1(Pl *s, Op op, const Type *t, Node *a)
+{
+    Node *x = a ? mk(s, op, 1, t) : NULL;
+    if (x) x->kid[0] = a;
+    return x;
+}
+
+static Node *node2(Pl *s, Op op, const Type *t, Node *a, Node *b)
+{
+    Node *x = a && b ? mk(s, op, 2, t) : NULL;
+    if (x) x->kid[0] = a, x->kid[1] = b;
+    return x;
+}
+
+static Node *proj(Pl *s, int k, Node *e)
+{
+    if (!e) return NULL;
+    Node *x = node1(s, OP_PROJ, e->type->elts[k], e);
+    if (x) x->a = k;
+    return x;
+}
+
+static Node *cond(Pl *s, Node *c, Node *t, Node *e)
+{
+    Node *x = c && t && e ? mk(s, OP_COND, 3, t->type) : NULL;
+    if (x) x->kid[0] = c, x->kid[1] = t, x->kid[2] = e;
+    return x;
+}
+
+static Node *let(Pl *s, int id, Node *bound, Node *body)
+{
+    Node *x = node2(s, OP_LET, body ? body->type : NULL, bound, body);
+    if (x) x->id = id;
+    return x;
+}
+
+static Node *cnst(Pl *s, ax_scalar sc, Scalar v)
+{
+    Node *x = mk(s, OP_CONST, 0, ty_scalar(sc));
+    if (x) x->c = sc_norm(v, sc);
+    return x;
+}
+
+/* A lambda of fresh parameters of these types (ids in pid); the body is
+ * set with lam_set. */
+static Node *lam(Pl *s, int n, const Type *const *pt, int *pid)
+{
+    Node *l = mk(s, OP_LAM, 1, NULL);
+    Node **ps = l ? arena_alloc(s->ar, sizeof *ps * (size_t)n) : NULL;
+    if (!l) return NULL;
+    if (!ps) return oom(s);
+    for (int i = 0; i < n; i++)
+        if ((pid[i] = fresh(s, pt[i])) < 0 || !(ps[i] = var(s, pid[i]))) return NULL;
+    l->param = ps;
+    l->nparam = n;
+    return l;
+}
+
+static Node *lam_set(Node *l, Node *body)
+{
+    if (!l || !body) return NULL;
+    l->kid[0] = body;
+    l->type = body->type;
+    return l;
+}
+
+/* ------------------------------------------------------------ copying */
+
+static Node *opd_lin(Pl *s, const Node *o, Node *i);
+static Node *opd_ix(Pl *s, const Node *o, Node *ix);
+static Node *opd_extent(Pl *s, const Node *o);
+
+/* A deep copy of x with the substitution s->sub in force and fresh ids for
+ * every binder inside (the core IR binds each id once), reads of s->rd
+ * replaced by copies of s->rd_to. */
+static Node *cp(Pl *s, const Node *x, int depth)
+{
+    if (s->failed) return NULL;
+    if (!x || depth > OPT_MAX_DEPTH) return oom(s);
+    if ((x->op == OP_VAR || x->op == OP_AVAR) && x->id < s->capsub && s->sub[x->id])
+        return cp(s, s->sub[x->id], depth + 1);
+    if ((x->op == OP_INDEX || x->op == OP_LINDEX) && x->kid[0]->op == OP_AVAR && x->kid[0]->id == s->rd &&
+        s->rd_to)
+        return cp(s, s->rd_to, depth + 1);
+    if (s->rd_prod && (x->op == OP_INDEX || x->op == OP_LINDEX || x->op == OP_SHAPE) &&
+        x->kid[0]->op == OP_AVAR && x->kid[0]->id == s->rd) {
+        const Node *pr = s->rd_prod;
+        if (x->op == OP_SHAPE) return opd_extent(s, pr);
+        Node *e = cp(s, x->kid[1], depth + 1);
+        return x->op == OP_INDEX ? opd_ix(s, pr, e) : opd_lin(s, pr, e);
+    }
+    Node *y = node_clone(s->ar, x);
+    if (!y) return oom(s);
+    y->cx = s->cx;
+    y->num = 0;
+    /* binders: fresh ids, the old ones renamed for the scope */
+    int old = -1;
+    Node *was = NULL;
+    if (x->op == OP_LET || x->op == OP_ALET) {
+        if (!(y->kid[0] = cp(s, x->kid[0], depth + 1))) return NULL;
+        int id = fresh(s, s->p->vartype[x->id]);
+        Node *v = var(s, id);
+        if (!v) return NULL;
+        y->id = id;
+        old = x->id, was = s->sub[old], s->sub[old] = v;
+        y->kid[1] = cp(s, x->kid[1], depth + 1);
+        s->sub[old] = was;
+        return y->kid[1] ? y : NULL;
+    }
+    Node **saved = NULL;
+    if (x->op == OP_LAM && x->nparam > 0) {
+        if (!(y->param = arena_alloc(s->ar, sizeof *y->param * (size_t)x->nparam)) ||
+            !(saved = arena_alloc(s->ar, sizeof *saved * (size_t)x->nparam)))
+            return oom(s);
+        for (int i = 0; i < x->nparam; i++) {
+            int id = fresh(s, x->param[i]->type);
+            Node *q = var(s, id), *r = var(s, id);
+            if (!q || !r) return NULL;
+            y->param[i] = q;
+            saved[i] = s->sub[x->param[i]->id];
+            s->sub[x->param[i]->id] = r;
+        }
+    }
+    for (int i = 0; i < x->n && !s->failed; i++) y->kid[i] = cp(s, x->kid[i], depth + 1);
+    if (saved)
+        for (int i = 0; i < x->nparam; i++) s->sub[x->param[i]->id] = saved[i];
+    return s->failed ? NULL : y;
+}
+
+/* The body of lam (one parameter) applied to arg: a variable or a
+ * constant is substituted (copied at each use), anything else let-bound
+ * so that it is evaluated once. */
+static Node *apply1(Pl *s, const Node *l, Node *arg)
+{
+    if (!arg || s->failed) return NULL;
+    int pid = l->param[0]->id, bid = -1;
+    if (!opt_is_atom(arg)) {
+        if ((bid = fresh(s, arg->type)) < 0) return NULL;
+        Node *b = arg;
+        if (!(arg = var(s, bid))) return NULL;
+        Node *was = s->sub[pid];
+        s->sub[pid] = arg;
+        Node *r = cp(s, l->kid[0], 0);
+        s->sub[pid] = was;
+        return let(s, bid, b, r);
+    }
+    Node *was = s->sub[pid];
+    s->sub[pid] = arg;
+    Node *r = cp(s, l->kid[0], 0);
+    s->sub[pid] = was;
+    return r;
+}
+
+static Node *apply2(Pl *s, const Node *l, Node *a, Node *b)
+{
+    if (!a || !b || s->failed) return NULL;
+    int p0 = l->param[0]->id, p1 = l->param[1]->id;
+    Node *w0 = s->sub[p0], *w1 = s->sub[p1];
+    s->sub[p0] = a, s->sub[p1] = b;
+    Node *r = cp(s, l->kid[0], 0);
+    s->sub[p0] = w0, s->sub[p1] = w1;
+    return r;
+}
+
+/* A consumer operand's element at linear position i / index ix, and its
+ * extent: an array variable read directly, a delayed array's forms, or a
+ * producer inlined into a cluster (map of an array variable, generate). */
+static Node *opd_extent(Pl *s, const Node *o)
+{
+    if (o->op == OP_DELAYED || o->op == OP_GENERATE) return cp(s, o->kid[0], 0);
+    if (o->op == OP_MAP) return opd_extent(s, o->kid[1]);
+    return node1(s, OP_SHAPE, ty_index(s->ar, o->type->rank), cp(s, o, 0));
+}
+
+static Node *opd_lin(Pl *s, const Node *o, Node *i)
+{
+    if (o->op == OP_DELAYED) return apply1(s, o->kid[2], i);
+    if (o->op == OP_MAP) return apply1(s, o->kid[0], opd_lin(s, o->kid[1], i));
+    if (o->op == OP_GENERATE) {
+        Node *sh = cp(s, o->kid[0], 0);
+        Node *fl = sh && i ? mk(s, OP_PRIM, 2, sh->type) : NULL;
+        if (fl) fl->a = P_FROMLIN, fl->kid[0] = sh, fl->kid[1] = i;
+        return apply1(s, o->kid[1], fl);
+    }
+    return node2(s, OP_LINDEX, o->type->elt, cp(s, o, 0), i);
+}
+
+static Node *opd_ix(Pl *s, const Node *o, Node *ix)
+{
+    if (o->op == OP_DELAYED) return apply1(s, o->kid[1], ix);
+    if (o->op == OP_MAP) return apply1(s, o->kid[0], opd_ix(s, o->kid[1], ix));
+    if (o->op == OP_GENERATE) return apply1(s, o->kid[1], ix);
+    return node2(s, OP_INDEX, o->type->elt, cp(s, o, 0), ix);
+}
+
+/* A producer the planner may inline into the cluster that alone reads it
+ * (seed 003's vertical case, "consume collect"): a map of an array
+ * variable, or a generate. */
+static bool inlinable(const Node *t)
+{
+    return (t->op == OP_MAP && t->kid[1]->op == OP_AVAR) || t->op == OP_GENERATE;
+}
+
+/* An element function that only moves data (reads, tuples, projections,
+ * index arithmetic of constants): computing it again in each reader costs
+ * what reading its array would, so copying it into several readers
+ * duplicates no work. */
+static bool moves_only(const Node *x, int depth)
+{
+    if (depth > 64) return false;
+    switch (x->op) {
+    case OP_VAR: case OP_CONST: case OP_AVAR: case OP_TUPLE: case OP_PROJ: case OP_IXGET: case OP_IXCONS:
+    case OP_INDEX: case OP_LINDEX: case OP_SHAPE: case OP_LET: case OP_LAM:
+        break;
+    default:
+        return false;
+    }
+    for (int i = 0; i < x->n; i++)
+        if (!moves_only(x->kid[i], depth + 1)) return false;
+    return true;
+}
+
+/* ------------------------------------------------------------ analysis */
+
+static void count_uses(Pl *s, const Node *x, int depth)
+{
+    while (x && depth <= OPT_MAX_DEPTH) {
+        if (x->op == OP_AVAR && x->id < s->capsub) s->uses[x->id]++;
+        bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
+        for (int i = 0; i < x->n - (chain ? 1 : 0); i++) count_uses(s, x->kid[i], depth + 1);
+        x = chain ? x->kid[1] : NULL;
+    }
+}
+
+static int occurrences(const Node *x, int id, int depth)
+{
+    if (!x || depth > OPT_MAX_DEPTH) return 1 << 20;
+    int c = x->op == OP_AVAR && x->id == id;
+    for (int i = 0; i < x->n; i++) c += occurrences(x->kid[i], id, depth + 1);
+    return c;
+}
+
+/* Structural equality of two binder-free scalar terms (extents). */
+static bool same_term(const Node *a, const Node *b, int depth)
+{
+    if (a == b) return true;
+    if (!a || !b || depth > 64 || a->op != b->op || a->n != b->n || a->a != b->a) return false;
+    if (!ty_eq(a->type, b->type)) return false;
+    switch (a->op) {
+    case OP_CONST: if (!sc_eq_bits(a->type->s, a->c, b->c)) return false; break;
+    case OP_VAR: case OP_AVAR: if (a->id != b->id) return false; break;
+    case OP_USE: if (a->arr != b->arr) return false; break;
+    case OP_LET: case OP_ALET: case OP_LAM: return false;
+    default: break;
+    }
+    for (int i = 0; i < a->n; i++)
+        if (!same_term(a->kid[i], b->kid[i], depth + 1)) return false;
+    return true;
+}
+
+/* Does term x read any array variable bound by lets[from..to)? */
+static bool reads_any(const Node *x, Node *const *lets, int from, int to)
+{
+    for (int k = from; k < to; k++)
+        if (occurrences(x, lets[k]->id, 0)) return true;
+    return false;
+}
+
+/* The primitive combining leaf k of the operator's two parameters, when
+ * the operator is componentwise a commutative primitive (+, *, min, max,
+ * bit operations, and/or) of its parameters' leaves; as cg_skel.c's
+ * lam_comm recognises them. */
+static bool leaf_is(const Node *e, const Node *v, int k, int w)
+{
+    if (w == 1) return e->op == OP_VAR && e->id == v->id;
+    return e->op == OP_PROJ && e->kid[0]->op == OP_VAR && e->kid[0]->id == v->id && e->a == k &&
+           e->type->kind == TY_SCALAR;
+}
+
+static bool known_op(Prim p, ax_scalar sc)
+{
+    switch (p) {
+    case P_ADD: case P_MUL: case P_MIN: case P_MAX: return sc != AX_BOOL;
+    case P_BAND: case P_BOR: case P_BXOR: return sc_is_int(sc);
+    case P_AND: case P_OR: return sc == AX_BOOL;
+    default: return false;
+    }
+}
+
+static bool leaf_op(const Node *e, const Node *x, const Node *y, int k, int w, Prim *op)
+{
+    if (e->op != OP_PRIM || e->n != 2 || e->type->kind != TY_SCALAR || !known_op((Prim)e->a, e->type->s))
+        return false;
+    const Node *a = e->kid[0], *b = e->kid[1];
+    if (!((leaf_is(a, x, k, w) && leaf_is(b, y, k, w)) || (leaf_is(a, y, k, w) && leaf_is(b, x, k, w))))
+        return false;
+    *op = (Prim)e->a;
+    return true;
+}
+
+/* Per leaf, the operator's primitive; false if it is not componentwise
+ * one.  Only scalars and flat tuples of scalars. */
+static bool known_lam(const Node *f, Prim *ops, int maxw)
+{
+    if (!f || f->op != OP_LAM || f->nparam != 2) return false;
+    const Node *x = f->param[0], *y = f->param[1], *b = f->kid[0];
+    int w = x->type->width;
+    if (w > maxw) return false;
+    if (x->type->kind == TY_SCALAR) return leaf_op(b, x, y, 0, 1, &ops[0]);
+    if (x->type->kind != TY_TUPLE || b->op != OP_TUPLE || b->n != w || x->type->n != w) return false;
+    for (int k = 0; k < w; k++)
+        if (x->type->elts[k]->kind != TY_SCALAR || !leaf_op(b->kid[k], x, y, k, w, &ops[k])) return false;
+    return true;
+}
+
+/* The neutral element of op on sc (see the header comment for floats). */
+static Node *neutral(Pl *s, Prim op, ax_scalar sc)
+{
+    Scalar v;
+    memset(&v, 0, sizeof v);
+    bool sg = sc_is_signed(sc);
+    int bits = sc_bits(sc);
+    switch (op) {
+    case P_ADD:
+        if (sc == AX_F32) v.f32 = -0.0f;
+        else if (sc == AX_F64) v.f64 = -0.0;
+        break;
+    case P_MUL:
+        if (sc == AX_F32) v.f32 = 1;
+        else if (sc == AX_F64) v.f64 = 1;
+        else v.i = 1;
+        break;
+    case P_MIN: case P_MAX:
+        if (sc == AX_F32) v.f32 = NAN;
+        else if (sc == AX_F64) v.f64 = NAN;
+        else if (sg) v.i = op == P_MIN ? (int64_t)(~0ull >> (65 - bits)) : -(int64_t)(~0ull >> (65 - bits)) - 1;
+        else v.u = op == P_MIN ? ~0ull >> (64 - bits) : 0;
+        break;
+    case P_BAND: v.u = ~0ull; break;
+    case P_AND: v.b = true; break;
+    default: break;   /* bor, bxor: 0; or: false */
+    }
+    return cnst(s, sc, v);
+}
+
+/* A term made of constants and tuples only (cheap and safe to evaluate per
+ * element). */
+static bool is_const_term(const Node *x, int depth)
+{
+    if (depth > 16) return false;
+    if (x->op == OP_CONST) return true;
+    if (x->op != OP_TUPLE && x->op != OP_IXCONS) return false;
+    for (int i = 0; i < x->n; i++)
+        if (!is_const_term(x->kid[i], depth + 1)) return false;
+    return true;
+}
+
+/* ------------------------------------------------------------ retargeting */
+
+/* Reads of array `from` in x become component k of `to` (whose element is
+ * a tuple); its shape, to's.  Uses left as an array are counted in *left. */
+static void retarget(Pl *s, Node *x, int from, int to, int k, int *left, int depth)
+{
+    while (x && !s->failed && depth <= OPT_MAX_DEPTH) {
+        if ((x->op == OP_INDEX || x->op == OP_LINDEX) && x->kid[0]->op == OP_AVAR && x->kid[0]->id == from) {
+            Node *rd = node2(s, x->op, s->p->vartype[to]->elt, var(s, to), x->kid[1]);
+            if (!rd) return;
+            retarget(s, x->kid[1], from, to, k, left, depth + 1);
+            x->op = OP_PROJ;
+            x->n = 1;
+            x->a = k;
+            x->kid[0] = rd;
+            return;
+        }
+        if (x->op == OP_SHAPE && x->kid[0]->op == OP_AVAR && x->kid[0]->id == from) {
+            x->kid[0]->id = to;
+            x->kid[0]->type = s->p->vartype[to];
+            return;
+        }
+        if (x->op == OP_AVAR && x->id == from) (*left)++;
+        bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
+        for (int i = 0; i < x->n - (chain ? 1 : 0); i++) retarget(s, x->kid[i], from, to, k, left, depth + 1);
+        x = chain ? x->kid[1] : NULL;
+    }
+}
+
+/* `map (\t -> proj k t) (avar to)`: a member's result as an array, for
+ * the uses that need one. */
+static Node *proj_map(Pl *s, int to, int k)
+{
+    const Type *at = s->p->vartype[to], *et = at->elt->elts[k];
+    int pid;
+    Node *l = lam(s, 1, &at->elt, &pid);
+    Node *m = node2(s, OP_MAP, ty_array(s->ar, et, at->rank), lam_set(l, proj(s, k, var(s, pid))), var(s, to));
+    return m;
+}
+
+static void note(Pl *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(Pl *s, const char *fmt, ...)
+{
+    s->changed++;
+    if (!s->log || s->log->n >= PLAN_LOG_MAX) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->log->line[s->log->n++], sizeof s->log->line[0], fmt, ap);
+    va_end(ap);
+}
+
+static void join(Pl *s, int a, int b)
+{
+    if (s->log && s->log->njoin < PLAN_JOIN_MAX) {
+        s->log->join[s->log->njoin][0] = a;
+        s->log->join[s->log->njoin++][1] = b;
+    }
+}
+
+static void removed(Pl *s, int id)
+{
+    if (s->log && s->log->nremoved < PLAN_JOIN_MAX) s->log->removed[s->log->nremoved++] = id;
+}
+
+/* ------------------------------------------------------------ filter into fold */
+
+/* The fold's operand reads the filter's output `ys` only as
+ * linearIndex ys i of its own parameter i (and its extent is shape ys, or
+ * it is ys itself). */
+static bool reads_only_at_param(const Node *x, int ys, int i, int depth)
+{
+    if (depth > OPT_MAX_DEPTH) return false;
+    if (x->op == OP_LINDEX && x->kid[0]->op == OP_AVAR && x->kid[0]->id == ys)
+        return x->kid[1]->op == OP_VAR && x->kid[1]->id == i;
+    if (x->op == OP_AVAR && x->id == ys) return false;
+    if (x->op == OP_VAR && x->id == i) return false;
+    for (int k = 0; k < x->n; k++)
+        if (!reads_only_at_param(x->kid[k], ys, i, depth + 1)) return false;
+    return true;
+}
+
+/* Can the fold `fold` read the input of the filter bound by flt instead of
+ * its output?  Its operand must read the output at its own position only
+ * (and nothing else in the fold read it); *occ: the reads. */
+static bool can_absorb(Pl *s, const Node *fold, const Node *flt, int *occ)
+{
+    if (fold->op != OP_FOLD || fold->type->rank != 0) return false;
+    int ys = flt->id;
+    const Node *d = flt->kid[0]->kid[1];
+    const Node *o = fold->kid[2], *g = fold->kid[0], *z = fold->kid[1];
+    *occ = occurrences(o, ys, 0);
+    if (d->type->rank != 1 || *occ == 0 || occurrences(fold, ys, 0) != *occ) return false;
+    if (o->op == OP_AVAR) {
+        if (o->id != ys) return false;
+    } else if (o->op == OP_DELAYED) {
+        const Node *ln = o->kid[2];
+        if (!reads_only_at_param(ln->kid[0], ys, ln->param[0]->id, 0)) return false;
+        /* the extent must be ys's (the fold's rows are the filter's) */
+        if (!(o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR && o->kid[0]->kid[0]->id == ys))
+            return false;
+    } else {
+        return false;
+    }
+    Prim ops[16];
+    return known_lam(g, ops, 16) || is_const_term(z, 0);
+}
+
+/* Rewrites *site (a fold for which can_absorb holds: the term of let
+ * `owner`, or the body of the chain whose last let is `owner`) to read
+ * the filter's input; true if it did. */
+static bool filter_into_fold(Pl *s, Node **site, Node *owner, bool at_body, const Node *flt)
+{
+    Node *fold = *site;
+    int ys = flt->id;
+    const Node *filter = flt->kid[0], *pred = filter->kid[0], *d = filter->kid[1];
+    const Node *o = fold->kid[2], *g = fold->kid[0], *z = fold->kid[1];
+    const Type *elt = fold->type->elt, *delt = d->type->elt;
+    Prim ops[16];
+    bool known = known_lam(g, ops, 16);
+
+    /* element i of the new operand: let v = d[i] in p v ? e v : none */
+    int iid = fresh(s, ty_i64()), vid = fresh(s, delt);
+    if (iid < 0 || vid < 0) return false;
+    Node *v = var(s, vid);
+    Node *keep = apply1(s, pred, v);
+    Node *val;
+    if (o->op == OP_AVAR) {
+        val = var(s, vid);
+    } else {
+        s->rd = ys, s->rd_to = var(s, vid);
+        val = apply1(s, o->kid[2], var(s, iid));   /* its parameter appears only in the read */
+        s->rd = -1, s->rd_to = NULL;
+    }
+    Node *none, *some;
+    const Type *nelt = elt;
+    if (known) {
+        if (elt->kind == TY_SCALAR) {
+            none = neutral(s, ops[0], elt->s);
+        } else {
+            none = mk(s, OP_TUPLE, elt->n, elt);
+            for (int k = 0; none && k < elt->n; k++) none->kid[k] = neutral(s, ops[k], elt->elts[k]->s);
+        }
+        some = val;
+    } else {
+        const Type *pe[2] = {ty_bool(), elt};
+        nelt = ty_tuple(s->ar, 2, pe);
+        Scalar t = {.b = true}, f = {.b = false};
+        some = node2(s, OP_TUPLE, nelt, cnst(s, AX_BOOL, t), val);
+        none = node2(s, OP_TUPLE, nelt, cnst(s, AX_BOOL, f), cp(s, z, 0));
+    }
+    Node *body = let(s, vid, opd_lin(s, d, var(s, iid)), cond(s, keep, some, none));
+    if (!body || !nelt) return oom(s), false;
+    Node *llin = mk(s, OP_LAM, 1, NULL);
+    Node **lp = arena_alloc(s->ar, sizeof *lp);
+    if (!llin || !lp || !(lp[0] = var(s, iid))) return oom(s), false;
+    llin->param = lp, llin->nparam = 1;
+    lam_set(llin, body);
+    /* the index form: the linear one at ixget 0 ix */
+    const Type *ixt = ty_index(s->ar, 1);
+    int xid;
+    Node *lix = lam(s, 1, &ixt, &xid);
+    Node *jx = node1(s, OP_IXGET, ty_i64(), var(s, xid));
+    if (jx) jx->a = 0;
+    lam_set(lix, apply1(s, llin, jx));
+    Node *dl = mk(s, OP_DELAYED, 3, ty_array(s->ar, nelt, 1));
+    if (!dl || !lix || !lix->kid[0]) return oom(s), false;
+    dl->kid[0] = opd_extent(s, d);
+    dl->kid[1] = lix;
+    dl->kid[2] = llin;
+
+    if (known) {
+        Node *nf = mk(s, OP_FOLD, 3, fold->type);
+        if (!nf) return false;
+        nf->kid[0] = fold->kid[0], nf->kid[1] = fold->kid[1], nf->kid[2] = dl;
+        *site = nf;
+        return !s->failed;
+    }
+    /* (kept, value) pairs: the fold of pairs, then its second component */
+    const Type *pt[2] = {nelt, nelt};
+    int pid[2];
+    Node *pl = lam(s, 2, pt, pid);
+    Node *k1 = proj(s, 0, var(s, pid[0])), *k2 = proj(s, 0, var(s, pid[1]));
+    Node *a = proj(s, 1, var(s, pid[0])), *b = proj(s, 1, var(s, pid[1]));
+    Node *both = apply2(s, g, proj(s, 1, var(s, pid[0])), proj(s, 1, var(s, pid[1])));
+    Node *kk = mk(s, OP_PRIM, 2, ty_bool());
+    if (kk) kk->a = P_OR, kk->kid[0] = k1, kk->kid[1] = k2;
+    Node *inner = cond(s, proj(s, 0, var(s, pid[1])), both, a);
+    Node *pb = node2(s, OP_TUPLE, nelt, kk, cond(s, proj(s, 0, var(s, pid[0])), inner, b));
+    Scalar t = {.b = true};
+    Node *nz = node2(s, OP_TUPLE, nelt, cnst(s, AX_BOOL, t), cp(s, z, 0));
+    Node *nf = mk(s, OP_FOLD, 3, ty_array(s->ar, nelt, 0));
+    if (!nf || !lam_set(pl, pb) || !nz) return oom(s), false;
+    nf->kid[0] = pl, nf->kid[1] = nz, nf->kid[2] = dl;
+    /* the pair fold gets a let of its own; *site becomes its second
+     * component (a map over a rank-0 array: one element) */
+    int pidv = fresh(s, nf->type);
+    if (pidv < 0) return false;
+    Node *m = proj_map(s, pidv, 1);
+    if (!m) return oom(s), false;
+    if (at_body) {
+        Node *al = node2(s, OP_ALET, m->type, nf, m);
+        if (!al) return false;
+        al->id = pidv;
+        *site = al;
+    } else {
+        Node *nl = node2(s, OP_ALET, owner->type, m, owner->kid[1]);
+        if (!nl) return false;
+        nl->id = owner->id;
+        owner->id = pidv;
+        owner->kid[0] = nf;
+        owner->kid[1] = nl;
+    }
+    return !s->failed;
+}
+
+/* ------------------------------------------------------------ siblings */
+
+static bool is_fold(const Node *x) { return x->op == OP_FOLD || x->op == OP_FOLD1; }
+
+static const Node *fold_opd(const Node *x) { return x->kid[x->op == OP_FOLD ? 2 : 1]; }
+
+/* The extent expression of an operand, without copying (for comparison). */
+static bool same_extent(const Node *a, const Node *b)
+{
+    if (a->type->rank != b->type->rank) return false;
+    const Node *ea = a->op == OP_DELAYED ? a->kid[0] : NULL, *eb = b->op == OP_DELAYED ? b->kid[0] : NULL;
+    int va = a->op == OP_AVAR ? a->id : ea && ea->op == OP_SHAPE && ea->kid[0]->op == OP_AVAR ? ea->kid[0]->id : -1;
+    int vb = b->op == OP_AVAR ? b->id : eb && eb->op == OP_SHAPE && eb->kid[0]->op == OP_AVAR ? eb->kid[0]->id : -1;
+    if (va >= 0 && vb >= 0) return va == vb;
+    if (ea && eb) return same_term(ea, eb, 0);
+    return false;
+}
+
+/* Merges the folds lets[m[0..nm)] (of one chain, m ascending) into one at
+ * lets[m[0]]'s place.  A member's operand that is an array variable bound
+ * in the chain by a producer read by the members alone is inlined (its
+ * let, dead, is removed by the caller: *inl[k] its let, else NULL). */
+static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
+{
+    const Node **opd = arena_alloc(s->ar, sizeof *opd * (size_t)nm);
+    const Node **prod = arena_alloc(s->ar, sizeof *prod * (size_t)nm);
+    int *pv = arena_alloc(s->ar, sizeof *pv * (size_t)nm);
+    if (!opd || !prod || !pv) return oom(s), false;
+    /* the array each member's operand reads at its own position (if any):
+     * itself, or the one array a delayed operand reads once per element */
+    for (int k = 0; k < nm; k++) {
+        const Node *o = fold_opd(lets[m[k]]->kid[0]);
+        inl[k] = NULL, prod[k] = NULL, opd[k] = o, pv[k] = -1;
+        if (o->op == OP_AVAR) pv[k] = o->id;
+        else if (o->op == OP_DELAYED && o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR) {
+            int a = o->kid[0]->kid[0]->id;
+            if (occurrences(o->kid[1], a, 0) == 1 && occurrences(o->kid[2], a, 0) == 1) pv[k] = a;
+        }
+    }
+    for (int k = 0; k < nm; k++) {
+        if (pv[k] < 0) continue;
+        int users = 0, readers = 0;
+        for (int q = 0; q < nm; q++)
+            if (pv[q] == pv[k]) users += occurrences(fold_opd(lets[m[q]]->kid[0]), pv[k], 0), readers++;
+        if (readers < 2 || users != s->uses[pv[k]]) continue;
+        for (int j = 0; j < m[0]; j++)
+            if (lets[j]->id == pv[k] && inlinable(lets[j]->kid[0])) {
+                inl[k] = lets[j];
+                if (opd[k]->op == OP_AVAR) opd[k] = lets[j]->kid[0];
+                else prod[k] = lets[j]->kid[0];
+            }
+    }
+    const Node *f0 = lets[m[0]]->kid[0];
+    bool z = f0->op == OP_FOLD;
+    int rank = f0->type->rank;
+    const Type **et = arena_alloc(s->ar, sizeof *et * (size_t)nm);
+    if (!et) return oom(s), false;
+    for (int k = 0; k < nm; k++) et[k] = lets[m[k]]->kid[0]->type->elt;
+    const Type *tt = ty_tuple(s->ar, nm, et);
+    const Type *at = tt ? ty_array(s->ar, tt, rank) : NULL;
+    if (!at) return oom(s), false;
+    /* the operator: componentwise */
+    const Type *pt[2] = {tt, tt};
+    int pid[2];
+    Node *g = lam(s, 2, pt, pid);
+    Node *gb = mk(s, OP_TUPLE, nm, tt);
+    for (int k = 0; gb && k < nm; k++)
+        gb->kid[k] = apply2(s, lets[m[k]]->kid[0]->kid[0], proj(s, k, var(s, pid[0])), proj(s, k, var(s, pid[1])));
+    lam_set(g, gb);
+    Node *zz = z ? mk(s, OP_TUPLE, nm, tt) : NULL;
+    for (int k = 0; zz && k < nm; k++) zz->kid[k] = cp(s, lets[m[k]]->kid[0]->kid[1], 0);
+    /* the operand: both forms, componentwise */
+    const Type *ixt = ty_index(s->ar, rank + 1), *i64 = ty_i64();
+    int xid, iid;
+    Node *lix = lam(s, 1, &ixt, &xid), *llin = lam(s, 1, &i64, &iid);
+    Node *bix = mk(s, OP_TUPLE, nm, tt), *blin = mk(s, OP_TUPLE, nm, tt);
+    for (int k = 0; bix && blin && k < nm; k++) {
+        const Node *o = opd[k];
+        s->rd = prod[k] ? pv[k] : -1, s->rd_prod = prod[k];
+        bix->kid[k] = opd_ix(s, o, var(s, xid));
+        blin->kid[k] = opd_lin(s, o, var(s, iid));
+    }
+    s->rd_prod = prod[0];
+    s->rd = prod[0] ? pv[0] : -1;
+    Node *dl = mk(s, OP_DELAYED, 3, ty_array(s->ar, tt, rank + 1));
+    if (!dl || !lam_set(lix, bix) || !lam_set(llin, blin) || (z && !zz) || !g || s->failed) return oom(s), false;
+    dl->kid[0] = opd_extent(s, opd[0]);
+    s->rd = -1, s->rd_prod = NULL;
+    dl->kid[1] = lix, dl->kid[2] = llin;
+    Node *nf = mk(s, f0->op, z ? 3 : 2, at);
+    if (!nf || !dl->kid[0]) return oom(s), false;
+    nf->kid[0] = g;
+    if (z) nf->kid[1] = zz;
+    nf->kid[z ? 2 : 1] = dl;
+    int tid = fresh(s, at);
+    if (tid < 0) return false;
+    /* let t = fused in let r0 = proj 0 t in ...; each member's let binds
+     * its projection, and its scalar reads read t */
+    Node *first = lets[m[0]];
+    Node *nl = mk(s, OP_ALET, 2, first->type);
+    if (!nl) return false;
+    nl->id = first->id;
+    nl->kid[0] = proj_map(s, tid, 0);
+    nl->kid[1] = first->kid[1];
+    first->id = tid;
+    first->kid[0] = nf;
+    first->kid[1] = nl;
+    for (int k = 1; k < nm && !s->failed; k++) lets[m[k]]->kid[0] = proj_map(s, tid, k);
+    /* scalar reads of the members read the tuple; retarget the whole rest
+     * of the chain (the members' lets included: harmless) */
+    int ids[64];
+    ids[0] = nl->id;
+    for (int k = 1; k < nm; k++) ids[k] = lets[m[k]]->id;
+    for (int k = 0; k < nm; k++) {
+        int left = 0;
+        retarget(s, nl->kid[1], ids[k], tid, k, &left, 0);
+    }
+    return !s->failed;
+}
+
+/* ------------------------------------------------------------ walking chains */
+
+static void walk(Pl *s, Node **slot, int depth);
+
+static void walk_kids(Pl *s, Node *n, int depth)
+{
+    for (int i = 0; i < n->n && !s->failed; i++) {
+        Node *k = n->kid[i];
+        if (!k) continue;
+        if (k->op == OP_LAM) {
+            if (k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) walk(s, &k->kid[0], depth + 1);
+        } else if (op_is_array(k->op)) {
+            walk(s, &n->kid[i], depth + 1);
+        }
+    }
+}
+
+static void recount(Pl *s)
+{
+    if (!grow(s)) return;
+    memset(s->uses, 0, sizeof *s->uses * (size_t)s->capsub);
+    count_uses(s, s->p->root, 0);
+}
+
+/* The lets of the chain at *slot, in order (malloc'd; *nl of them). */
+static Node **collect(Pl *s, Node **slot, int *nl)
+{
+    int cap = 16;
+    *nl = 0;
+    Node **lets = ax__malloc(sizeof *lets * (size_t)cap);
+    if (!lets) return oom(s);
+    for (Node *x = *slot; x->op == OP_ALET && x->n == 2; x = x->kid[1]) {
+        if (*nl == cap) {
+            Node **l2 = ax__realloc(lets, sizeof *l2 * (size_t)(cap *= 2));
+            if (!l2) {
+                free(lets);
+                return oom(s);
+            }
+            lets = l2;
+        }
+        lets[(*nl)++] = x;
+    }
+    return lets;
+}
+
+/* Removes let `dead` (its variable unused: a filter fused into its fold,
+ * a member's projection nothing reads; neither can fault where the
+ * rewritten program would not) from the chain at *slot. */
+static void splice_out(Node **slot, Node *dead)
+{
+    for (Node **l = slot; (*l)->op == OP_ALET && (*l)->n == 2; l = &(*l)->kid[1])
+        if (*l == dead) {
+            *l = dead->kid[1];
+            return;
+        }
+}
+
+/* One chain of array lets starting at *slot. */
+static void walk(Pl *s, Node **slot, int depth)
+{
+    if (s->failed || depth > OPT_MAX_DEPTH) return;
+    Node *n = *slot;
+    if (n->op != OP_ALET) return walk_kids(s, n, depth);
+    int nl;
+    Node **lets = collect(s, slot, &nl);
+    if (!lets) return;
+    Node *last = nl ? lets[nl - 1] : NULL;
+    /* nested chains first (terms of this chain, the body) */
+    for (int k = 0; k < nl && !s->failed; k++) walk(s, &lets[k]->kid[0], depth + 1);
+    if (last) walk(s, &last->kid[1], depth + 1);
+
+    /* a data-moving producer (a zip of arrays into tuples: QuickHull's
+     * points) that fusion left manifest because several consumers read it,
+     * every one at its own index: each reads the producer's sources
+     * instead, and the array is not made (seed 003's vertical case, with
+     * the producer copied into each consumer: it does no work to copy) */
+    for (int k = 0; k < nl && !s->failed; k++) {
+        const Node *t = lets[k]->kid[0];
+        /* (a generate of rank 2 or more is read linearly through
+         * fromLinear, a division per dimension: not free to copy) */
+        if (!(t->op == OP_GENERATE && t->type->rank <= 1 && moves_only(t->kid[1], 0)) &&
+            !(t->op == OP_MAP && t->kid[1]->op == OP_AVAR && moves_only(t->kid[0], 0)))
+            continue;
+        recount(s);
+        int pid = lets[k]->id, readers = 0;
+        bool ok = s->uses[pid] > 1;
+        for (int j = k + 1; j <= nl && ok; j++) {
+            Node *c = j < nl ? lets[j]->kid[0] : last->kid[1];
+            int o = occurrences(c, pid, 0);
+            if (!o) continue;
+            int at = c->op == OP_FILTER || c->op == OP_FOLD1 ? 1 : c->op == OP_FOLD ? 2 : -1;
+            ok = o == 1 && at > 0 && c->kid[at]->op == OP_AVAR && c->kid[at]->id == pid;
+            readers += ok;
+        }
+        if (!ok || readers != s->uses[pid]) continue;
+        for (int j = k + 1; j <= nl && !s->failed; j++) {
+            Node *c = j < nl ? lets[j]->kid[0] : last->kid[1];
+            int at = c->op == OP_FILTER || c->op == OP_FOLD1 ? 1 : c->op == OP_FOLD ? 2 : -1;
+            if (at < 0 || c->kid[at]->op != OP_AVAR || c->kid[at]->id != pid) continue;
+            const Type *ixt = ty_index(s->ar, t->type->rank), *i64 = ty_i64();
+            int xid, iid;
+            Node *lix = lam(s, 1, &ixt, &xid), *llin = lam(s, 1, &i64, &iid);
+            Node *dl = mk(s, OP_DELAYED, 3, t->type);
+            if (!dl || !lam_set(lix, opd_ix(s, t, var(s, xid))) || !lam_set(llin, opd_lin(s, t, var(s, iid))))
+                break;
+            dl->kid[0] = opd_extent(s, t);
+            dl->kid[1] = lix, dl->kid[2] = llin;
+            c->kid[at] = dl;
+        }
+        if (s->failed) break;
+        note(s, "a%d (moving data only) copied into its %d readers", pid, readers);
+        removed(s, pid);
+        splice_out(slot, lets[k]);
+    }
+
+    /* vertical: a filter read only by folds (lets' terms or the body),
+     * each reading it at its own position: every one reads the filter's
+     * input instead (and the horizontal step below merges them) */
+    for (int k = 0; k < nl && !s->failed; k++) {
+        if (lets[k]->kid[0]->op != OP_FILTER) continue;
+        recount(s);
+        int ys = lets[k]->id, seen = 0, nf = 0;
+        bool ok = true;
+        for (int j = k + 1; j <= nl && ok; j++) {
+            Node *t = j < nl ? lets[j]->kid[0] : last->kid[1];
+            int occ = 0;
+            if (can_absorb(s, t, lets[k], &occ)) seen += occ, nf++;
+            else if (occurrences(t, ys, 0)) ok = false;
+        }
+        if (!ok || nf == 0 || seen != s->uses[ys]) continue;
+        for (int j = k + 1; j <= nl && !s->failed; j++) {
+            Node **site = j < nl ? &lets[j]->kid[0] : &last->kid[1];
+            int occ = 0, was = j < nl ? lets[j]->id : slot == &s->p->root ? -1 : -3;
+            if (!can_absorb(s, *site, lets[k], &occ)) continue;
+            ok = filter_into_fold(s, site, j < nl ? lets[j] : last, j == nl, lets[k]);
+            join(s, ys, was);
+            if (j < nl && lets[j]->id != was) join(s, lets[j]->id, was);   /* the pair fold's let */
+        }
+        removed(s, ys);
+        if (s->failed) break;
+        note(s, "filter a%d fused into the %d fold%s reading it", ys, nf, nf > 1 ? "s" : "");
+        splice_out(slot, lets[k]);
+    }
+    /* the chain as it is now */
+    free(lets);
+    if (s->failed || !(lets = collect(s, slot, &nl))) return;
+    /* horizontal: folds over one extent */
+    bool *done = ax__calloc((size_t)(nl ? nl : 1), sizeof *done);
+    int *m = ax__malloc(sizeof *m * (size_t)(nl ? nl : 1));
+    if (!done || !m) oom(s);
+    for (int k = 0; k < nl && !s->failed; k++) {
+        const Node *f = lets[k]->kid[0];
+        if (done[k] || !is_fold(f)) continue;
+        int nm = 0;
+        m[nm++] = k;
+        for (int j = k + 1; j < nl && nm < 64; j++) {
+            const Node *h = lets[j]->kid[0];
+            if (done[j] || h->op != f->op || h->type->rank != f->type->rank) continue;
+            if (!same_extent(fold_opd(f), fold_opd(h)) || reads_any(h, lets, k, j)) continue;
+            m[nm++] = j;
+        }
+        if (nm < 2) continue;
+        recount(s);
+        for (int q = 0; q < nm; q++) done[m[q]] = true;
+        int ids[64];
+        for (int q = 0; q < nm; q++) ids[q] = lets[m[q]]->id;
+        Node *inl[64];
+        if (merge_siblings(s, lets, m, nm, inl)) {
+            join(s, lets[m[0]]->id, ids[0]);   /* the tuple's let */
+            for (int q = 0; q < nm; q++) {
+                join(s, ids[q], ids[0]);
+                if (!inl[q]) continue;
+                join(s, inl[q]->id, ids[0]);
+                removed(s, inl[q]->id);
+                splice_out(slot, inl[q]);   /* spliced once: later ones find it gone */
+            }
+            /* members read only by scalar code (now reading the tuple)
+             * need no array of their own */
+            recount(s);
+            if (s->uses[ids[0]] == 0) {
+                Node *first = lets[m[0]];
+                if (first->kid[1]->op == OP_ALET && first->kid[1]->id == ids[0]) splice_out(slot, first->kid[1]);
+            }
+            for (int q = 1; q < nm; q++)
+                if (s->uses[ids[q]] == 0) splice_out(slot, lets[m[q]]);
+            char buf[256];
+            size_t o = 0;
+            for (int q = 0; q < nm && o < sizeof buf; q++)
+                o += (size_t)snprintf(buf + o, sizeof buf - o, "%sa%d", q ? ", " : "", ids[q]);
+            note(s, "sibling folds %s fused into one pass", buf);
+        }
+    }
+    free(done);
+    free(m);
+    free(lets);
+}
+
+int opt_plan(ax_ctx *cx, Program *p, PlanLog *log)
+{
+    Pl s;
+    memset(&s, 0, sizeof s);
+    s.cx = cx;
+    s.p = p;
+    s.ar = &p->arena;
+    s.rd = -1;
+    s.log = log;
+    if (p && p->root && grow(&s)) walk(&s, &p->root, 0);
+    free(s.sub);
+    free(s.uses);
+    if (s.failed) {
+        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory (planner)");
+        return -1;
+    }
+    return s.changed;
+}
