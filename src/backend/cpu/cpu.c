@@ -344,11 +344,12 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
     int *hot = ax__calloc((size_t)n + 1, sizeof *hot), *miss = ax__calloc((size_t)n + 1, sizeof *miss);
     int *bat = ax__calloc((size_t)n + 1, sizeof *bat);
     int64_t *load = ax__calloc((size_t)n + 1, sizeof *load);
-    int *members = ax__calloc((size_t)n + 1, sizeof *members);
+    int *members = ax__calloc((size_t)n + 1, sizeof *members), *slot = ax__calloc((size_t)n + 1, sizeof *slot);
     JitUnit *bu = ax__calloc((size_t)n + 1, sizeof *bu);
     char **btext = ax__calloc((size_t)n + 1, sizeof *btext);
+    const char **bflags = ax__calloc((size_t)n + 1, sizeof *bflags);
     int rc = AX_ERR_NOMEM, nhot = 0, nmiss = 0, nb = 0;
-    if (!u || !hot || !miss || !bat || !load || !members || !bu || !btext) goto out;
+    if (!u || !hot || !miss || !bat || !load || !members || !slot || !bu || !btext || !bflags) goto out;
     for (int k = 0; k < n; k++) {
         bpos[k] = -1;
         if (g->units[k].cold) continue;
@@ -368,58 +369,74 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
         rc = 0;
         goto out;
     }
-    /* batches: the largest unit first into the least loaded batch, one of
-       its own flags where there is one (a batch of units with different
-       flags gets none) */
-    int want = nmiss <= jobs ? nmiss : jobs;
-    for (int a = 0; a < nmiss; a++)
-        for (int b = a + 1; b < nmiss; b++)
-            if (u[miss[b]].len > u[miss[a]].len) {
-                int t = miss[a];
-                miss[a] = miss[b];
-                miss[b] = t;
+    /* The plan of batches is made over every kernel unit, found or not,
+       so that it does not depend on what the caches hold: a program
+       compiled again finds its batches under the same texts (a unit
+       alone in its batch is cached alone, and found alone next time).
+       The largest unit first into the least loaded batch, one of its own
+       flags where there is one (a batch of units with different flags
+       gets none). */
+    int want = nhot <= jobs ? nhot : jobs, *ord = miss;
+    for (int k = 0; k < nhot; k++) ord[k] = k;
+    for (int a = 0; a < nhot; a++)
+        for (int b = a + 1; b < nhot; b++)
+            if (u[ord[b]].len > u[ord[a]].len) {
+                int t = ord[a];
+                ord[a] = ord[b];
+                ord[b] = t;
             }
-    for (int a = 0; a < nmiss; a++) {
-        const JitUnit *x = &u[miss[a]];
+    for (int a = 0; a < nhot; a++) {
+        const JitUnit *x = &u[ord[a]];
         int best = -1;
         if (nb < want) {
             best = nb++;
-            bu[best].cflags = x->cflags;
+            bflags[best] = x->cflags;
         } else {
             for (int b = 0; b < nb; b++)
-                if (bu[b].cflags == x->cflags && (best < 0 || load[b] < load[best])) best = b;
+                if (bflags[b] == x->cflags && (best < 0 || load[b] < load[best])) best = b;
             if (best < 0) {
                 for (int b = 0; b < nb; b++)
                     if (best < 0 || load[b] < load[best]) best = b;
-                bu[best].cflags = NULL;
+                bflags[best] = NULL;
             }
         }
-        bat[a] = best;
+        bat[ord[a]] = best;
         load[best] += (int64_t)x->len;
     }
-    /* each batch's text: a lone unit's own, else cg_batch */
+    /* each batch's members not found: none (skipped), one (its own text)
+       or several (cg_batch) */
+    int nc = 0;   /* compiles: bu[0..nc), batch b's at slot[b] (-1: none) */
     for (int b = 0; b < nb; b++) {
-        int m = 0;
-        for (int a = 0; a < nmiss; a++)
-            if (bat[a] == b) members[m++] = hot[miss[a]];
+        slot[b] = -1;
+        int m = 0, lone = -1;
+        for (int a = 0; a < nhot; a++)
+            if (bat[ord[a]] == b && !u[ord[a]].module) {
+                members[m++] = hot[ord[a]];
+                lone = ord[a];
+            }
+        if (m == 0) continue;
+        slot[b] = nc;
+        bu[nc].cflags = m == 1 ? u[lone].cflags : bflags[b];
         if (m == 1) {
-            bu[b].source = g->units[members[0]].text;
-            bu[b].len = g->units[members[0]].len;
+            bu[nc].source = g->units[members[0]].text;
+            bu[nc].len = g->units[members[0]].len;
         } else {
             rc = AX_ERR_NOMEM;
-            if (!(btext[b] = cg_batch(g, cfg, members, m, &bu[b].len))) goto out;
-            bu[b].source = btext[b];
+            if (!(btext[nc] = cg_batch(g, cfg, members, m, &bu[nc].len))) goto out;
+            bu[nc].source = btext[nc];
         }
+        nc++;
     }
     rc = AX_ERR_COMPILE;
-    if (jit_load_many(jit, bu, nb, jobs, cx->opt.progress ? progress : NULL, cx, err, errsize)) goto out;
+    if (jit_load_many(jit, bu, nc, jobs, cx->opt.progress ? progress : NULL, cx, err, errsize)) goto out;
     for (int b = 0; b < nb; b++) {
-        int m = 0;
-        for (int a = 0; a < nmiss; a++)
-            if (bat[a] == b) {
-                int k = hot[miss[a]];
-                mod[k] = bu[b].module;
-                bpos[k] = btext[b] ? m : -1;
+        if (slot[b] < 0) continue;
+        int c = slot[b], m = 0;
+        for (int a = 0; a < nhot; a++)
+            if (bat[ord[a]] == b && !u[ord[a]].module) {
+                int k = hot[ord[a]];
+                mod[k] = bu[c].module;
+                bpos[k] = btext[c] ? m : -1;
                 m++;
             }
     }
@@ -427,6 +444,8 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
 out:
     for (int b = 0; btext && b < n; b++) free(btext[b]);
     free(btext);
+    free(bflags);
+    free(slot);
     free(bu);
     free(members);
     free(load);
