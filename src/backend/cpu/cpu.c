@@ -203,8 +203,21 @@ static void probe_mvec(CpuCtx *cc)
 #define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
 /* ax_options.fast_math: -ffast-math's licences but -ffinite-math-only's
- * (NaN and infinities stay) and -ffinite-math's companions. */
-#define CPU_FAST_CFLAGS "-fno-math-errno -funsafe-math-optimizations -fno-finite-math-only -ffp-contract=fast"
+ * (NaN and infinities stay).  -funsafe-math-optimizations is spelled out
+ * as the four flags it sets: GCC's driver links crtfastmath.o into any
+ * object built with -funsafe-math-optimizations, -ffast-math or -Ofast
+ * (also with -shared, before GCC 13), and its constructor turns on
+ * flush-to-zero and denormals-are-zero in the MXCSR of the thread that
+ * dlopens the kernel: the user's own code on that thread, and the exact
+ * mode's kernels run there, then lost denormals.  The four flags allow
+ * the same reassociation and reciprocals; what is lost is the few
+ * simplifications GCC gates on the flag itself (match.pd: sqrt(x)*sqrt(x)
+ * -> x, pow and exp identities).  nbody's and blackscholes' fast-mode
+ * units compile to the same instructions either way, up to scheduling
+ * (GCC 12.2, checked). */
+#define CPU_FAST_CFLAGS                                                                              \
+    "-fno-math-errno -fno-signed-zeros -fno-trapping-math -fassociative-math -freciprocal-math "     \
+    "-fno-finite-math-only -ffp-contract=fast"
 
 static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
 {
