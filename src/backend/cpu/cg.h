@@ -271,6 +271,9 @@ typedef struct G {
      * cg_math_names[k]: the prelude declares and defines only those (each
      * costs compile time, codegen.c prelude_mvec). */
     uint64_t *math_used;
+    /* The kernel being emitted prefers 256-bit vectors (cg_skel.c
+     * kernel_end writes the attribute): set by gen_run, cg_exp.c. */
+    bool narrow;
 } G;
 
 /* Emission helpers. */

@@ -258,6 +258,8 @@ static void kernel_end(G *g)
                    cg_role_name[g->role]);
     }
     if (head->oom || body->oom) cg_fail(g, "cpu codegen: out of memory");
+    if (keep && g->narrow) buf_put(main, "__attribute__((target(\"prefer-vector-width=256\")))\n");
+    g->narrow = false;
     if (keep && head->s) buf_put(main, head->s);
     if (deferred && g->role == R_PERM)   /* the host's checked redo (emit_permute) */
         cg_line(g, "if (start < 0) { axk_%d_%s_chk(c, -1 - start, end); return; }", g->cn->x->num,
