@@ -200,9 +200,13 @@ typedef struct ax_options {
      * 3u(|a*b| + |c|) (one rounding fewer when fused); a sum or product of
      * n terms within the usual
      * reassociation bound, (n-1)u times the sum of magnitudes; the maths
-     * functions (exp, log, sin, ...) unchanged.  NaN and infinities are
-     * kept; comparisons and conversions are exact.  The interpreter stays
-     * exact.  Default: false, exact IEEE arithmetic everywhere. */
+     * functions (exp, log, sin, ...) and sqrt unchanged (the exact mode's
+     * vector library; 1/sqrt(x) stays a square root and a division).  NaN
+     * and infinities are kept; comparisons and conversions are exact;
+     * denormals are kept (no flush-to-zero: loading a fast-mode kernel
+     * leaves the caller's floating-point environment alone).  The
+     * interpreter stays exact.  Default: false, exact IEEE arithmetic
+     * everywhere. */
     bool fast_math;
     int64_t mem_limit;        /* bytes of array memory; 0: AXLE_MEM_LIMIT or a
                                  safe fraction of physical memory; <0: none */

@@ -466,6 +466,22 @@ TEST(cpu_unrolled_steps_as_loops)
         Env e = {shapes[s].rank, shapes[s].sh, 0};
         SAME("unrolled steps", b_unrolled_all, &e, 0);
     }
+    /* a kernel with runs is compiled for 256-bit vectors (cg_exp.c
+     * gen_run: measured faster), a kernel of while lanes is not */
+    if (gpu_tested()) return;
+    ax_ctx *cd = ctx_on(AX_BACKEND_CPU, false);
+    REQUIRE(cd);
+    Env e = {1, SH(1000), 0};
+    char *c = ax_dump(cd, b_unrolled(cd, &e), "c", false);
+    REQUIRE(c);
+    CHECKF(strstr(c, "__attribute__((target(\"prefer-vector-width=256\")))\nvoid axk_") != NULL,
+           "no 256-bit kernel in a unit with runs");
+    free(c);
+    c = ax_dump(cd, b_lanes(cd, &e), "c", false);
+    REQUIRE(c);
+    CHECK(strstr(c, "prefer-vector-width") == NULL);
+    free(c);
+    ax_ctx_free(cd);
 }
 
 static ax_acc b_transc(ax_ctx *cx, const void *e)

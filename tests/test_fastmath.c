@@ -223,3 +223,39 @@ TEST(fast_mode_is_part_of_the_cache_key)
     ax_ctx_free(fa);
     CHECK(getenv("AXLE_FAST_MATH") == NULL || !strcmp(getenv("AXLE_FAST_MATH"), "0"));
 }
+
+/* Loading a fast-mode kernel leaves the caller's floating-point
+ * environment alone: GCC links crtfastmath.o (flush-to-zero,
+ * denormals-are-zero, set by a constructor when the kernel is loaded)
+ * into objects built with -funsafe-math-optimizations, which cpu.c
+ * therefore spells as its component flags.  A program of its own (a
+ * constant no other test uses), so that its kernel is loaded here, and
+ * without the disk cache, so that it is compiled now. */
+static ax_exp e_unique(ax_exp x, void *env) { (void)env; return ax_mul(x, ax_f32(1.2345671f)); }
+static ax_acc b_unique(ax_ctx *cx, ax_acc *a, void *env) { (void)cx; return ax_map(e_unique, env, a[0]); }
+
+TEST(fast_mode_keeps_the_callers_denormals)
+{
+    static float x[N], r[N];
+    static double d[N];
+    fill(x, d, N, 1, 2);
+    /* compared by bits: under denormals-are-zero a comparison with a
+       denormal constant sees 0 too */
+    volatile float tiny = 0x1p-130f, half = 0.5f;
+    float before = tiny * half;
+    uint32_t bits;
+    memcpy(&bits, &before, 4);
+    CHECKF(bits == 0x40000u, "0x1p-130f * 0.5f has the bits %#x before any kernel ran", (unsigned)bits);
+    ax_options o = {0};
+    o.backend = AX_BACKEND_CPU;
+    o.fast_math = true;
+    o.no_cache = true;
+    ax_ctx *cx = ax_ctx_new(&o);
+    REQUIRE(cx);
+    void *in[3] = {x, x, x};
+    REQUIRE(run3(cx, AX_F32, in, N, b_unique, NULL, r, N));
+    float after = tiny * half;   /* 0 under flush-to-zero or denormals-are-zero */
+    memcpy(&bits, &after, 4);
+    CHECKF(bits == 0x40000u, "0x1p-130f * 0.5f has the bits %#x after a fast-mode kernel was loaded", (unsigned)bits);
+    ax_ctx_free(cx);
+}

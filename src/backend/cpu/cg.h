@@ -309,6 +309,9 @@ typedef struct G {
      * costs compile time, codegen.c prelude_mvec). */
     uint64_t *math_used;
     bool *gather;             /* set when a read is a guarded gather (codegen.c GATHER_CFLAGS) */
+    /* The kernel being emitted prefers 256-bit vectors (cg_skel.c
+     * kernel_end writes the attribute): set by gen_run, cg_exp.c. */
+    bool narrow;
 } G;
 
 /* Emission helpers. */

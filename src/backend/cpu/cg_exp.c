@@ -1275,6 +1275,18 @@ static void gen_run(G *g, const Chain *ch, int s, int per, int reps)
     g->ind++;
     cg_line(g, "u8 %s = 0;", changed);
     cg_line(g, "#pragma omp simd reduction(|:%s)", changed);
+    /* The kernel at 256 bits: GCC 12 (-march=native on the Zen 4 EPYC:
+     * znver3 tuning, no preferred width, so 512 where it can) compiles
+     * Mandelbrot's runs 1.27x faster at 256 (the only Table-2 program with
+     * runs; 1 and 2 threads, medians of 9 interleaved `axle run
+     * mandelbrot --runs 5` under load 6: 43.7 against 55.7 ms).  A
+     * `simdlen(8)` on this loop alone gained nothing (52.8 against 53.1
+     * ms): the loops around it gain too.  The other programs measured at
+     * 256 bits for the whole unit (1 thread, 5-9 interleaved runs):
+     * equal or slower (nbody 1.11x, fluid 1.11x, blackscholes 3.2x and
+     * canny 1.9x: their libmvec calls go through the half-width
+     * wrappers), so only such kernels narrow. */
+    g->narrow = true;
     cg_line(g, "for (i64 %s = 0; %s < %d; %s++) {", l, l, g->nlane, l);
     g->ind++;
     g->lane_arr = false;

@@ -258,6 +258,8 @@ static void kernel_end(G *g)
      * checked (ax_chk_redo) */
     bool perm = g->role == R_PERM || g->role == R_PPRIV;
     if (head->oom || body->oom) cg_fail(g, "cpu codegen: out of memory");
+    if (keep && g->narrow) buf_put(main, "__attribute__((target(\"prefer-vector-width=256\")))\n");
+    g->narrow = false;
     if (keep && head->s) buf_put(main, head->s);
     if (deferred && g->role == R_PERM)   /* the host's checked redo (emit_permute) */
         cg_line(g, "if (start < 0) { ax_chk(c, %d, -1 - start, end); return; }", (int)g->role);
@@ -1238,15 +1240,20 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     int tr = x->type->rank;
     if (t.n != tr) return;
     if (tr >= 1) {
+        /* The ignore test (every component -1) inside the bounds test's
+         * failure branch: such an index is never in bounds, and the
+         * element loop then tests once, as a hand-written histogram does
+         * (measured: 1 thread, 10M elements, the loop 1.13x the C
+         * baseline's time with both tests on the path). */
+        Buf o = {0};
+        for (int d = 0; d < tr; d++) buf_printf(&o, "%s((u64)%s < (u64)s0_%d)", d ? " & " : "", t.v[d], d);
+        cg_line(g, "if (__builtin_expect(!(%s), 0)) {", cg_buf_text(g, &o, "0"));
+        free(o.s);
+        g->ind++;
         Buf b = {0};
         for (int d = 0; d < tr; d++) buf_printf(&b, "%s%s == -1", d ? " && " : "", t.v[d]);
         cg_line(g, "if (%s) continue;", cg_buf_text(g, &b, "0"));
         free(b.s);
-        Buf o = {0};
-        for (int d = 0; d < tr; d++) buf_printf(&o, "%s((u64)%s < (u64)s0_%d)", d ? " & " : "", t.v[d], d);
-        cg_line(g, "if (!(%s)) {", cg_buf_text(g, &o, "0"));
-        free(o.s);
-        g->ind++;
         if (g->safe) cg_guard(g, "1", cg_fail_ix(g, AX_ERR_INDEX, SITE_PERMUTE, 0, t, tr));
         cg_line(g, "continue;");
         block_end(g);

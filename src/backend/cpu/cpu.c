@@ -187,16 +187,19 @@ static void probe_mvec(CpuCtx *cc)
  * -fno-fast-math also turns math-errno and trapping-math back on, which
  * change no result but keep sqrt and selects from vectorising: they are
  * turned off again after it. */
-/* Vector width: on AVX-512 machines GCC 12 (-march=native, tuned as
- * znver3 on this Zen 4 EPYC, family 25 model 17) vectorises loops at 256 bits, and calls 512-bit
- * libmvec only where the prelude asks (codegen.c).  Measured with
- * -mprefer-vector-width=512 added (2 threads, medians of 5
- * alternating runs of `axle run P --runs 5`, 2026-11-24, on a loaded
- * machine): nbody 4096 1.30x slower, histogram 1.25x, smvm 1.13x, fluid
- * 1.11x, blackscholes 1.07x, mandelbrot-while 1.05x, scanl1-sum 1.02x;
- * dotp and map-explog equal; canny 0.92x.  So 256 bits stay the
- * default; AXLE_CFLAGS=-mprefer-vector-width=512 asks for 512.
- * -O3 against -O2 (same method): -O2 halves the C compiler's time
+/* Vector width: on this Zen 4 EPYC, GCC 12's -march=native is znver3
+ * with AVX-512 and no preferred width (gcc -Q --help=target:
+ * -mprefer-vector-width=none), so loops vectorise at 512 bits where GCC
+ * finds it profitable, and the 16-lane libmvec functions are called
+ * directly.  Measured per program against -mprefer-vector-width=256 for
+ * the whole unit (1 thread, medians of 5-9 interleaved `axle run P --runs
+ * 5`, 2026-11-25, load 5-6): 256 bits is slower for blackscholes (3.2x)
+ * and canny (1.9x: libmvec through half-width wrappers), nbody and fluid
+ * (1.11x), equal for the others but Mandelbrot's unrolled runs, 1.27x
+ * faster: cg_exp.c gen_run asks for 256 bits on those kernels alone
+ * (cg_skel.c kernel_end writes the attribute, so the choice is in the
+ * unit's text and so in the cache key). */
+/* -O3 against -O2 (same method): -O2 halves the C compiler's time
  * (fluid: 1.12 s -> 0.49 s in cc1) but GCC 12's -O2 vectorises only with
  * its "very cheap" cost model, which leaves loops that call libmvec
  * scalar: map-explog 16x slower, blackscholes 11x, canny 7.4x, fluid
@@ -206,8 +209,21 @@ static void probe_mvec(CpuCtx *cc)
 #define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
 /* ax_options.fast_math: -ffast-math's licences but -ffinite-math-only's
- * (NaN and infinities stay) and -ffinite-math's companions. */
-#define CPU_FAST_CFLAGS "-fno-math-errno -funsafe-math-optimizations -fno-finite-math-only -ffp-contract=fast"
+ * (NaN and infinities stay).  -funsafe-math-optimizations is spelled out
+ * as the four flags it sets: GCC's driver links crtfastmath.o into any
+ * object built with -funsafe-math-optimizations, -ffast-math or -Ofast
+ * (also with -shared, before GCC 13), and its constructor turns on
+ * flush-to-zero and denormals-are-zero in the MXCSR of the thread that
+ * dlopens the kernel: the user's own code on that thread, and the exact
+ * mode's kernels run there, then lost denormals.  The four flags allow
+ * the same reassociation and reciprocals; what is lost is the few
+ * simplifications GCC gates on the flag itself (match.pd: sqrt(x)*sqrt(x)
+ * -> x, pow and exp identities).  nbody's and blackscholes' fast-mode
+ * units compile to the same instructions either way, up to scheduling
+ * (GCC 12.2, checked). */
+#define CPU_FAST_CFLAGS                                                                              \
+    "-fno-math-errno -fno-signed-zeros -fno-trapping-math -fassociative-math -freciprocal-math "     \
+    "-fno-finite-math-only -ffp-contract=fast"
 
 static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
 {
