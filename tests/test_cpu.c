@@ -1478,6 +1478,16 @@ static int64_t cache_entries(const char *dir)
     return ax_cache_stats(&o, &ci) == 0 ? ci.entries : -1;
 }
 
+/* Empties and removes a test's cache directory. */
+static void remove_cache_dir(const char *dir)
+{
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.cache_dir = dir;
+    CHECK(ax_cache_clear(&o, NULL) == 0);
+    CHECK(rmdir(dir) == 0);
+}
+
 static ax_exp f_half(ax_exp x, void *env) { return ax_mul(x, ax_f32(0.5f)); }
 
 /* Runs a, releases its results: how many there were (-1: failed). */
@@ -1518,11 +1528,7 @@ TEST(cpu_kernels_cached_apart)
     CHECK_EQ_I(c1.cached, 1);
     CHECK_EQ_I(cache_entries(dir), 2);
     ax_ctx_free(cx);
-    ax_options o;
-    memset(&o, 0, sizeof o);
-    o.cache_dir = dir;
-    ax_cache_clear(&o, NULL);
-    rmdir(dir);
+    remove_cache_dir(dir);
 }
 
 typedef struct Progress {
@@ -1562,11 +1568,7 @@ TEST(cpu_progress_callback)
     CHECK_EQ_I(run_all(cx, three), 3);   /* the memory cache: no compile, no call */
     CHECK_EQ_I(pg.calls, 0);
     ax_ctx_free(cx);
-    ax_options o;
-    memset(&o, 0, sizeof o);
-    o.cache_dir = dir;
-    ax_cache_clear(&o, NULL);
-    rmdir(dir);
+    remove_cache_dir(dir);
 }
 
 /* With fewer compiler processes (threads) than kernels to compile, the
@@ -1606,11 +1608,7 @@ TEST(cpu_kernels_batched_when_fewer_processes)
         ax_ctx_free(cx);
         ax_ctx_free(ci);
     }
-    ax_options o;
-    memset(&o, 0, sizeof o);
-    o.cache_dir = dir;
-    ax_cache_clear(&o, NULL);
-    rmdir(dir);
+    remove_cache_dir(dir);
 }
 
 /* The checked copies of a kernel are compiled only when a check first
@@ -1654,11 +1652,7 @@ TEST(cpu_checked_copies_on_first_need)
     REQUIRE(cpu_counters(cx, &c));
     CHECK_EQ_I(c.checked, 0);
     ax_ctx_free(cx);
-    ax_options o;
-    memset(&o, 0, sizeof o);
-    o.cache_dir = dir;
-    ax_cache_clear(&o, NULL);
-    rmdir(dir);
+    remove_cache_dir(dir);
 }
 
 /* ================================================================ threads */
