@@ -79,6 +79,9 @@ static const RunConfig configs[] = {
      * folds must give the interpreter's results bit for bit */
     {"interp/no-planner",   AX_BACKEND_INTERP, AX_DEBUG_NO_PLANNER,                  0,    0,    false, 1, 0, false, false},
     {"interp/no-licm",      AX_BACKEND_INTERP, AX_DEBUG_NO_LICM,                     0,    0,    false, 1, 0, false, false},
+    /* the greedy planner (AXLE_PLANNER=greedy, a row named so) rather than
+     * the ILP, where CBC loads (src/opt/ilp.c) */
+    {"interp/greedy-planner", AX_BACKEND_INTERP, 0,                                  0,    0,    false, 1, 0, false, false},
     /* The CPU backend may reassociate float folds and scans (issue 3:
      * associative by contract): tolerances. */
     {"cpu",                 AX_BACKEND_CPU,    0,                                    1e-4, 1e-5, false, 5,  VS_CPU, false, false},
@@ -131,7 +134,17 @@ static ax_ctx *new_ctx(const RunConfig *c)
     o.backend = c->backend;
     o.debug = c->debug;
     o.unsafe = c->unsafe;
+    /* the planner is chosen by the environment, read when the context is made */
+    bool greedy = strstr(c->name, "greedy-planner") != NULL;
+    const char *was = getenv("AXLE_PLANNER");
+    char *keep = was ? strdup(was) : NULL;
+    if (greedy) setenv("AXLE_PLANNER", "greedy", 1);
     ax_ctx *cx = ax_ctx_new(&o);
+    if (greedy) {
+        if (keep) setenv("AXLE_PLANNER", keep, 1);
+        else unsetenv("AXLE_PLANNER");
+    }
+    free(keep);
     if (cx && c->vecmath) ax__ctx_vecmath(cx);   /* no libmvec: the CPU backend does not use it either */
     return cx;
 }
