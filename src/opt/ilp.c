@@ -54,7 +54,9 @@
  * libCbcSolver.so, or the file AXLE_CBC names), so that axle needs
  * neither its headers nor its library to build and runs without it.  A
  * solve is limited in time (AXLE_PLANNER_LIMIT, milliseconds; 10 by
- * default), in CBC and by the clock here: past the limit, without CBC,
+ * default; of the solving thread's CPU time, so that a loaded machine
+ * does not turn a plan greedy), in CBC and by the clock here: past the
+ * limit, without CBC,
  * when the solution is not proven optimal, or when its clusters break a
  * rule above (checked again from the graph), the planner is greedy
  * (plan.c's rewrites wherever they apply, never worse than Accelerate's
@@ -693,71 +695,92 @@ static bool cbc_ready(ax_ctx *cx, PlanState *st, double *load_ms)
     return true;
 }
 
-/* Solves m with CBC within limit_ms (measured from t0); the solution in
- * sol (m->ncol values).  0, or -1 with why. */
-static int cbc_solve(CbcApi *api, const Model *m, double t0, double limit_ms, double *sol, char *why, size_t size)
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* One CBC solve of m, as an ILP or (integer false) as its linear
+ * relaxation; the solution in sol.  1 solved to optimality, 0 not (why
+ * says), -1 on an error. */
+static int cbc_run(CbcApi *api, const Model *m, const int *start, const int *idx, const double *val, bool integer,
+                   double seconds, double *sol, char *why, size_t size)
+{
+    Cbc_Model *cm = api->newModel();
+    if (!cm) {
+        snprintf(why, size, "CBC could not make a model");
+        return -1;
+    }
+    api->loadProblem(cm, m->ncol, m->nrow, start, idx, val, m->lo, m->hi, m->obj, m->rlo, m->rhi);
+    for (int c = 0; integer && c < m->ncol; c++)
+        if (m->integer[c]) api->setInteger(cm, c);
+    api->setLogLevel(cm, 0);
+    api->setMaximumSeconds(cm, seconds > 1e-6 ? seconds : 1e-6);
+    api->solve(cm);
+    const double *s = api->getColSolution(cm);
+    int rc = 0;
+    if (api->isSecondsLimitReached(cm)) snprintf(why, size, "CBC stopped at its time limit");
+    else if (!api->isProvenOptimal(cm) || !s) snprintf(why, size, "CBC found no optimal solution");
+    else {
+        memcpy(sol, s, sizeof *sol * (size_t)m->ncol);
+        rc = 1;
+    }
+    api->deleteModel(cm);
+    return rc;
+}
+
+/* Solves m with CBC within limit_ms of this thread's CPU time (cpu0: the
+ * clock when the solve began); the solution in sol (m->ncol values).  The
+ * linear relaxation first (CBC then runs its simplex alone, a third of a
+ * branch and cut's cost): where its optimum is integral it is the ILP's;
+ * else the ILP.  0, or -1 with why. */
+static int cbc_solve(CbcApi *api, const Model *m, double cpu0, double limit_ms, double *sol, char *why, size_t size)
 {
     int nc = m->ncol;
     int *start = ax__calloc((size_t)nc + 1, sizeof *start), *idx = ax__calloc((size_t)(m->nz ? m->nz : 1), sizeof *idx);
     double *val = ax__calloc((size_t)(m->nz ? m->nz : 1), sizeof *val);
-    if (!start || !idx || !val) {
-        free(start), free(idx), free(val);
+    int *at = ax__calloc((size_t)nc + 1, sizeof *at);
+    if (!start || !idx || !val || !at) {
+        free(start), free(idx), free(val), free(at);
         snprintf(why, size, "out of memory");
         return -1;
     }
     /* the triplets by column (compressed sparse columns) */
     for (int k = 0; k < m->nz; k++) start[m->ci[k] + 1]++;
     for (int c = 0; c < nc; c++) start[c + 1] += start[c];
-    int *at = ax__calloc((size_t)nc + 1, sizeof *at);
-    if (!at) {
-        free(start), free(idx), free(val);
-        snprintf(why, size, "out of memory");
-        return -1;
-    }
     memcpy(at, start, sizeof *at * (size_t)nc);
     for (int k = 0; k < m->nz; k++) idx[at[m->ci[k]]] = m->ri[k], val[at[m->ci[k]]++] = m->v[k];
     free(at);
-    int rc = -1;
-    /* one solve at a time in the process (CbcMain1 is not reentrant) */
+    /* one solve at a time in the process (CbcMain1 is not reentrant); the
+     * wait is bounded by the limit in wall time */
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);
-    double left = limit_ms - (now_ms() - t0);
-    if (left < 0) left = 0;
-    dl.tv_sec += (time_t)(left / 1e3);
-    dl.tv_nsec += (long)((left - 1e3 * (double)(time_t)(left / 1e3)) * 1e6);
+    dl.tv_sec += (time_t)(limit_ms / 1e3);
+    dl.tv_nsec += (long)((limit_ms - 1e3 * (double)(time_t)(limit_ms / 1e3)) * 1e6);
     if (dl.tv_nsec >= 1000000000L) dl.tv_sec++, dl.tv_nsec -= 1000000000L;
-    int lk = pthread_mutex_timedlock(&cbc_lock, &dl);
-    if (lk != 0) {
-        snprintf(why, size, "CBC was busy in another thread past the time limit of %.0f ms", limit_ms);
+    if (pthread_mutex_timedlock(&cbc_lock, &dl) != 0) {
+        snprintf(why, size, "CBC was busy in another thread for longer than the time limit of %g ms", limit_ms);
         free(start), free(idx), free(val);
         return -1;
     }
-    Cbc_Model *cm = api->newModel();
-    if (!cm) {
-        snprintf(why, size, "CBC could not make a model");
-    } else {
-        api->loadProblem(cm, nc, m->nrow, start, idx, val, m->lo, m->hi, m->obj, m->rlo, m->rhi);
-        for (int c = 0; c < nc; c++)
-            if (m->integer[c]) api->setInteger(cm, c);
-        api->setLogLevel(cm, 0);
-        left = limit_ms - (now_ms() - t0);
-        api->setMaximumSeconds(cm, left > 0 ? left / 1e3 : 1e-6);
-        api->solve(cm);
-        const double *s = api->getColSolution(cm);
-        double took = now_ms() - t0;
-        if (api->isSecondsLimitReached(cm) || took > limit_ms)
-            snprintf(why, size, "the ILP took %.1f ms, past the time limit of %.0f ms", took, limit_ms);
-        else if (!api->isProvenOptimal(cm) || !s)
-            snprintf(why, size, "CBC found no optimal solution");
-        else {
-            memcpy(sol, s, sizeof *sol * (size_t)nc);
-            rc = 0;
-        }
-        api->deleteModel(cm);
+    int rc = cbc_run(api, m, start, idx, val, false, limit_ms / 1e3, sol, why, size);
+    bool integral = rc == 1;
+    for (int c = 0; c < nc && integral; c++)
+        if (m->integer[c] && sol[c] > 1e-9 && sol[c] < 1 - 1e-9) integral = false;
+    if (rc >= 0 && !integral) {
+        double left = limit_ms - (cpu_ms() - cpu0);
+        rc = left > 0 ? cbc_run(api, m, start, idx, val, true, left / 1e3, sol, why, size) : 0;
     }
     pthread_mutex_unlock(&cbc_lock);
     free(start), free(idx), free(val);
-    return rc;
+    double took = cpu_ms() - cpu0;
+    if (rc == 1 && took > limit_ms) rc = 0;
+    if (rc == 1) return 0;
+    if (rc == 0 || took > limit_ms)
+        snprintf(why, size, "the ILP took %.1f ms of CPU time, past the time limit of %g ms", took, limit_ms);
+    return -1;
 }
 
 /* ------------------------------------------------------------ choosing */
@@ -787,7 +810,7 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
     if (cx->planner == PLANNER_GREEDY) return greedy(ch, "AXLE_PLANNER=greedy");
     if (!g) return greedy(ch, "out of memory");
     if (g->truncated) return greedy(ch, "the loop graph has too many loops for the ILP");
-    double t0 = now_ms();
+    double t0 = now_ms(), cpu0 = cpu_ms();
     int nn = g->nn;
     size_t n2 = (size_t)(nn ? nn : 1) * (size_t)(nn ? nn : 1);
     View v = {g, nn, ax__calloc(n2, 1), ax__malloc(n2 * sizeof(int)), ax__malloc(sizeof(int) * (size_t)(nn + 1)),
@@ -831,16 +854,18 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
             st->memo[hit].age = ++st->clock;
             ch->cached = true;
         } else {
-            double load = 0, t1 = now_ms();
+            double load = 0, t1 = now_ms(), c1 = cpu_ms();
             bool ok = cbc_ready(cx, st, &load);
             ch->load_ms = load;
             t0 += now_ms() - t1;   /* loading is not solving */
+            cpu0 += cpu_ms() - c1;
             if (!ok) {
                 rc = greedy(ch, st->why);
                 goto out;
             }
             char why[160];
-            if (cbc_solve(&st->cbc, &m, t0, ch->limit_ms, sol, why, sizeof why) != 0) {
+            if (cbc_solve(&st->cbc, &m, cpu0, ch->limit_ms, sol, why, sizeof why) != 0) {
+                ch->solve_cpu_ms = cpu_ms() - cpu0;
                 ch->solve_ms = now_ms() - t0;
                 rc = greedy(ch, why);
                 goto out;
@@ -882,6 +907,7 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
     }
     if (!(ch->cl = clusters_new(g, par))) rc = greedy(ch, "out of memory");
     ch->solve_ms = now_ms() - t0;
+    ch->solve_cpu_ms = cpu_ms() - cpu0;
 out:
     free(sol), free(par);
     view_free(&v);

@@ -126,7 +126,8 @@ struct PlanChoice {
     PlanSolver solver;
     char why[160];           /* why greedy (or why no solver was needed) */
     PlanClusters *cl;        /* the clustering the rewrites follow (NULL: greedy) */
-    double solve_ms;         /* making the model and solving it */
+    double solve_ms;         /* making the model and solving it (wall clock) */
+    double solve_cpu_ms;     /* the same in the thread's CPU time (what the limit bounds) */
     double load_ms;          /* loading CBC (the first solve of a context) */
     double limit_ms;
     int nx, nc, npi, nrows;  /* the model's variables (x, c, pi) and rows */

@@ -1061,9 +1061,10 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
     if (json) {
         fprintf(f, "{\"stage\":\"plan\",\"solver\":\"%s\",\"solver_why\":", solver);
         json_str(f, ch ? ch->why : "");
-        fprintf(f, ",\"solve_ms\":%.3f,\"load_ms\":%.3f,\"limit_ms\":%.3f,\"N\":%d,\"objective\":%lld,"
-                "\"objective_accelerate\":%lld,\"nodes\":[", ch ? ch->solve_ms : 0.0, ch ? ch->load_ms : 0.0,
-                ch ? ch->limit_ms : 0.0, nn, (long long)obj, (long long)obj0);
+        fprintf(f, ",\"solve_ms\":%.3f,\"solve_cpu_ms\":%.3f,\"load_ms\":%.3f,\"limit_ms\":%.3f,\"N\":%d,"
+                "\"objective\":%lld,\"objective_accelerate\":%lld,\"nodes\":[", ch ? ch->solve_ms : 0.0,
+                ch ? ch->solve_cpu_ms : 0.0, ch ? ch->load_ms : 0.0, ch ? ch->limit_ms : 0.0, nn, (long long)obj,
+                (long long)obj0);
         for (int i = 0; i < nn; i++) {
             const GNode *n = &g->n[i];
             name(a, sizeof a, n);
@@ -1157,8 +1158,8 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
         fprintf(f, "solver: %s", solver);
         if (ch && ch->why[0]) fprintf(f, " (%s)", ch->why);
         if (ch && ch->solver != PLAN_GREEDY)
-            fprintf(f, ", %.3f ms%s, limit %.0f ms", ch->solve_ms, ch->cached ? " (solved before in this context)" : "",
-                    ch->limit_ms);
+            fprintf(f, ", %.3f ms (%.3f ms of CPU)%s, limit %g ms of CPU", ch->solve_ms, ch->solve_cpu_ms,
+                    ch->cached ? " (solved before in this context)" : "", ch->limit_ms);
         if (ch && ch->load_ms > 0) fprintf(f, ", loading CBC %.1f ms", ch->load_ms);
         if (ran)
             fprintf(f, "; model: %d x, %d c, %d pi, %d rows; objective %lld", ch->nx, ch->nc, ch->npi, ch->nrows,
