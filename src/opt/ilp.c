@@ -273,9 +273,48 @@ static bool sizes_ok(const View *v, int i, int j)
     return true;
 }
 
-/* The pruning, to a fixpoint: a pair keeps its variable while its size
- * types allow it, both of a whole node's sides keep every pair with its
- * readers, and each blocker has a fold to go with. */
+/* Seed 001 s."Subtype optimisations", its second way: no variable for a
+ * pair with a fusion-preventing path between them (one of its edges has
+ * no variable): such loops are never in one cluster, as pi grows along
+ * the path.  Within a chain the graph's nodes are in program order, so
+ * the sets reachable from each node (bitsets: all, and through a
+ * fusion-preventing edge) are made from the last node back.  True if it
+ * removed a pair (or ran out of memory: then it removes every pair). */
+static bool prune_paths(View *v)
+{
+    const PlanGraph *g = v->g;
+    int nn = v->nn;
+    size_t w = ((size_t)nn + 63) / 64;
+    uint64_t *all = ax__calloc((size_t)nn * w + 1, sizeof *all), *bad = ax__calloc((size_t)nn * w + 1, sizeof *bad);
+    bool more = false;
+    if (!all || !bad) {
+        free(all), free(bad);
+        for (size_t k = 0; k < (size_t)nn * (size_t)nn; k++) more |= v->ok[k], v->ok[k] = 0;
+        return more;
+    }
+    for (int u = nn - 1; u >= 0; u--)
+        for (int k = 0; k < g->ndep; k++) {
+            if (g->dep[k].from != u) continue;
+            int t = g->dep[k].to;
+            uint64_t *au = all + (size_t)u * w, *bu = bad + (size_t)u * w, *at = all + (size_t)t * w,
+                     *bt = bad + (size_t)t * w;
+            bool fusible = g->dep[k].direct && OK(v, u, t);
+            au[t / 64] |= 1ull << (t % 64);
+            for (size_t q = 0; q < w; q++) au[q] |= at[q], bu[q] |= bt[q] | (fusible ? 0 : at[q]);
+            if (!fusible) bu[t / 64] |= 1ull << (t % 64);
+        }
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < nn; j++)
+            if (OK(v, i, j) && ((bad[(size_t)i * w + (size_t)j / 64] >> (j % 64)) & 1))
+                OK(v, i, j) = OK(v, j, i) = 0, more = true;
+    free(all), free(bad);
+    return more;
+}
+
+/* The pruning, to a fixpoint: a pair keeps its variable while no
+ * fusion-preventing path joins it, its size types allow it, both of a
+ * whole node's sides keep every pair with its readers, and each blocker
+ * has a fold to go with. */
 static void prune(View *v)
 {
     const PlanGraph *g = v->g;
@@ -283,7 +322,7 @@ static void prune(View *v)
     for (int i = 0; i < nn; i++)
         for (int j = 0; j < nn; j++) OK(v, i, j) = i != j && PAIR(g, i, j) && g->n[i].chain == g->n[j].chain;
     for (bool more = true; more;) {
-        more = false;
+        more = prune_paths(v);
         for (int i = 0; i < nn; i++)
             for (int j = i + 1; j < nn; j++) {
                 if (!OK(v, i, j)) continue;
