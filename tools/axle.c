@@ -6,7 +6,7 @@
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
  *                    [--no-licm] [--fast-math] [--check] [--json]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
- *   (run and dump: --planner ilp|greedy sets AXLE_PLANNER, the planner's solver)
+ *   (run and dump: --planner ilp|cbc|greedy sets AXLE_PLANNER, the planner's solver)
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
  *
  * SPDX-License-Identifier: BSD-3-Clause
@@ -29,8 +29,8 @@ static void usage(FILE *f)
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
             "                        [--fast-math] [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
-            "       (run, dump: --planner ilp|greedy, the planner's solver: the ILP with CBC (the default\n"
-            "        where CBC is installed) or the greedy planner; also AXLE_PLANNER)\n"
+            "       (run, dump: --planner ilp|cbc|greedy, the planner's solver: the ILP (the default; CBC where\n"
+            "        a search is needed and installed; cbc: CBC always) or the greedy planner; also AXLE_PLANNER)\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
             "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
             "stages: source, sharing, simplify, fusion, kernels, plan (the planner's loop graph and clusters), dot (Graphviz),\n"
@@ -87,8 +87,8 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--no-licm")) a->opt.debug |= AX_DEBUG_NO_LICM;
         else if (!strcmp(s, "--planner") && v) {
             /* the library reads it when a context is made (src/opt/ilp.c) */
-            if (strcmp(v, "ilp") && strcmp(v, "greedy")) {
-                fprintf(stderr, "axle: unknown planner '%s' (ilp or greedy)\n", v);
+            if (strcmp(v, "ilp") && strcmp(v, "greedy") && strcmp(v, "cbc")) {
+                fprintf(stderr, "axle: unknown planner '%s' (ilp, cbc or greedy)\n", v);
                 return -1;
             }
             setenv("AXLE_PLANNER", v, 1);

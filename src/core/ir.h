@@ -328,7 +328,7 @@ struct ax_ctx {
     char *planner_cbc;
     struct PlanState *plan;
 };
-enum { PLANNER_ILP = 0, PLANNER_GREEDY = 1 };
+enum { PLANNER_ILP = 0, PLANNER_GREEDY = 1, PLANNER_CBC = 2 };
 typedef struct PlanState PlanState;
 void plan_state_free(PlanState *st);
 

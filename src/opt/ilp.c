@@ -48,6 +48,11 @@
  * `axle dump --stage plan` also computes from the clusters the rewrites
  * made.
  *
+ * Before any search: where every pair with a variable in one pass is a
+ * legal clustering (the rules checked from the graph, below), it is the
+ * optimum, every x and c at 0; most programs' models are of this kind,
+ * and they cost no solver (AXLE_PLANNER=cbc asks CBC anyway).
+ *
  * The solver.  CBC (COIN-OR's branch and cut, EPL-2.0) through its C
  * interface, loaded with dlopen at the first solve of a context and
  * called through the declarations below (libCbcSolver.so.3 or
@@ -564,6 +569,37 @@ static const char *legal(const View *v, const int *par)
     return done == roots ? NULL : "the clusters depend on each other in a cycle";
 }
 
+/* Are the blockers of the pairs in one cluster merged as they must be? */
+static bool blockers_ok(const View *v, const int *par)
+{
+    const PlanGraph *g = v->g;
+    for (int k = 0; k < g->nblock; k++) {
+        const GBlock *bk = &g->block[k];
+        if (par[bk->a] != par[bk->b]) continue;
+        bool any = false;
+        for (int q = 0; q < bk->nf && !any; q++) any = par[bk->f[q]] == par[bk->l];
+        if (!any) return false;
+    }
+    return true;
+}
+
+/* The clustering with every pair that has a variable in one pass (par),
+ * and whether it is legal: then it is the ILP's optimum (every x and c at
+ * 0), found without a search. */
+static bool all_fused(const View *v, int *par)
+{
+    int nn = v->nn;
+    for (int i = 0; i < nn; i++) par[i] = i;
+    for (int i = 0; i < nn; i++)
+        for (int j = i + 1; j < nn; j++)
+            if (OK(v, i, j)) par[uf(par, i)] = uf(par, j);
+    for (int i = 0; i < nn; i++) par[i] = uf(par, i);
+    bool ok = !legal(v, par) && blockers_ok(v, par);
+    if (!ok)
+        for (int i = 0; i < nn; i++) par[i] = i;
+    return ok;
+}
+
 /* Seed 001's objective of a clustering, from the graph (the reported
  * value, checked against the solver's). */
 static int64_t value(const View *v, const int *par)
@@ -856,7 +892,7 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
               ax__malloc(sizeof(int) * (size_t)(nn + 1))};
     Model m;
     memset(&m, 0, sizeof m);
-    int *par = ax__malloc(sizeof *par * (size_t)(nn + 1));
+    int *par = ax__calloc((size_t)nn + 1, sizeof *par);
     double *sol = NULL;
     int rc = 0;
     if (!v.ok || !v.x || !v.c || !v.pi || !par) {
@@ -875,6 +911,11 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
         /* nothing to choose: every loop apart is the only clustering */
         ch->solver = PLAN_NONE;
         snprintf(ch->why, sizeof ch->why, "no two loops can share a pass");
+    } else if (cx->planner != PLANNER_CBC && all_fused(&v, par)) {
+        /* every pair in one pass is a legal clustering: every x is 0 and
+         * every c with it, the least the objective can be */
+        ch->solver = PLAN_PRESOLVE;
+        snprintf(ch->why, sizeof ch->why, "every pair in one pass is legal, hence optimal");
     } else {
         if (!cx->plan && !(cx->plan = ax__calloc(1, sizeof *cx->plan))) {
             rc = greedy(ch, "out of memory");
@@ -931,6 +972,7 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
         for (int i = 0; i < nn; i++) par[i] = uf(par, i);
     }
     const char *bad = legal(&v, par);
+    if (!bad && !blockers_ok(&v, par)) bad = "a fold in a pass that the rewrites cannot start early enough";
     if (bad) {
         rc = greedy(ch, bad);
         goto out;

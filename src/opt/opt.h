@@ -121,7 +121,7 @@ void plan_graph_free(PlanGraph *g);
 /* The clustering planner (ilp.c; seed 001): the integer linear program
  * of the loop graph solved by CBC, loaded at run time, within a time
  * limit; else the greedy planner, and why. */
-typedef enum { PLAN_GREEDY, PLAN_CBC, PLAN_NONE } PlanSolver;
+typedef enum { PLAN_GREEDY, PLAN_CBC, PLAN_NONE, PLAN_PRESOLVE } PlanSolver;
 struct PlanChoice {
     PlanSolver solver;
     char why[160];           /* why greedy (or why no solver was needed) */

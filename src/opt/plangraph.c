@@ -1009,7 +1009,8 @@ static int count_clusters(const PlanGraph *g, const int *par)
 
 static const char *solver_name(const PlanChoice *ch)
 {
-    return !ch ? "none (--no-planner)" : ch->solver == PLAN_CBC ? "cbc" : ch->solver == PLAN_NONE ? "none" : "greedy";
+    return !ch ? "none (--no-planner)" : ch->solver == PLAN_CBC ? "cbc" : ch->solver == PLAN_NONE ? "none"
+           : ch->solver == PLAN_PRESOLVE ? "presolve" : "greedy";
 }
 
 void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const PlanChoice *ch)

@@ -189,7 +189,8 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
     }
     if ((e = getenv("AXLE_PLANNER")) && *e) {
         if (!strcasecmp(e, "greedy")) cx->planner = PLANNER_GREEDY;
-        else if (strcasecmp(e, "ilp")) bad_env(cx, 8, "AXLE_PLANNER", e, "ilp or greedy");
+        else if (!strcasecmp(e, "cbc")) cx->planner = PLANNER_CBC;
+        else if (strcasecmp(e, "ilp")) bad_env(cx, 8, "AXLE_PLANNER", e, "ilp, cbc or greedy");
     }
     if ((e = getenv("AXLE_PLANNER_LIMIT")) && *e) {
         char *end;
