@@ -466,7 +466,7 @@ static bool cbc_here(char *why, size_t size)
         plan_graph_add(g, 1, OP_FOLD, 0, 0, -1, false, 1) == 1 && plan_graph_allow(g, 0, 1) == 0 &&
         plan_graph_finish(g) == 0) {
         PlanChoice ch;
-        if (plan_choose(cx, g, &ch) == 0) {
+        if (plan_choose(cx, g, &ch, true) == 0) {
             ok = ch.solver == PLAN_CBC;
             snprintf(why, size, "%s", ch.why);
             plan_choice_free(&ch);
@@ -839,7 +839,7 @@ TEST(ilp_finds_the_best_clustering_of_small_graphs)
         PlanGraph *g = hand_graph(h);
         REQUIRE(g && lo >= 0);
         PlanChoice ch;
-        REQUIRE(plan_choose(cx, g, &ch) == 0);
+        REQUIRE(plan_choose(cx, g, &ch, true) == 0);
         /* (a pair with a fusion-preventing path between has no variable:
          * where none is left no solver runs) */
         CHECKF(ch.solver == (!ch.nx ? PLAN_NONE : pass ? PLAN_CBC : ch.solver == PLAN_PRESOLVE ? PLAN_PRESOLVE : PLAN_CBC),

@@ -265,9 +265,10 @@ static int plan(ax_ctx *cx, Program *p, PlanLog *log, PlanChoice *ch)
 {
     PlanChoice own;
     if (!ch) ch = &own;
-    /* (without the graph, as without CBC: the greedy planner) */
-    PlanGraph *g = plan_graph(p);
-    plan_choose(cx, g, ch);
+    /* (without the graph, as without CBC: the greedy planner, which needs
+     * none) */
+    PlanGraph *g = cx->planner == PLANNER_GREEDY ? NULL : plan_graph(p, false);
+    plan_choose(cx, g, ch, false);
     plan_graph_free(g);
     int c = opt_plan(cx, p, log, ch->cl);
     if (ch == &own) plan_choice_free(&own);
@@ -716,14 +717,14 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
             cx->opt.debug |= AX_DEBUG_NO_PLANNER;
             p = front_end(cx, a, &st, UPTO_FUSION);
             cx->opt.debug = was;
-            PlanGraph *g = p ? plan_graph(p) : NULL;
+            PlanGraph *g = p ? plan_graph(p, true) : NULL;
             PlanLog *log = g ? ax__calloc(1, sizeof *log) : NULL;
             if (p && !log) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
             if (log) {
                 bool on = !(was & AX_DEBUG_NO_PLANNER);
                 PlanChoice ch;
                 memset(&ch, 0, sizeof ch);
-                if (on) plan_choose(cx, g, &ch);
+                if (on) plan_choose(cx, g, &ch, true);
                 if (!on || opt_plan(cx, p, log, ch.cl) >= 0) plan_graph_print(f, g, log, json, on ? &ch : NULL);
                 plan_choice_free(&ch);
             }

@@ -357,8 +357,10 @@ static bool has_dep(const PlanGraph *g, int i, int j)
     return false;
 }
 
-/* Seed 001's ILP of the graph in m (v: the pairs with a variable). */
-static void formulate(View *v, Model *m)
+/* Seed 001's ILP of the graph in m (v: the pairs with a variable); with
+ * full, the objective's constant as well (pairs without a variable,
+ * arrays made whatever the clustering: for the value reported). */
+static void formulate(View *v, Model *m, bool full)
 {
     const PlanGraph *g = v->g;
     int nn = v->nn;
@@ -374,12 +376,11 @@ static void formulate(View *v, Model *m)
     for (int i = 0; i < nn; i++)
         for (int j = i + 1; j < nn; j++) {
             if (g->n[i].chain != g->n[j].chain) continue;
-            int64_t w = plan_graph_weight(g, i, j);
             if (!OK(v, i, j)) {
-                m->constant += w;
+                if (full) m->constant += plan_graph_weight(g, i, j);
                 continue;
             }
-            X(v, i, j) = X(v, j, i) = add_col(m, 0, 1, (double)w, true);
+            X(v, i, j) = X(v, j, i) = add_col(m, 0, 1, (double)plan_graph_weight(g, i, j), true);
             chain_has[g->n[i].chain] = true;
             m->nx++;
         }
@@ -601,12 +602,18 @@ static bool all_fused(const View *v, int *par)
 }
 
 /* Seed 001's objective of a clustering, from the graph (the reported
- * value, checked against the solver's). */
-static int64_t value(const View *v, const int *par)
+ * value); with vars, the part the model's variables carry (checked
+ * against the solver's). */
+static int64_t value(const View *v, const int *par, bool vars)
 {
     const PlanGraph *g = v->g;
     int64_t N = v->nn, obj = 0;
     for (int i = 0; i < v->nn; i++) {
+        if (vars && v->c[i] < 0) {
+            for (int j = i + 1; j < v->nn; j++)
+                if (X(v, i, j) >= 0 && par[i] != par[j]) obj += plan_graph_weight(g, i, j);
+            continue;
+        }
         bool made = g->n[i].made != 0;
         if (g->n[i].made < 0 && v->c[i] >= 0) {
             made = false;
@@ -617,7 +624,8 @@ static int64_t value(const View *v, const int *par)
         }
         obj += made ? N : 0;
         for (int j = i + 1; j < v->nn; j++)
-            if (g->n[i].chain == g->n[j].chain && par[i] != par[j]) obj += plan_graph_weight(g, i, j);
+            if (g->n[i].chain == g->n[j].chain && par[i] != par[j] && (!vars || X(v, i, j) >= 0))
+                obj += plan_graph_weight(g, i, j);
     }
     return obj;
 }
@@ -705,7 +713,8 @@ void plan_state_free(PlanState *st)
 
 static bool same_model(const Model *a, const Model *b)
 {
-    if (a->ncol != b->ncol || a->nrow != b->nrow || a->nz != b->nz || a->constant != b->constant) return false;
+    /* (the constant is no part of the problem solved) */
+    if (a->ncol != b->ncol || a->nrow != b->nrow || a->nz != b->nz) return false;
     size_t c = (size_t)a->ncol, r = (size_t)a->nrow, z = (size_t)a->nz;
     return !memcmp(a->lo, b->lo, c * sizeof *a->lo) && !memcmp(a->hi, b->hi, c * sizeof *a->hi) &&
            !memcmp(a->obj, b->obj, c * sizeof *a->obj) && !memcmp(a->integer, b->integer, c * sizeof *a->integer) &&
@@ -877,7 +886,7 @@ static int greedy(PlanChoice *ch, const char *why)
     return 0;
 }
 
-int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
+int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full)
 {
     memset(ch, 0, sizeof *ch);
     ch->objective = -1;
@@ -900,7 +909,7 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
         goto out;
     }
     prune(&v);
-    formulate(&v, &m);
+    formulate(&v, &m, full);
     ch->nx = m.nx, ch->nc = m.nc, ch->npi = m.npi, ch->nrows = m.nrow;
     if (m.failed) {
         rc = greedy(ch, "out of memory");
@@ -977,11 +986,11 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch)
         rc = greedy(ch, bad);
         goto out;
     }
-    ch->objective = value(&v, par);
+    if (full) ch->objective = value(&v, par, false);
     if (ch->solver == PLAN_CBC) {
         double o = 0;
         for (int k = 0; k < m.ncol; k++) o += m.obj[k] * (sol[k] > 0.5 ? 1 : 0) * (m.integer[k] ? 1 : 0);
-        if ((int64_t)(o + 0.5) + m.constant != ch->objective) {
+        if ((int64_t)(o + 0.5) != value(&v, par, true)) {
             rc = greedy(ch, "the solver's objective disagrees with its clusters");
             goto out;
         }

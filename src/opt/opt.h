@@ -114,7 +114,7 @@ int opt_licm(ax_ctx *cx, Program *p);
  * plan`).  plan_graph returns NULL when memory runs out. */
 typedef struct PlanGraph PlanGraph;
 typedef struct PlanChoice PlanChoice;
-PlanGraph *plan_graph(const Program *p);
+PlanGraph *plan_graph(const Program *p, bool shown);
 void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const PlanChoice *ch);
 void plan_graph_free(PlanGraph *g);
 
@@ -131,10 +131,10 @@ struct PlanChoice {
     double load_ms;          /* loading CBC (the first solve of a context) */
     double limit_ms;
     int nx, nc, npi, nrows;  /* the model's variables (x, c, pi) and rows */
-    int64_t objective;       /* seed 001's objective of the solution; -1 without one */
+    int64_t objective;       /* seed 001's objective of the solution (asked for: full); -1 without one */
     bool cached;             /* the context had solved this model before */
 };
-int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch);
+int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full);
 void plan_choice_free(PlanChoice *ch);
 
 #endif /* AX_OPT_H */

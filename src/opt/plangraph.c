@@ -152,14 +152,16 @@ static int count(const Node *x, int id, int depth)
 
 typedef struct Build {
     PlanGraph *g;
+    bool shown;         /* for a dump: the spaces and operators as text */
     int *uses;          /* per variable: its occurrences in the program */
     int *posof;         /* per variable: its let's place in the chain being modelled, or -1 */
     int nvars;
     bool failed;
 } Build;
 
-static int add_node(PlanGraph *g, int id, const Node *t, int chain, int pos)
+static int add_node(Build *b, int id, const Node *t, int chain, int pos)
 {
+    PlanGraph *g = b->g;
     const char *gen = generator(t->op);
     if (!gen) return -1;
     if (g->nn == PLAN_MAXNODES) {
@@ -180,8 +182,8 @@ static int add_node(PlanGraph *g, int id, const Node *t, int chain, int pos)
     n->genr = -1;
     n->anchor = -1;
     n->made = 1;
-    if (!strcmp(gen, "Reduce")) reduction_op(t, n->op2, sizeof n->op2);
-    space_of(t, n->space, sizeof n->space);
+    if (b->shown && !strcmp(gen, "Reduce")) reduction_op(t, n->op2, sizeof n->op2);
+    if (b->shown) space_of(t, n->space, sizeof n->space);
     int cap = 0;
     reads_of(t, &n->reads, &n->nreads, &cap, 0);
     return k;
@@ -666,11 +668,11 @@ static void walk(Build *b, const Node *x, bool top, int depth)
         return;
     }
     for (int k = 0; k < nl; k++) {
-        node[k] = add_node(g, lets[k]->id, lets[k]->kid[0], chain, k);
+        node[k] = add_node(b, lets[k]->id, lets[k]->kid[0], chain, k);
         walk_kids(b, lets[k]->kid[0], depth + 1);
     }
     const Node *body = nl ? lets[nl - 1]->kid[1] : x;
-    node[nl] = top || nl ? add_node(g, top ? -1 : -2, body, chain, nl) : -1;
+    node[nl] = top || nl ? add_node(b, top ? -1 : -2, body, chain, nl) : -1;
     walk_kids(b, body, depth + 1);
     if (nl) model_chain(b, lets, nl, body, node);
     free(lets);
@@ -832,11 +834,11 @@ int plan_graph_finish(PlanGraph *g)
     return 0;
 }
 
-PlanGraph *plan_graph(const Program *p)
+PlanGraph *plan_graph(const Program *p, bool shown)
 {
     PlanGraph *g = ax__calloc(1, sizeof *g);
     if (!g) return NULL;
-    Build b = {g, NULL, NULL, p ? p->nvars : 0, false};
+    Build b = {g, shown, NULL, NULL, p ? p->nvars : 0, false};
     if (p && p->root) {
         b.uses = ax__calloc((size_t)b.nvars + 1, sizeof *b.uses);
         b.posof = ax__malloc(sizeof *b.posof * ((size_t)b.nvars + 1));
@@ -849,8 +851,10 @@ PlanGraph *plan_graph(const Program *p)
     }
     free(b.uses);
     free(b.posof);
+    /* the edges as seed 001 classifies them: for a dump (the model has its
+     * own) */
     int cap = 0;
-    for (int j = 0; j < g->nn && !b.failed; j++)
+    for (int j = 0; j < g->nn && !b.failed && shown; j++)
         for (int i = 0; i < g->nn; i++) {
             if (i == j || g->n[i].id < 0 || !reads(&g->n[j], g->n[i].id)) continue;
             if (g->ne == cap) {
@@ -947,7 +951,7 @@ void plan_graph_anchor(PlanGraph *g, int w, int anchor) { g->n[w].anchor = ancho
 
 int plan_graph_allow(PlanGraph *g, int i, int j)
 {
-    Build b = {g, NULL, NULL, 0, false};
+    Build b = {g, false, NULL, NULL, 0, false};
     return add_pair(&b, i, j) ? 0 : -1;
 }
 
