@@ -57,6 +57,15 @@
  * merged fold sits at the first member's place, so a member whose operand
  * reads a let bound between the two is not merged.
  *
+ * Which loops merge is the clustering's to say (ilp.c: seed 001's integer
+ * linear program over the loop graph of plangraph.c, which offers it only
+ * the pairs these rewrites can carry out): a filter fuses into its folds
+ * only if the clustering puts it in its first fold's pass, folds merge
+ * and a producer is inlined only into a pass the clustering makes of
+ * them (plan_together); without a clustering (the greedy planner) every
+ * rewrite that applies is made, as above.  Copying a producer that only
+ * moves data is no merge: it is always made.
+ *
  * AX_DEBUG_NO_PLANNER turns the pass off (Accelerate's fusion alone).
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -923,8 +932,6 @@ static void walk(Pl *s, Node **slot, int depth)
      * the producer copied into each consumer: it does no work to copy) */
     for (int k = 0; k < nl && !s->failed; k++) {
         const Node *t = lets[k]->kid[0];
-        /* (a generate of rank 2 or more is read linearly through
-         * fromLinear, a division per dimension: not free to copy) */
         if (!plan_copies(t)) continue;
         recount(s);
         int pid = lets[k]->id, readers = 0;
@@ -1081,6 +1088,8 @@ int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl)
  * carry out. */
 bool plan_copies(const Node *t)
 {
+    /* (a generate of rank 2 or more is read linearly through fromLinear, a
+     * division per dimension: not free to copy) */
     return (t->op == OP_GENERATE && t->type->rank <= 1 && moves_only(t->kid[1], 0)) ||
            (t->op == OP_MAP && t->kid[1]->op == OP_AVAR && moves_only(t->kid[0], 0));
 }
