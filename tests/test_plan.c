@@ -146,6 +146,57 @@ static ax_acc zip_readers(const In *in)
     return ax_atuple(3, r);
 }
 
+/* ---------------------------------------------- multi-generator loops */
+
+/* a map of xs (a result) and a fold of xs: one loop, collect and reduce */
+static ax_acc map_and_fold(const In *in)
+{
+    ax_acc r[2] = {ax_map(sq1, NULL, in->xs), ax_fold(ax_fn_add, NULL, ax_i32(5), in->xs)};
+    return ax_atuple(2, r);
+}
+
+/* a map (a result) folded in order: the fold reads the map's elements
+ * in the loop; and a second map of xs beside it */
+static ax_acc map_read_by_fold(const In *in)
+{
+    ax_acc ys = ax_map(sq1, NULL, in->xs);
+    ax_acc r[3] = {ys, affine_z(ax_map(to_affine, NULL, ys)), ax_map(to_affine, NULL, in->xs)};
+    return ax_atuple(3, r);
+}
+
+/* the same along the rows of a matrix: a map and row folds (one of them
+ * non-commutative) in one loop of rank 2 */
+static ax_acc map_fold_rows(const In *in)
+{
+    ax_acc r[3] = {ax_map(sq1, NULL, in->ms), ax_fold(ax_fn_max, NULL, ax_i32(-1000), in->ms),
+                   affine_z(ax_map(to_affine, NULL, in->ms))};
+    return ax_atuple(3, r);
+}
+
+/* QuickHull's shape in integers: two filters of xs (results) and folds of
+ * the first: a sum (its neutral element for the dropped ones), a
+ * selection operator from z (counting only the kept), and "last", which
+ * is neither (not in the loop) */
+static ax_exp keep_larger(ax_exp a, ax_exp b, void *env) { (void)env; return ax_cond(ax_ge(a, b), a, b); }
+static ax_acc filters_and_folds(const In *in)
+{
+    ax_acc f1 = ax_filter(even, NULL, in->xs), f2 = ax_filter(neg, NULL, in->xs);
+    ax_acc r[5] = {f1, f2, ax_fold(ax_fn_add, NULL, ax_i32(3), f1), ax_fold(keep_larger, NULL, ax_i32(-7), f1),
+                   ax_fold(last, NULL, ax_i32(-1), f1)};
+    return ax_atuple(5, r);
+}
+
+/* the fold's element divides by what the filter keeps (never 0): the
+ * dropped elements must not be divided in the loop either */
+static ax_exp nonzero(ax_exp x, void *env) { (void)env; return ax_ne(x, ax_i32(0)); }
+static ax_exp thousand_by(ax_exp x, void *env) { (void)env; return ax_quot(ax_i32(1000), x); }
+static ax_acc filter_then_divide(const In *in)
+{
+    ax_acc f = ax_filter(nonzero, NULL, in->xs);
+    ax_acc r[2] = {f, ax_fold(ax_fn_add, NULL, ax_i32(0), ax_map(thousand_by, NULL, f))};
+    return ax_atuple(2, r);
+}
+
 /* ------------------------------------------------------------ running */
 
 typedef struct Cfg {
@@ -183,7 +234,7 @@ static void make_inputs(ax_ctx *cx, int64_t n, In *in)
 }
 
 /* Operations of a kind in the kernels dump: folds, fold1s, filters. */
-typedef struct Kinds { int fold, fold1, filter, map, generate; } Kinds;
+typedef struct Kinds { int fold, fold1, filter, map, generate, loop; } Kinds;
 
 static int count_of(const char *d, const char *what)
 {
@@ -211,6 +262,7 @@ static Out run_cfg(const Cfg *c, Build b, int64_t n, Kinds *kern)
         kern->filter = d ? count_of(d, "filter (\\") : -1;
         kern->map = d ? count_of(d, "= map (\\") : -1;
         kern->generate = d ? count_of(d, "= generate ") : -1;
+        kern->loop = d ? count_of(d, "= loop[") : -1;
         free(d);
     }
     ax_program *p = ax_compile(cx, a);
@@ -335,8 +387,10 @@ TEST(filters_fuse_into_folds_that_alone_read_them)
     CHECKF(on.filter == 0 && off.filter == 2 && on.fold == 1 && off.fold == 2,
            "filters into other folds: %d filters and %d folds with the planner, %d and %d without", on.filter,
            on.fold, off.filter, off.fold);
+    /* the filter read by the result and a fold: one loop makes both */
     kernel_counts(ff_shared, &on, &off);
-    CHECKF(on.filter == 1 && off.filter == 1, "a filter read twice: %d filters with the planner", on.filter);
+    CHECKF(on.filter == 0 && on.fold == 0 && on.loop == 1 && off.filter == 1 && off.fold == 1,
+           "a filter read twice: %d filters, %d folds and %d loops with the planner", on.filter, on.fold, on.loop);
     kernel_counts(ff_reversed, &on, &off);
     CHECKF(on.filter == 1 && off.filter == 1, "a filter read out of order: %d filters with the planner", on.filter);
 }
@@ -348,8 +402,40 @@ TEST(a_zip_read_by_several_consumers_is_not_made)
     agree("a zip read by two filters and a fold1", zip_readers, true);
     Kinds on, off;
     kernel_counts(zip_readers, &on, &off);
-    CHECKF(on.generate == 0 && off.generate == 1 && on.filter == 2,
-           "a zip read three times: %d generates with the planner, %d without", on.generate, off.generate);
+    CHECKF(on.generate == 0 && off.generate == 1 && on.filter == 0 && on.fold1 == 0 && on.loop == 1,
+           "a zip read three times: %d generates, %d filters, %d loops with the planner, %d generates without",
+           on.generate, on.filter, on.loop, off.generate);
+}
+
+TEST(loops_of_several_generators_agree)
+{
+    setup_data();
+    REQUIRE(xdata && ydata);
+    agree("a map and a fold", map_and_fold, false);
+    agree("a map read by a fold", map_read_by_fold, false);
+    agree("a map and folds along rows", map_fold_rows, false);
+    agree("filters and folds of a filter", filters_and_folds, false);
+    agree("a filter then a division", filter_then_divide, false);
+    Kinds on, off;
+    kernel_counts(map_and_fold, &on, &off);
+    CHECKF(on.loop == 1 && on.map == 0 && on.fold == 0 && off.fold == 1,
+           "a map and a fold: %d loops, %d maps, %d folds with the planner", on.loop, on.map, on.fold);
+    kernel_counts(map_read_by_fold, &on, &off);
+    CHECKF(on.loop == 1 && on.map == 0 && on.fold == 0 && off.map == 1 && off.fold == 1,
+           "a map read by a fold: %d loops, %d maps, %d folds with the planner; %d maps without", on.loop, on.map,
+           on.fold, off.map);
+    /* the row folds are siblings (one fold of a pair), in a loop with the
+     * map; the pair's two projections share a second, small one */
+    kernel_counts(map_fold_rows, &on, &off);
+    CHECKF(on.loop == 2 && on.fold == 0 && on.map == 0, "rows: %d loops, %d folds, %d maps with the planner",
+           on.loop, on.fold, on.map);
+    /* "last" of the filter stays a fold of its own (not a selection) */
+    kernel_counts(filters_and_folds, &on, &off);
+    CHECKF(on.loop == 1 && on.filter == 0 && on.fold == 1 && off.filter == 2 && off.fold == 3,
+           "filters and folds: %d loops, %d filters, %d folds with the planner", on.loop, on.filter, on.fold);
+    kernel_counts(filter_then_divide, &on, &off);
+    CHECKF(on.loop == 1 && on.filter == 0 && on.fold == 0, "a filter then a division: %d loops, %d folds",
+           on.loop, on.fold);
 }
 
 /* ------------------------------------------------------------ the plan stage */
@@ -416,16 +502,16 @@ static void plan_of(const char *prog, unsigned debug, char *clusters, size_t siz
 /* Small graphs whose best clustering is known by hand: one cluster per
  * loop of the hand-fused C (bench/baseline_planner.c), and seed 001's
  * example of a map that reads a fold's result (fusion-preventing: two
- * clusters).  QuickHull's two filters and the fold of one of them stay
- * apart: the greedy planner fuses a filter into a fold only when nothing
- * else reads the filter's output. */
+ * clusters).  QuickHull's two filters and the fold of one of them are
+ * one loop, as in the hand-fused C (its two passes: counting and folding,
+ * then placing; the zip of the points is copied into it, not made). */
 TEST(plan_stage_shows_the_clusters)
 {
     static const struct { const char *prog, *want; } golden[] = {
         {"normalise", "[[fold,fold],[map]]"},
         {"meanvar", "[[fold,fold]]"},
         {"filterfold", "[[filter,fold]]"},
-        {"quickhull", "[[generate],[filter],[fold],[filter]]"},
+        {"quickhull", "[[generate],[filter,fold,filter]]"},
         {"dotp", "[[fold]]"},
     };
     for (size_t i = 0; i < sizeof golden / sizeof *golden; i++) {

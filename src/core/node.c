@@ -20,7 +20,7 @@ static const char *const op_names[OP_NOPS] = {
     [OP_SCANREX] = "scanr'", [OP_FILTER] = "filter", [OP_STENCIL] = "stencil",
     [OP_STENCIL2] = "stencil2", [OP_ACOND] = "acond", [OP_AWHILE] = "awhile",
     [OP_ATUPLE] = "atuple", [OP_APROJ] = "aproj", [OP_TRANSFORM] = "transform",
-    [OP_DELAYED] = "delayed",
+    [OP_DELAYED] = "delayed", [OP_LOOP] = "loop",
 };
 
 const char *op_name(Op op) { return op < OP_NOPS && op_names[op] ? op_names[op] : "?"; }
@@ -91,4 +91,11 @@ int program_fresh_var(Program *p, const Type *t)
     }
     p->vartype[p->nvars] = t;
     return p->nvars++;
+}
+
+const Type *loop_comp_type(const Node *x, int comp)
+{
+    const Type *e = x->kid[0]->type->elt;
+    if (comp < 0) return e;
+    return e->kind == TY_TUPLE && comp < e->n ? e->elts[comp] : NULL;
 }

@@ -590,6 +590,7 @@ static Node *copy_node(C *c, const Node *n)
     x->arr = n->arr;
     x->sten = n->sten;
     x->slice = n->slice;
+    x->loop = n->loop;
     if (n->op == OP_LAM) {
         x->nparam = n->nparam;
         if (n->nparam > 0) {

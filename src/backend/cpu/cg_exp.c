@@ -767,6 +767,31 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
     return pre_add(g, c) ? c : NULL;
 }
 
+/* A let that names a position or index a range fact knows of (a copy, or
+ * ix(p) of a position p inside a vector's extent: a fused producer's
+ * element read at its own index) holds one too. */
+static void let_fact(G *g, const Node *let)
+{
+    const Node *b = let->kid[0];
+    int f = -1;
+    bool lin = true;
+    if (b->op == OP_VAR) {
+        f = fact_of(g, b);
+        if (f >= 0) lin = g->fact[f].lin;
+    } else if (b->op == OP_IXCONS && b->n == 1) {
+        f = fact_of(g, b->kid[0]);
+        if (f < 0 || !g->fact[f].lin || g->fact[f].pos || cg_slot_type(g->cn, g->fact[f].slot)->rank != 1) return;
+        lin = false;
+    }
+    if (f < 0 || g->nfact >= (int)(sizeof g->fact / sizeof *g->fact)) return;
+    for (int k = 0; k < g->nfact; k++)
+        if (g->fact[k].id == let->id) return;
+    g->fact[g->nfact] = g->fact[f];
+    g->fact[g->nfact].id = let->id;
+    g->fact[g->nfact].lin = lin;
+    g->nfact++;
+}
+
 static Val gen_index(G *g, const Node *e)
 {
     int slot = cg_free_slot(g->cn, e->kid[0]);
@@ -1418,6 +1443,7 @@ Val cg_exp(G *g, const Node *e)
         /* A chain of lets in a loop (long chains must not use the stack). */
         while (e->op == OP_LET && !g->failed) {
             g->env[e->id] = cg_exp(g, e->kid[0]);
+            let_fact(g, e);
             e = e->kid[1];
         }
         return cg_exp(g, e);
