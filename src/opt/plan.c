@@ -1428,6 +1428,16 @@ static void walk(Pl *s, Node **slot, int depth)
     bool *done = ax__calloc((size_t)(nl ? nl : 1), sizeof *done);
     int *m = ax__malloc(sizeof *m * (size_t)(nl ? nl : 1));
     if (!done || !m) oom(s);
+    /* (folds of a filter's output that others read too are left to the
+     * filter's loop below, each a reduction of its own) */
+    for (int k = 0; k < nl && done; k++) {
+        const Node *f = lets[k]->kid[0], *o = is_fold(f) ? fold_opd(f) : NULL;
+        int a = !o ? -1 : o->op == OP_AVAR ? o->id
+                : o->op == OP_DELAYED && o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR
+                    ? o->kid[0]->kid[0]->id : -1;
+        for (int j = 0; j < k && a >= 0; j++)
+            if (lets[j]->id == a && lets[j]->kid[0]->op == OP_FILTER) done[k] = true;
+    }
     for (int k = 0; k < nl && !s->failed; k++) {
         const Node *f = lets[k]->kid[0];
         if (done[k] || !is_fold(f)) continue;
