@@ -293,6 +293,13 @@ struct ax_node {
 
 bool op_is_array(Op op);      /* array stratum */
 const char *op_name(Op op);
+/* An epilogue (the planner's, src/opt/plan.c): x is `map f c` marked so
+ * (Node.a = MAP_EPILOGUE) with c a fold or a scan of one result written
+ * right there, not let-bound; the backends run c's kernels applying f as
+ * they store (no pass over c's result), and c counts as x's kernel.  c,
+ * or NULL. */
+#define MAP_EPILOGUE 1
+const Node *ir_epilogue(const Node *x);
 /* The type of component comp (-1: the whole) of a LOOP's space element,
  * or NULL when there is no such component. */
 const Type *loop_comp_type(const Node *x, int comp);

@@ -1278,6 +1278,56 @@ static void loops(Pl *s, Node **slot)
     free(lets);
 }
 
+/* ------------------------------------------------------------ epilogues */
+
+/* A map over the result of a fold or a scan that nothing else reads
+ * becomes that consumer's epilogue: the consumer moves into the map's
+ * operand (not let-bound; src/backend/cpu/codegen.c ir_epilogue: its
+ * kernels apply the map's function as they store each result, so there is
+ * no pass over the consumer's result).  A map over a stencil's result
+ * that nothing else reads becomes the stencil of the two functions
+ * composed. */
+static void epilogues(Pl *s, Node **slot)
+{
+    int nl;
+    Node **lets = collect(s, slot, &nl);
+    if (!lets) return;
+    recount(s);
+    for (int k = 1; k < nl && !s->failed; k++) {
+        Node *t = lets[k]->kid[0];
+        if (t->op != OP_MAP || t->kid[1]->op != OP_AVAR || s->uses[t->kid[1]->id] != 1) continue;
+        int a = t->kid[1]->id, j = k - 1;
+        while (j >= 0 && lets[j]->id != a) j--;
+        if (j < 0) continue;
+        Node *c = lets[j]->kid[0];
+        switch (c->op) {
+        case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1:
+            t->kid[1] = c;
+            t->a = MAP_EPILOGUE;
+            note(s, "map a%d applied as %s a%d stores its results", lets[k]->id, op_name(c->op), a);
+            break;
+        case OP_STENCIL: case OP_STENCIL2: {
+            Node *f = cp(s, c->kid[0], 0), *st = node_clone(s->ar, c);
+            if (!f || !st) return (void)oom(s), free(lets);
+            f->kid[0] = apply1(s, t->kid[0], f->kid[0]);
+            if (!f->kid[0]) break;
+            f->type = f->kid[0]->type;
+            st->kid[0] = f;
+            st->type = t->type;
+            lets[k]->kid[0] = st;
+            note(s, "map a%d composed into the stencil a%d", lets[k]->id, a);
+            break;
+        }
+        default:
+            continue;
+        }
+        join(s, a, lets[k]->id);
+        removed(s, a);
+        splice_out(slot, lets[j]);
+    }
+    free(lets);
+}
+
 /* ------------------------------------------------------------ walking chains */
 
 static void walk(Pl *s, Node **slot, int depth);
@@ -1485,6 +1535,8 @@ static void walk(Pl *s, Node **slot, int depth)
     free(lets);
     /* multi-generator loops: what the steps above left over one space */
     if (!s->failed) loops(s, slot);
+    /* maps over a fold's, a scan's or a stencil's result: as they store */
+    if (!s->failed) epilogues(s, slot);
 }
 
 int opt_plan(ax_ctx *cx, Program *p, PlanLog *log)

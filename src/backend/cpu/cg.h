@@ -113,6 +113,10 @@ typedef struct CgFree {
 /* What the executor needs to know about one array operation. */
 typedef struct CgNode {
     const Node *x;            /* NULL: the number is not an operation with code */
+    const Node *top;          /* the node the host walk runs (x, or a map whose
+                                 function is x's epilogue: ir_epilogue) */
+    const Node *epi;          /* NULL, or the map's function: applied to each of
+                                 x's results as it is stored (output slot 0) */
     int nout, nopd, nfree, nslot;
     int *opd_kid;             /* operand i is x->kid[opd_kid[i]] */
     CgFree *free;

@@ -603,10 +603,10 @@ bool cg_free_ident(const Node *a, int *id, int *off, const Node **use) { return 
 
 const Type *cg_slot_type(const CgNode *cn, int s)
 {
-    const Node *x = cn->x;
+    const Node *x = cn->x, *t = cn->top ? cn->top : x;
     if (s < cn->nout) {
-        if (x->type->kind == TY_ARRAYS) return x->type->elts[s];
-        return x->type;
+        if (t->type->kind == TY_ARRAYS) return t->type->elts[s];
+        return t->type;
     }
     s -= cn->nout;
     if (s < cn->nopd) return x->kid[cn->opd_kid[s]]->type;

@@ -142,6 +142,14 @@ static Val read_ix(G *g, int i, Val ix)
 
 static void store(G *g, int slot, const Type *elt, const char *pos, Val v)
 {
+    if (slot == 0 && g->cn->epi) {
+        /* the epilogue, as the result is stored (ir_epilogue) */
+        const char *was = g->pos;
+        g->pos = pos;
+        v = cg_apply(g, g->cn->epi, &v, 1);
+        g->pos = was;
+        elt = cg_slot_type(g->cn, 0)->elt;
+    }
     for (int k = 0; k < elt->width && k < v.n; k++) cg_line(g, "a%d_%d[%s] = %s;", slot, k, pos, v.v[k]);
 }
 

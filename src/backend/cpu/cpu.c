@@ -791,10 +791,11 @@ static ax_array **free_array(Ex *ex, const CgFree *f)
 static int op_begin(Ex *ex, const Node *x, Op1 *o)
 {
     memset(o, 0, sizeof *o);
-    o->x = x;
     if ((unsigned)x->num >= (unsigned)ex->pp->cg->nnodes) return malformed(ex, x, "not numbered");
     const CgNode *cn = o->cn = &ex->pp->cg->nodes[x->num];
-    if (cn->x != x) return malformed(ex, x, "no generated code");
+    if (!cn->x || cn->top != x) return malformed(ex, x, "no generated code");
+    x = cn->x;   /* an epilogue's consumer (ir_epilogue) */
+    o->x = x;
     o->k = ex->pp->k[x->num];
     o->th = ex->pp->th[x->num];
     int ns = cn->nslot;
@@ -968,7 +969,7 @@ __attribute__((noinline)) static int ex_fold(Ex *ex, const Node *x, Op1 *o)
     const AxArg *src = opd(o, 0);
     if (src->rank < 1) return malformed(ex, x, "rank 0");
     int64_t n = src->shape[src->rank - 1];
-    if (out_alloc(ex, o, 0, elt, src->rank - 1, src->shape)) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, src->rank - 1, src->shape)) return -1;
     int64_t rows = o->args[0].size;
     if (rows == 0) return 0;
     if (!z && n == 0)
@@ -1097,7 +1098,7 @@ __attribute__((noinline)) static int ex_scan(Ex *ex, const Node *x, Op1 *o)
     int64_t ext = n + (z && !exl), sh[AX_MAX_RANK];
     memcpy(sh, src->shape, sizeof *sh * (size_t)r);
     sh[r - 1] = ext;
-    if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, r, sh)) return -1;
     if (exl && out_alloc(ex, o, 1, elt, r - 1, src->shape)) return -1;
     int64_t rows = exl ? o->args[1].size : ext > 0 ? o->args[0].size / ext : 0;
     if (rows == 0 || (!z && n == 0)) return 0;
@@ -1317,6 +1318,7 @@ static int ex_op(Ex *ex, const Node *x, ax_array **out)
 {
     Op1 o;
     int rc = op_begin(ex, x, &o);   /* evaluates the operands */
+    if (rc == 0) x = o.x;           /* (an epilogue's consumer: ir_epilogue) */
     /* AXLE_DEBUG=profile: each operation's own time (its allocations
      * included), with the number `axle dump --stage c` shows. */
     bool prof = (ex->cx->opt.debug & AX_DEBUG_PROFILE) != 0;

@@ -503,10 +503,10 @@ static void set_slot(GOp *o, int s, ax_array *a)
 static int op_begin(GEx *ex, const Node *x, GOp *o)
 {
     memset(o, 0, sizeof *o);
-    o->x = x;
     if ((unsigned)x->num >= (unsigned)ex->gp->cg->nnodes) return host_malformed(&ex->h, x, "not numbered");
     const CgNode *cn = o->cn = &ex->gp->cg->nodes[x->num];
-    if (cn->x != x) return host_malformed(&ex->h, x, "no generated code");
+    if (!cn->x || cn->top != x) return host_malformed(&ex->h, x, "no generated code");
+    o->x = x = cn->x;   /* an epilogue's consumer (ir_epilogue) */
     int ns = cn->nslot;
     o->arr = ax__calloc((size_t)ns + 1, sizeof *o->arr);
     o->slot = ax__calloc((size_t)ns + 1, sizeof *o->slot);
@@ -738,7 +738,7 @@ static int ex_fold(GEx *ex, const Node *x, GOp *o)
     int src = o->cn->nout, r = x->kid[o->cn->opd_kid[0]]->type->rank;
     if (r < 1) return host_malformed(&ex->h, x, "rank 0");
     int64_t n = o->shape[src][r - 1];
-    if (out_alloc(ex, o, 0, elt, r - 1, o->shape[src])) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, r - 1, o->shape[src])) return -1;
     int64_t rows = o->size[0];
     if (rows == 0) return 0;
     if (!z && n == 0)
@@ -826,7 +826,7 @@ static int ex_scan(GEx *ex, const Node *x, GOp *o)
     int64_t ext = n + (z && !exl), sh[AX_MAX_RANK];
     memcpy(sh, o->shape[src], sizeof *sh * (size_t)r);
     sh[r - 1] = ext;
-    if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, r, sh)) return -1;
     if (exl && out_alloc(ex, o, 1, elt, r - 1, o->shape[src])) return -1;
     int64_t rows = exl ? o->size[1] : ext > 0 ? o->size[0] / ext : 0;
     if (rows == 0 || (!z && n == 0)) return 0;
@@ -1015,6 +1015,7 @@ static int ex_op(GEx *ex, const Node *x, ax_array **out)
 {
     GOp o;
     int rc = op_begin(ex, x, &o);
+    if (rc == 0) x = o.x;   /* (an epilogue's consumer: ir_epilogue) */
     bool prof = (ex->cx->opt.debug & AX_DEBUG_PROFILE) != 0;
     double t0 = prof ? now_ms() : 0;
     if (rc == 0) {
