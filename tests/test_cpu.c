@@ -1466,6 +1466,9 @@ static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, 
     o.cache_dir = dir;
     o.progress = progress;
     o.progress_arg = arg;
+    /* kernels apart (the planner would make the tests' maps of one array
+     * one loop) */
+    o.debug = AX_DEBUG_NO_PLANNER;
     return ax_ctx_new(&o);
 }
 

@@ -123,8 +123,10 @@ typedef enum Prim {
     P_FLOOR, P_CEIL, P_ROUND, P_TRUNC,
     /* conversions (node type is the target) */
     P_CVT, P_BITCAST,
-    /* shapes: SIZE(sh)->i64, TOLIN(sh, ix)->i64, FROMLIN(sh, i64)->ix */
-    P_SHAPESIZE, P_TOLIN, P_FROMLIN,
+    /* shapes: SIZE(sh)->i64, TOLIN(sh, ix)->i64, FROMLIN(sh, i64)->ix;
+     * RESHAPE(sh', sh)->sh': sh' when its size is sh's, else a fault (a
+     * fused reshape's check, src/opt/fusion.c; made by no builder) */
+    P_SHAPESIZE, P_TOLIN, P_FROMLIN, P_RESHAPE,
     P_NPRIM
 } Prim;
 

@@ -73,7 +73,9 @@ enum {
     SITE_BACKPERMUTE,  /* ax_backpermute (and transform): ix, shape */
     SITE_PERMUTE,      /* ax_permute's target: ix, shape */
     SITE_PRIM,         /* a primitive (aux: Prim): division by zero, shape size */
-    SITE_EMPTY         /* fold1 of an empty row/segment (aux: segment or -1) */
+    SITE_EMPTY,        /* fold1 of an empty row/segment (aux: segment or -1) */
+    SITE_RESHAPE       /* a fused reshape's sizes (P_RESHAPE): ix the new shape
+                          (aux: its rank), shape the array's */
 };
 
 /* ------------------------------------------------- program description */

@@ -636,6 +636,15 @@ __attribute__((noinline, cold)) static int report(Ex *ex, const AxErr *e)
         return fail(ex, AX_ERR_INDEX, "ax_at_linear: position %" PRId64 " out of bounds for shape (%s) (%" PRId64
                     " elements)", e->ix[0], b, n);
     }
+    case SITE_RESHAPE: {
+        int r1 = e->aux < 0 ? 0 : e->aux > AX_MAX_RANK ? AX_MAX_RANK : e->aux;
+        int64_t n1 = shape_size_checked(ex->cx, "ax_reshape", r1, e->ix), n0 = 1;
+        if (n1 < 0) return -1;   /* (the message is the interpreter's) */
+        for (int d = 0; d < r; d++) n0 *= e->shape[d];
+        fmt_ints(a, sizeof a, r1, e->ix);
+        return fail(ex, AX_ERR_SHAPE, "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
+                    " elements)", b, n0, a, n1);
+    }
     case SITE_PRIM: {
         const char *name = (unsigned)e->aux < P_NPRIM ? prim_info[e->aux].api : "a primitive";
         if (e->code == AX_ERR_DIVZERO) return fail(ex, AX_ERR_DIVZERO, "%s: integer division by zero", name);

@@ -149,6 +149,24 @@ static int prim_fail(Interp *in, Prim p, int st)
     }
 }
 
+/* A fused reshape's check failed (P_RESHAPE: the new shape, then the
+ * array's): op_reshape's messages. */
+static int reshape_fail(Interp *in, const Type *const *argt, const Scalar *args)
+{
+    int r1 = argt[0]->n, r0 = argt[1]->n;
+    int64_t sh1[AX_MAX_RANK], sh0[AX_MAX_RANK], n0 = 1;
+    for (int d = 0; d < r1 && d < AX_MAX_RANK; d++) sh1[d] = args[d].i;
+    for (int d = 0; d < r0 && d < AX_MAX_RANK; d++) n0 *= (sh0[d] = args[r1 + d].i);
+    int64_t n1 = shape_size_checked(in->cx, "ax_reshape", r1, sh1);
+    if (n1 < 0) return -1;
+    char a[256], b[256];
+    fmt_ints(a, sizeof a, r0, sh0);
+    fmt_ints(b, sizeof b, r1, sh1);
+    return fail(in, AX_ERR_SHAPE,
+                "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64 " elements)",
+                a, n0, b, n1);
+}
+
 /* --------------------------------------------------------- scratch stack */
 
 static Chunk *chunk_new(size_t cap)
@@ -439,7 +457,8 @@ static int ev_prim(Interp *in, const Node *e, Scalar *out)
         /* a test's differential run: the CPU backend's maths (mvec.h) */
     } else if (rc == 0) {
         int st = prim_eval(p, argt, args, e->type, out);
-        if (st) rc = prim_fail(in, p, st);
+        if (st && p == P_RESHAPE) rc = reshape_fail(in, argt, args);
+        else if (st) rc = prim_fail(in, p, st);
     }
     srelease(in, m);
     return rc;
