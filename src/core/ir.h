@@ -302,6 +302,13 @@ const char *op_name(Op op);
  * or NULL. */
 #define MAP_EPILOGUE 1
 const Node *ir_epilogue(const Node *x);
+/* A selection operator, \a b -> if c then a else b (*keep_then: the
+ * first operand is kept when c holds; may be NULL) or then b else a: its
+ * result is always one of its operands (max, min, argmax by a key), so a
+ * reduction replaces its accumulator, or does not, as c says (a branch,
+ * rarely taken by a running maximum, rather than a chain of selects).
+ * Its condition c, else NULL. */
+const Node *ir_selection(const Node *f, bool *keep_then);
 /* The type of component comp (-1: the whole) of a LOOP's space element,
  * or NULL when there is no such component. */
 const Type *loop_comp_type(const Node *x, int comp);

@@ -111,3 +111,15 @@ const Node *ir_epilogue(const Node *x)
         return NULL;
     }
 }
+
+const Node *ir_selection(const Node *f, bool *keep_then)
+{
+    if (!f || f->op != OP_LAM || f->nparam != 2 || f->n < 1 || f->kid[0]->op != OP_COND) return NULL;
+    const Node *c = f->kid[0], *t = c->kid[1], *e = c->kid[2];
+    int a = f->param[0]->id, b = f->param[1]->id;
+    if (t->op != OP_VAR || e->op != OP_VAR) return NULL;
+    bool keep = t->id == a && e->id == b;
+    if (!keep && !(t->id == b && e->id == a)) return NULL;
+    if (keep_then) *keep_then = keep;
+    return c->kid[0];
+}

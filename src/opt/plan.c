@@ -872,18 +872,6 @@ static bool loop_member(const Node *t, Mem *m)
     return true;
 }
 
-/* A selection operator: \a b -> if c then a else b (or then b else a),
- * its result always one of its operands (max, min, argmax by a key):
- * z op (z op x) = z op x, so chunks of a fold may each start from z, and
- * an accumulator is replaced only when c says so (cg_skel.c). */
-static bool is_selection(const Node *f)
-{
-    if (!f || f->op != OP_LAM || f->nparam != 2 || f->kid[0]->op != OP_COND) return false;
-    const Node *c = f->kid[0], *t = c->kid[1], *e = c->kid[2];
-    int a = f->param[0]->id, b = f->param[1]->id;
-    return t->op == OP_VAR && e->op == OP_VAR && ((t->id == a && e->id == b) || (t->id == b && e->id == a));
-}
-
 /* Is j (a fold) a fold of filter member f's output, reading it at its own
  * position only, of a rank-1 filter, that can join f's loop? */
 static bool fold_of_filter(const Mem *j, const Mem *f)
@@ -903,7 +891,7 @@ static bool fold_of_filter(const Mem *j, const Mem *f)
     }
     Prim ops[16];
     if (known_lam(j->t->kid[0], ops, 16)) return true;
-    return j->t->op == OP_FOLD && is_selection(j->t->kid[0]) && is_const_term(j->t->kid[1], 0);
+    return j->t->op == OP_FOLD && ir_selection(j->t->kid[0], NULL) && is_const_term(j->t->kid[1], 0);
 }
 
 static int space_rank(const Mem *m) { return m->opd ? m->opd->type->rank : m->t->type->rank; }

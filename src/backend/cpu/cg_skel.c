@@ -1714,26 +1714,7 @@ typedef struct LoopG {
 
 enum { LE_INIT, LE_STEP, LE_LANE0, LE_LANE };
 
-/* A selection operator (plan.c is_selection): \a b -> if c then a else b
- * (*keep_then: the accumulator a is kept when c holds) or then b else a;
- * its condition c, else NULL. */
-static const Node *sel_cond(const Node *f, bool *keep_then)
-{
-    if (!f || f->op != OP_LAM || f->nparam != 2 || f->kid[0]->op != OP_COND) return NULL;
-    const Node *c = f->kid[0], *t = c->kid[1], *e = c->kid[2];
-    int a = f->param[0]->id, b = f->param[1]->id;
-    if (t->op != OP_VAR || e->op != OP_VAR) return NULL;
-    if (t->id == a && e->id == b) {
-        if (keep_then) *keep_then = true;
-        return c->kid[0];
-    }
-    if (t->id == b && e->id == a) {
-        if (keep_then) *keep_then = false;
-        return c->kid[0];
-    }
-    return NULL;
-}
-
+/* The leaves of component comp (-1: all) of the space's element x. */
 static Val loop_comp(G *g, Val x, int comp)
 {
     const Node *sp = opd_node(g->cn, 0);
@@ -1764,14 +1745,14 @@ static void loop_elem(G *g, LoopG *L, const char *pos, int mode, const char *l)
         case LOOP_REDUCE: {
             Val acc = cg_slice(L->acc, L->roff[q], ct->width);
             const Node *f = x->kid[gn->op];
-            if (gn->pred >= 0 || ((mode == LE_STEP) && sel_cond(f, NULL))) {
+            if (gn->pred >= 0 || ((mode == LE_STEP) && ir_selection(f, NULL))) {
                 /* a selection operator: the accumulator replaced or not,
                  * a branch (taken rarely by a running max) rather than a
                  * dependency through selects; a conditional one counts
                  * only the elements its predicate keeps, from none
                  * (hv: whether it has one yet) */
                 bool keep_then;
-                const Node *cnd = sel_cond(f, &keep_then);
+                const Node *cnd = ir_selection(f, &keep_then);
                 if (!cnd) return cg_fail(g, "cpu codegen: a conditional reduction without a selection operator");
                 if (mode == LE_INIT && gn->pred < 0) {
                     cg_assign(g, acc, c);
