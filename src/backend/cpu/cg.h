@@ -412,6 +412,9 @@ bool cg_has_z(Op op);
  * tests, through rb<q> + j + o<q>_<k>; else the boundary rule per
  * coordinate), and their number in *nargs. */
 Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs);
+/* The leaves of component comp (-1: all) of a loop's space element x
+ * (ir.h Loop). */
+Val cg_loop_comp(G *g, Val x, int comp);
 /* A fresh i64 local for e unless e is an atom. */
 const char *cg_atom(G *g, const char *e);
 

@@ -2114,6 +2114,7 @@ bool cg_comm_leaf(const Node *e, const Node *x, const Node *y, int k, int w, Pri
 bool cg_has_z(Op op) { return has_z(op); }
 Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs) { return sten_args(g, interior, ix, j, nargs); }
 const char *cg_atom(G *g, const char *e) { return atom(g, e); }
+Val cg_loop_comp(G *g, Val x, int comp) { return loop_comp(g, x, comp); }
 
 void cg_producer_elem(G *g, bool lin, Val ix, const char *pos)
 {

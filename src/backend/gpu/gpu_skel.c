@@ -1171,13 +1171,6 @@ static void emit_filter(G *g)
  * with its right one, as the fold's) and the filters' counts.  comb: the
  * fold's, per reduction.  scatter: the filter's tiles, a scan of the kept
  * flags per filter. */
-static Val gl_comp(G *g, const Node *x, Val v, int comp)
-{
-    if (comp < 0) return v;
-    const Type *e = x->kid[0]->type->elt;
-    return cg_slice(v, ty_leaf_offset(e, comp), e->elts[comp]->width);
-}
-
 static void emit_loop(G *g)
 {
     CgNode *cn = (CgNode *)g->cn;
@@ -1243,14 +1236,14 @@ static void emit_loop(G *g)
     for (int q = 0; q < ng; q++) {
         const LoopGen *gn = &lp->gen[q];
         const Type *ct = loop_comp_type(x, gn->comp);
-        Val c = gl_comp(g, x, v, gn->comp);
+        Val c = cg_loop_comp(g, v, gn->comp);
         if (gn->kind == LOOP_COLLECT) {
             cg_store(g, q, ct, "j", c);
         } else if (gn->kind == LOOP_FILTER) {
-            cg_line(g, "c%d += (i64)%s;", q, gl_comp(g, x, v, gn->pred).v[0]);
+            cg_line(g, "c%d += (i64)%s;", q, cg_loop_comp(g, v, gn->pred).v[0]);
         } else {
             if (gn->pred >= 0) {
-                cg_line(g, "if (%s) {", gl_comp(g, x, v, gn->pred).v[0]);
+                cg_line(g, "if (%s) {", cg_loop_comp(g, v, gn->pred).v[0]);
                 open_(g);
             }
             accumulate(g, x->kid[gn->op], ct, cg_slice(acc, roff[q], ct->width), cg_fmt(g, "have%d", q), c);
@@ -1378,7 +1371,7 @@ static void emit_loop(G *g)
         for (int q = 0; q < ng; q++) {
             const LoopGen *gn = &lp->gen[q];
             if (gn->kind != LOOP_FILTER) continue;
-            cg_line(g, "const u8 keep%d = i < hi && %s;", q, gl_comp(g, x, v, gn->pred).v[0]);
+            cg_line(g, "const u8 keep%d = i < hi && %s;", q, cg_loop_comp(g, v, gn->pred).v[0]);
             cg_line(g, "shc%d_[ax_lid] = keep%d;", q, q);
         }
         cg_line(g, "ax_barrier();");
@@ -1397,7 +1390,7 @@ static void emit_loop(G *g)
             cg_line(g, "if (keep%d) {", q);
             open_(g);
             cg_store(g, q, loop_comp_type(x, gn->comp), cg_fmt(g, "run%d + shc%d_[ax_lid] - 1", q, q),
-                     gl_comp(g, x, v, gn->comp));
+                     cg_loop_comp(g, v, gn->comp));
             close_(g);
             cg_line(g, "run%d += shc%d_[AX_WG - 1];", q, q);
         }
