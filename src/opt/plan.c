@@ -948,16 +948,6 @@ static bool reads_member_ok(const Mem *j, const Mem *m)
            reads_at(lin->kid[0], a, lin->param[0]->id, 0);
 }
 
-/* The arrays a term reads (variables, and use nodes by their array). */
-static bool shares_input(const Node *x, const Node *y, int depth)
-{
-    if (!x || depth > 64) return false;
-    if (x->op == OP_AVAR && occurrences(y, x->id, 0)) return true;
-    for (int k = 0; k < x->n; k++)
-        if (shares_input(x->kid[k], y, depth + 1)) return true;
-    return false;
-}
-
 /* Member m's element at position i (lin) or index ix, with reads of the
  * earlier members' arrays as their elements (s->rdv). */
 static Node *member_elem(Pl *s, const Mem *m, Node *at, bool lin)
@@ -1175,6 +1165,47 @@ static void bind_results(Pl *s, Node **slot)
     if (body) *bp = body;
 }
 
+/* The array variables term x reads, each once (seen: per id, the stamp
+ * of the last term that listed it), appended to *v. */
+static void reads_of(Pl *s, const Node *x, int stamp, int *seen, int **v, int *n, int *cap, int depth)
+{
+    while (x && !s->failed && depth <= OPT_MAX_DEPTH) {
+        if (x->op == OP_AVAR && x->id < s->capsub && seen[x->id] != stamp) {
+            seen[x->id] = stamp;
+            if (*n == *cap) {
+                int c = *cap ? *cap * 2 : 64, *w = ax__realloc(*v, sizeof *w * (size_t)c);
+                if (!w) return (void)oom(s);
+                *v = w, *cap = c;
+            }
+            (*v)[(*n)++] = x->id;
+        }
+        bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
+        for (int i = 0; i < x->n - (chain ? 1 : 0); i++) reads_of(s, x->kid[i], stamp, seen, v, n, cap, depth + 1);
+        x = chain ? x->kid[1] : NULL;
+    }
+}
+
+/* Adds to inside[g] the reads in x of group member g's array (gidx: per
+ * let of the chain, its place in the group or -1; pos: per variable, its
+ * let), in one walk. */
+static void count_member_reads(const Node *x, const int *pos, int nv, const int *gidx, const Mem *grp, int *inside,
+                               int depth)
+{
+    while (x && depth <= OPT_MAX_DEPTH) {
+        int q = x->op == OP_AVAR && x->id >= 0 && x->id < nv ? pos[x->id] : -1;
+        if (q >= 0 && gidx[q] >= 0 && grp[gidx[q]].id == x->id) inside[gidx[q]]++;
+        bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
+        for (int i = 0; i < x->n - (chain ? 1 : 0); i++)
+            count_member_reads(x->kid[i], pos, nv, gidx, grp, inside, depth + 1);
+        x = chain ? x->kid[1] : NULL;
+    }
+}
+
+/* How far ahead of a loop's first member its other members are sought:
+ * members are lets of one chain, and a chain of many lets (a long
+ * program) must not cost its square. */
+enum { LOOP_WINDOW = 128, LOOP_MAX = 64 };
+
 static void loops(Pl *s, Node **slot)
 {
     int nl;
@@ -1182,17 +1213,31 @@ static void loops(Pl *s, Node **slot)
     if (s->failed) return;
     Node **lets = collect(s, slot, &nl);
     if (!lets) return;
-    Mem *cand = ax__malloc(sizeof *cand * (size_t)(nl + 1));
-    Mem *grp = ax__malloc(sizeof *grp * (size_t)(nl + 1));
+    Mem *grp = ax__malloc(sizeof *grp * (size_t)(LOOP_MAX + 1));
     bool *used = ax__calloc((size_t)nl + 1, sizeof *used);
-    if (!cand || !grp || !used) oom(s);
+    /* per let: the variables its term reads (rd[rs[k] .. rs[k + 1])); per
+     * variable: the let binding it in this chain (pos, -1 if none), the
+     * group's stamp when a member reads it (gmark) */
+    int *rs = ax__malloc(sizeof *rs * (size_t)(nl + 1)), *rd = NULL, nrd = 0, caprd = 0;
+    int nv = s->capsub;
+    int *seen = ax__malloc(sizeof *seen * (size_t)nv), *pos = ax__malloc(sizeof *pos * (size_t)nv);
+    int *gmark = ax__calloc((size_t)nv, sizeof *gmark), *gidx = ax__malloc(sizeof *gidx * (size_t)(nl + 1));
+    if (!grp || !used || !rs || !seen || !pos || !gmark || !gidx) oom(s);
+    for (int i = 0; i < nv && !s->failed; i++) seen[i] = -1, pos[i] = -1;
     for (int k = 0; k < nl && !s->failed; k++) {
-        if (used[k] || !loop_member(lets[k]->kid[0], &cand[k])) continue;
-        int nm = 0;
-        Mem m0 = cand[k];
-        m0.k = k, m0.id = lets[k]->id;
-        grp[nm++] = m0;
-        for (int j = k + 1; j < nl && nm < 64; j++) {
+        rs[k] = nrd;
+        reads_of(s, lets[k]->kid[0], k, seen, &rd, &nrd, &caprd, 0);
+        if (lets[k]->id < nv) pos[lets[k]->id] = k;
+        gidx[k] = -1;
+    }
+    if (!s->failed) rs[nl] = nrd, recount(s);
+    for (int k = 0; k < nl && !s->failed; k++) {
+        if (used[k] || !loop_member(lets[k]->kid[0], &grp[0])) continue;
+        int nm = 1, stamp = k + 1;
+        grp[0].k = k, grp[0].id = lets[k]->id;
+        gidx[k] = 0;
+        for (int r = rs[k]; r < rs[k + 1]; r++) gmark[rd[r]] = stamp;
+        for (int j = k + 1; j < nl && j <= k + LOOP_WINDOW && nm < LOOP_MAX; j++) {
             Mem mj;
             if (used[j] || !loop_member(lets[j]->kid[0], &mj)) continue;
             mj.k = j, mj.id = lets[j]->id;
@@ -1206,9 +1251,9 @@ static void loops(Pl *s, Node **slot)
                 const Node *o = mj.opd, *e = o->op == OP_DELAYED ? o->kid[0] : NULL;
                 int a = o->op == OP_AVAR ? o->id
                         : e && e->op == OP_SHAPE && e->kid[0]->op == OP_AVAR ? e->kid[0]->id : -1;
-                for (int g = 0; g < nm && a >= 0; g++)
-                    if (grp[g].id == a && grp[g].kind == LOOP_COLLECT && space_rank(&mj) == space_rank(&grp[0]))
-                        over_member = true;
+                int q = a >= 0 && a < nv ? pos[a] : -1;
+                over_member = q >= k && q < j && gidx[q] >= 0 && grp[gidx[q]].id == a &&
+                              grp[gidx[q]].kind == LOOP_COLLECT && space_rank(&mj) == space_rank(&grp[0]);
             }
             if (via >= 0) {
                 Prim ops[16];
@@ -1218,35 +1263,38 @@ static void loops(Pl *s, Node **slot)
                 continue;
             }
             if (mj.kind == LOOP_FILTER && space_rank(&mj) != 1) continue;
+            /* it reads no let bound since the group's first but members,
+             * those at its own position only; and shares an input with
+             * the group or reads a member */
             bool ok = true, linked = false;
-            for (int q = k; q < j && ok; q++) {
-                int in = -1;
-                for (int g = 0; g < nm; g++)
-                    if (grp[g].k == q) in = g;
-                if (in < 0) ok = !occurrences(mj.t, lets[q]->id, 0);
+            for (int r = rs[j]; r < rs[j + 1] && ok; r++) {
+                int id = rd[r], q = pos[id];
+                if (gmark[id] == stamp) linked = true;
+                if (q < k || q >= j) continue;
+                int in = gidx[q] >= 0 && !used[q] ? gidx[q] : -1;
+                if (in < 0) ok = false;
                 else if (in == mj.via) linked = true;
-                else if (occurrences(mj.t, lets[q]->id, 0)) ok = reads_member_ok(&mj, &grp[in]), linked = true;
+                else ok = reads_member_ok(&mj, &grp[in]), linked = true;
             }
-            for (int g = 0; g < nm && ok && !linked; g++) linked = shares_input(grp[g].t, mj.t, 0);
-            if (ok && linked) grp[nm++] = mj;
+            if (!ok || !linked) continue;
+            gidx[j] = nm;
+            grp[nm++] = mj;
+            for (int r = rs[j]; r < rs[j + 1]; r++) gmark[rd[r]] = stamp;
+        }
+        /* a collect that only later members read, at their positions,
+         * is not made (the counts are the chain's: a loop made above it
+         * reads nothing bound here) */
+        int ngen = 0, inside[LOOP_MAX];
+        memset(inside, 0, sizeof inside);
+        for (int h = 1; h < nm && nm >= 2; h++) count_member_reads(grp[h].t, pos, nv, gidx, grp, inside, 0);
+        for (int g = 0; g < nm; g++) {
+            gidx[grp[g].k] = -1;
+            grp[g].drop = grp[g].kind == LOOP_COLLECT && inside[g] == s->uses[grp[g].id];
+            ngen += !grp[g].drop;
         }
         if (nm < 2) continue;
-        /* a collect that only later members read, at their positions,
-         * is not made */
-        recount(s);
-        int ngen = 0;
-        bool filters_1 = true;
-        for (int g = 0; g < nm; g++) {
-            if (grp[g].kind == LOOP_COLLECT) {
-                int inside = 0;
-                for (int h = g + 1; h < nm; h++) inside += occurrences(grp[h].t, grp[g].id, 0);
-                grp[g].drop = inside == s->uses[grp[g].id];
-            }
-            ngen += !grp[g].drop;
-            if (grp[g].kind == LOOP_FILTER && space_rank(&grp[g]) != 1) filters_1 = false;
-        }
-        if (ngen < 2 || !filters_1) continue;
-        int ids[64];
+        if (ngen < 2) continue;
+        int ids[LOOP_MAX];
         for (int g = 0; g < nm; g++) ids[g] = grp[g].id, used[grp[g].k] = true;
         if (!make_loop(s, slot, lets, grp, nm)) break;
         char buf[256];
@@ -1260,9 +1308,14 @@ static void loops(Pl *s, Node **slot)
         }
         join(s, lets[grp[0].k]->id, ids[0]);
     }
-    free(cand);
     free(grp);
     free(used);
+    free(rs);
+    free(rd);
+    free(seen);
+    free(pos);
+    free(gmark);
+    free(gidx);
     free(lets);
 }
 
@@ -1281,12 +1334,16 @@ static void epilogues(Pl *s, Node **slot)
     Node **lets = collect(s, slot, &nl);
     if (!lets) return;
     recount(s);
+    int nv = s->capsub, *pos = ax__malloc(sizeof *pos * (size_t)(nv > 0 ? nv : 1));
+    if (!pos) return (void)oom(s), free(lets);
+    for (int i = 0; i < nv; i++) pos[i] = -1;
+    for (int k = 0; k < nl; k++)
+        if (lets[k]->id < nv) pos[lets[k]->id] = k;
     for (int k = 1; k < nl && !s->failed; k++) {
         Node *t = lets[k]->kid[0];
         if (t->op != OP_MAP || t->kid[1]->op != OP_AVAR || s->uses[t->kid[1]->id] != 1) continue;
-        int a = t->kid[1]->id, j = k - 1;
-        while (j >= 0 && lets[j]->id != a) j--;
-        if (j < 0) continue;
+        int a = t->kid[1]->id, j = a < nv ? pos[a] : -1;
+        if (j < 0 || j >= k) continue;
         Node *c = lets[j]->kid[0];
         switch (c->op) {
         case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1:
@@ -1296,7 +1353,10 @@ static void epilogues(Pl *s, Node **slot)
             break;
         case OP_STENCIL: case OP_STENCIL2: {
             Node *f = cp(s, c->kid[0], 0), *st = node_clone(s->ar, c);
-            if (!f || !st) return (void)oom(s), free(lets);
+            if (!f || !st) {
+                oom(s);
+                break;
+            }
             f->kid[0] = apply1(s, t->kid[0], f->kid[0]);
             if (!f->kid[0]) break;
             f->type = f->kid[0]->type;
@@ -1313,6 +1373,7 @@ static void epilogues(Pl *s, Node **slot)
         removed(s, a);
         splice_out(slot, lets[j]);
     }
+    free(pos);
     free(lets);
 }
 
