@@ -206,7 +206,11 @@ typedef struct ax_options {
      * approximate reciprocal or reciprocal square root: with NaN and
      * infinities kept they measured slower than the divider).  On OpenCL
      * fast mode contracts and drops the sign of zeros only (its
-     * -cl-unsafe-math-optimizations gave 1/sqrt(0) = NaN).  NaN
+     * -cl-unsafe-math-optimizations gave 1/sqrt(0) = NaN).  On CUDA it
+     * also takes NVRTC's approximate division and square root
+     * (--prec-div=false, --prec-sqrt=false), whose errors (CUDA's
+     * programming guide lists them in ulp) these bounds do not cover: not
+     * measured (the tests run on the CPU and OpenCL).  NaN
      * and infinities are kept; comparisons and conversions are exact;
      * denormals are kept (no flush-to-zero: loading a fast-mode kernel
      * leaves the caller's floating-point environment alone).  The
