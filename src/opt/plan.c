@@ -864,6 +864,9 @@ static bool loop_member(const Node *t, Mem *m)
     }
     if (o && o->op != OP_AVAR && o->op != OP_DELAYED) return false;
     if ((o ? o->type->rank : t->type->rank) < 1) return false;
+    /* (a filter of a matrix keeps its elements in row-major order: a
+     * loop's filter is of a vector) */
+    if (m->kind == LOOP_FILTER && o->type->rank != 1) return false;
     m->t = t;
     m->opd = o;
     m->drop = false;
@@ -1262,7 +1265,6 @@ static void loops(Pl *s, Node **slot)
             } else if (!over_member && !same_space(&grp[0], &mj)) {
                 continue;
             }
-            if (mj.kind == LOOP_FILTER && space_rank(&mj) != 1) continue;
             /* it reads no let bound since the group's first but members,
              * those at its own position only; and shares an input with
              * the group or reads a member */
