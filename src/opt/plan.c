@@ -951,6 +951,15 @@ static bool reads_member_ok(const Mem *j, const Mem *m)
            reads_at(lin->kid[0], a, lin->param[0]->id, 0);
 }
 
+/* Can evaluating x fault or not end (sharing recovery's rule, opt.h)? */
+static bool fallible(const Pl *s, const Node *x, int depth)
+{
+    if (!x || depth > OPT_MAX_DEPTH || opt_op_fallible(s->cx, x)) return true;
+    for (int i = 0; i < x->n; i++)
+        if (fallible(s, x->kid[i], depth + 1)) return true;
+    return false;
+}
+
 /* Member m's element at position i (lin) or index ix, with reads of the
  * earlier members' arrays as their elements (s->rdv). */
 static Node *member_elem(Pl *s, const Mem *m, Node *at, bool lin)
@@ -986,10 +995,11 @@ static Node *loop_lam(Pl *s, const Mem *ms, int nm, const Type *pt, const Type *
         const Mem *m = &ms[q];
         const Type *vt = m->kind == LOOP_COLLECT ? m->t->type->elt : m->opd->type->elt;
         ev[q] = member_elem(s, m, var(s, pid), lin);
-        if (m->via >= 0 && ev[q]) {
+        if (m->via >= 0 && ev[q] && (m->neutral || fallible(s, ev[q], 0))) {
             /* only where the filter keeps the element (lazily: the fold's
              * element code never ran on the others); else its neutral
-             * element, or z, which the generator's predicate then skips */
+             * element, or z, which the generator's predicate then skips
+             * (it needs none when the element cannot fault) */
             const Mem *f = &ms[m->via];
             Node *keep = apply1(s, f->t->kid[0], var(s, vid[m->via]));
             Node *none;
