@@ -1950,44 +1950,73 @@ static void emit_loop(G *g)
     }
 
     /* scatter: each filter's kept components from its chunk's offset, no
-     * branch on the predicates (each store goes to the output, or to a
-     * local once the chunk's share is written: the next chunk's) */
+     * branch on the predicates: every element is stored at a filter's
+     * next place and the place advances where the predicate holds (the
+     * next one kept overwrites it).  Up to the first filter's last kept
+     * element (found from the chunk's end: usually its last or so) every
+     * place is in the chunk's share; past it, where another filter still
+     * has elements to place, a place past the share goes to a local
+     * instead (the next chunk's first).  A filter with none kept in the
+     * chunk stores nothing. */
     if (L.nflt) {
         kernel_begin(g, R_SCATTER, 0, true);
         cg_line(g, "const i64 n = c->n, ch = c->chunk, m = c->m;");
         cg_line(g, "const i64 *restrict cnt = (const i64 *)c->s2, *restrict offs = cnt + %d * m;", ng);
         L.rr.ix = false;
-        const char **e = arena_alloc(g->ar, sizeof *e * (size_t)ng);
-        if (!e) return cg_fail(g, "cpu codegen: out of memory");
+        const char **e = arena_alloc(g->ar, sizeof *e * (size_t)ng), **has = arena_alloc(g->ar, sizeof *has * (size_t)ng);
+        if (!e || !has) return cg_fail(g, "cpu codegen: out of memory");
         cg_line(g, "for (i64 t = start; t < end; t++) {");
         g->ind++;
         cg_line(g, "const i64 lo = t * ch, hi = ax_min64(lo + ch, n);");
+        cg_line(g, "i64 stop = hi;");
         const char *more = "0";
         for (int q = 0; q < ng; q++) {
             if (lp->gen[q].kind != LOOP_FILTER) continue;
             const Type *ct = loop_comp_type(x, lp->gen[q].comp);
             L.cnt[q] = cg_fresh(g, "m");
             e[q] = cg_fresh(g, "e");
+            has[q] = cg_fresh(g, "h");
             cg_line(g, "i64 %s = offs[%d * m + t];", L.cnt[q], q);
             cg_line(g, "const i64 %s = %s + cnt[%d * m + t];", e[q], L.cnt[q], q);
-            for (int k = 0; k < ct->width; k++)
-                cg_line(g, "%s sink%d_%d;", cg_ctype(ty_leaf(ct, k)), q, k);
+            cg_line(g, "const u8 %s = %s > %s;", has[q], e[q], L.cnt[q]);
+            /* its last element kept, from the chunk's end */
+            cg_line(g, "if (%s) {", has[q]);
+            g->ind++;
+            cg_line(g, "i64 j = hi - 1;");
+            cg_line(g, "for (; j > lo; j--) {");
+            g->ind++;
+            g->pos = "j";
+            cg_line(g, "if (%s) break;", loop_comp(g, read_lin(g, 0, "j"), lp->gen[q].pred).v[0]);
+            block_end(g);
+            cg_line(g, "stop = ax_min64(stop, j + 1);");
+            block_end(g);
+            for (int k = 0; k < ct->width; k++) cg_line(g, "%s sink%d_%d;", cg_ctype(ty_leaf(ct, k)), q, k);
             more = cg_fmt(g, "%s || %s < %s", more, L.cnt[q], e[q]);
         }
-        cg_line(g, "for (i64 i = lo; i < hi && (%s); i++) {", more);
-        g->ind++;
-        g->pos = "i";
-        Val v = read_lin(g, 0, "i");
-        for (int q = 0; q < ng; q++) {
-            const LoopGen *gn = &lp->gen[q];
-            if (gn->kind != LOOP_FILTER) continue;
-            const Type *ct = loop_comp_type(x, gn->comp);
-            Val c = loop_comp(g, v, gn->comp);
-            for (int k = 0; k < ct->width && k < c.n; k++)
-                cg_line(g, "*(%s < %s ? &a%d_%d[%s] : &sink%d_%d) = %s;", L.cnt[q], e[q], q, k, L.cnt[q], q, k, c.v[k]);
-            cg_line(g, "%s += %s;", L.cnt[q], loop_comp(g, v, gn->pred).v[0]);
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 0) cg_line(g, "i64 i = lo;");
+            if (pass == 0) cg_line(g, "for (; i < stop; i++) {");
+            else cg_line(g, "for (; i < hi && (%s); i++) {", more);
+            g->ind++;
+            g->pos = "i";
+            Val v = read_lin(g, 0, "i");
+            for (int q = 0; q < ng; q++) {
+                const LoopGen *gn = &lp->gen[q];
+                if (gn->kind != LOOP_FILTER) continue;
+                const Type *ct = loop_comp_type(x, gn->comp);
+                Val c = loop_comp(g, v, gn->comp);
+                cg_line(g, "if (%s) {", has[q]);
+                g->ind++;
+                for (int k = 0; k < ct->width && k < c.n; k++) {
+                    if (pass == 0) cg_line(g, "a%d_%d[%s] = %s;", q, k, L.cnt[q], c.v[k]);
+                    else cg_line(g, "*(%s < %s ? &a%d_%d[%s] : &sink%d_%d) = %s;", L.cnt[q], e[q], q, k, L.cnt[q], q, k,
+                                 c.v[k]);
+                }
+                cg_line(g, "%s += %s;", L.cnt[q], loop_comp(g, v, gn->pred).v[0]);
+                block_end(g);
+            }
+            block_end(g);
         }
-        block_end(g);
         block_end(g);
         kernel_end(g);
     }
