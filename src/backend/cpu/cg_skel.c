@@ -1709,6 +1709,7 @@ typedef struct LoopG {
     Val *lane;                /* per generator: its lane arrays (reductions, comm) */
     const char **cnt;         /* per generator: its count (filters) */
     const char **hv;          /* per generator: has it an element yet (conditional reductions) */
+    bool hv_known;            /* every one has: the elements after the first kept */
     RowRead rr;
 } LoopG;
 
@@ -1763,12 +1764,13 @@ static void loop_elem(G *g, LoopG *L, const char *pos, int mode, const char *l)
                 Val cv = cg_exp(g, cnd);
                 const char *take = cg_fmt(g, "%s%s", keep_then ? "!" : "", cv.n ? cv.v[0] : "0");
                 const char *p = gn->pred >= 0 ? loop_comp(g, v, gn->pred).v[0] : NULL;
-                if (p) take = cg_fmt(g, "%s & (!%s | %s)", p, L->hv[q], take);
+                if (p && L->hv_known) take = cg_fmt(g, "%s & %s", p, take);
+                else if (p) take = cg_fmt(g, "%s & (!%s | %s)", p, L->hv[q], take);
                 cg_line(g, "if (__builtin_expect(%s, 0)) {", take);
                 g->ind++;
                 cg_assign(g, acc, c);
                 block_end(g);
-                if (p) cg_line(g, "%s |= %s;", L->hv[q], p);
+                if (p && !L->hv_known) cg_line(g, "%s |= %s;", L->hv[q], p);
                 break;
             }
             if (mode == LE_INIT) cg_assign(g, acc, c);
@@ -1785,7 +1787,7 @@ static void emit_loop(G *g)
 {
     CgNode *cn = (CgNode *)g->cn;
     const Node *x = cn->x;
-    LoopG L = {x->loop, 0, 0, NULL, NULL, {0, NULL}, NULL, NULL, NULL, {false, {0, NULL}, NULL}};
+    LoopG L = {x->loop, 0, 0, NULL, NULL, {0, NULL}, NULL, NULL, NULL, false, {false, {0, NULL}, NULL}};
     const Loop *lp = x->loop;
     int ng = lp->ngen;
     L.roff = arena_alloc(g->ar, sizeof *L.roff * (size_t)ng);
@@ -1883,10 +1885,23 @@ static void emit_loop(G *g)
         }
         loop_elem(g, &L, "lo", LE_INIT, NULL);
         if (comm) block_end(g);
+        if (cond) {
+            /* the conditional reductions' first elements kept, then the
+             * rest without asking whether they have one (the loop peeled) */
+            const char *all = "1";
+            for (int q = 0; q < ng; q++)
+                if (lp->gen[q].kind == LOOP_REDUCE && lp->gen[q].pred >= 0) all = cg_fmt(g, "%s & %s", all, L.hv[q]);
+            cg_line(g, "for (; %s < hi && !(%s); %s++) {", j, all, j);
+            g->ind++;
+            loop_elem(g, &L, j, LE_STEP, NULL);
+            block_end(g);
+            L.hv_known = true;
+        }
         cg_line(g, "for (; %s < hi; %s++) {", j, j);
         g->ind++;
         loop_elem(g, &L, j, LE_STEP, NULL);
         block_end(g);
+        L.hv_known = false;
         /* one chunk per row: the row's results (after z); else partials */
         cg_line(g, "if (nch == 1) {");
         g->ind++;
