@@ -627,12 +627,24 @@ static void emit_scan1(G *g)
     close_(g);
     close_(g);
     cg_line(g, "ax_barrier();");
-    /* each thread's K consecutive elements, scanned in place */
+    /* each thread's K consecutive elements, scanned in place.  The
+     * threads' loops over their own elements run K times in every thread,
+     * the count of elements a guard inside: with a count that differs
+     * between threads (cnt), PoCL 3.1's work-group compiler (loopvec) let
+     * every thread follow thread 0 at the branch that enters or skips the
+     * loop just after a barrier (it takes the barriers here, all in the
+     * tile loop that ends by a break, for conditional ones and decides
+     * such branches once, by the first thread), so that in a last tile a
+     * thread with no element ran its loop on past the tile until it
+     * faulted.  A trip count the same in every thread leaves no such
+     * branch; the striped loads and stores have that form too. */
     cg_line(g, "const i64 b0 = ax_lid * %d;", K);
     cg_line(g, "const int cnt = (int)ax_max64(0, ax_min64(%d, len - b0));", K);
     Val run = cg_decl(g, elt, "y");
     cg_line(g, "int hr = 0;");
-    cg_line(g, "for (int r = 0; r < cnt; r++) {");
+    cg_line(g, "for (int r = 0; r < %d; r++) {", K);
+    open_(g);
+    cg_line(g, "if (r < cnt) {");
     open_(g);
     Val it = snap(g, elt, at(g, tx, "b0 + r"));
     cg_line(g, "if (hr) {");
@@ -645,6 +657,7 @@ static void emit_scan1(G *g)
     close_(g);
     cg_line(g, "hr = 1;");
     put(g, tx, "b0 + r", run);
+    close_(g);
     close_(g);
     put(g, sh, "ax_lid", run);
     cg_line(g, "hv_[ax_lid] = (u8)hr;");
@@ -732,7 +745,9 @@ static void emit_scan1(G *g)
     close_(g);
     Val prev = cg_decl(g, elt, "v");
     cg_assign(g, prev, c);
-    cg_line(g, "for (int r = 0; r < cnt; r++) {");
+    cg_line(g, "for (int r = 0; r < %d; r++) {", K);
+    open_(g);
+    cg_line(g, "if (r < cnt) {");
     open_(g);
     Val cur = snap(g, elt, at(g, tx, "b0 + r"));
     Val incv = cg_decl(g, elt, "u");
@@ -743,6 +758,7 @@ static void emit_scan1(G *g)
     close_(g);
     put(g, tx, "b0 + r", ex ? prev : incv);
     if (ex) cg_assign(g, prev, incv);
+    close_(g);
     close_(g);
     cg_line(g, "ax_barrier();");
     /* striped stores */
