@@ -630,16 +630,30 @@ static int64_t value(const View *v, const int *par, bool vars)
     return obj;
 }
 
-static int cluster_of_key(const PlanClusters *c, int64_t k)
+static int place_of_key(const PlanClusters *c, int64_t k)
 {
     int lo = 0, hi = c->n - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
-        if (c->key[mid] == k) return c->cluster[mid];
+        if (c->key[mid] == k) return mid;
         if (c->key[mid] < k) lo = mid + 1;
         else hi = mid - 1;
     }
     return -1;
+}
+
+static int cluster_of_key(const PlanClusters *c, int64_t k)
+{
+    int at = place_of_key(c, k);
+    return at < 0 ? -1 : c->cluster[at];
+}
+
+bool plan_apart(const PlanClusters *c, int64_t a, int64_t b)
+{
+    if (!c || !c->offered) return false;
+    int pa = place_of_key(c, a), pb = place_of_key(c, b);
+    if (pa < 0 || pb < 0 || c->cluster[pa] == c->cluster[pb]) return false;
+    return c->offered[(size_t)pa * (size_t)c->n + (size_t)pb] != 0;
 }
 
 bool plan_together(const PlanClusters *c, int64_t a, int64_t b)
@@ -675,13 +689,32 @@ static PlanClusters *clusters_new(const PlanGraph *g, const int *par)
     for (int i = 0; i < g->nn; i++) c->key[i] = kv[i][0], c->cluster[i] = (int)kv[i][1];
     c->n = g->nn;
     free(kv);
+    /* the pairs the ILP chose among as the loops after its rewrites
+     * would merge them, in key order: not a whole node's (its pairs say
+     * whether it is inlined into all its readers, where a loop keeps it
+     * made and merges it with some).  A graph made by hand may have no
+     * pair matrix: then none. */
+    if (g->pair && g->nn) {
+        size_t n = (size_t)g->nn;
+        c->offered = ax__calloc(n * n, 1);
+        if (!c->offered) {
+            free(c->key), free(c->cluster), free(c);
+            return NULL;
+        }
+        for (int i = 0; i < g->nn; i++)
+            for (int j = 0; j < g->nn; j++)
+                if (g->pair[(size_t)i * n + (size_t)j] == 1 && !g->n[i].whole && !g->n[j].whole) {
+                    int pi = place_of_key(c, g->n[i].key), pj = place_of_key(c, g->n[j].key);
+                    if (pi >= 0 && pj >= 0) c->offered[(size_t)pi * n + (size_t)pj] = 1;
+                }
+    }
     return c;
 }
 
 static void clusters_free(PlanClusters *c)
 {
     if (!c) return;
-    free(c->key), free(c->cluster);
+    free(c->key), free(c->cluster), free(c->offered);
     free(c);
 }
 

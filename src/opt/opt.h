@@ -85,11 +85,17 @@ typedef struct PlanClusters {
     int n;
     int64_t *key;        /* ascending */
     int *cluster;
+    unsigned char *offered;   /* n x n, in key order: the pair was the ILP's to choose */
 } PlanClusters;
 #define PLAN_KEY_NONE INT64_MIN
 #define PLAN_KEY_GONE (INT64_MIN + 1)   /* a let that holds no loop of the graph any more */
 static inline int64_t plan_body_key(const Node *body) { return -(int64_t)(intptr_t)body - 2; }
 bool plan_together(const PlanClusters *c, int64_t a, int64_t b);
+/* Did the clustering keep loops a and b apart where it could have merged
+ * them (a pair the loop graph offered it, in two clusters)?  The rewrites
+ * after the ILP's (multi-generator loops, epilogues) merge what the loop
+ * graph does not model, but never a pair the ILP chose to keep apart. */
+bool plan_apart(const PlanClusters *c, int64_t a, int64_t b);
 int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl);
 
 /* The rewrites' own tests (plan.c), for the loop graph: a producer that

@@ -419,6 +419,14 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         const Node *t = c.t[j];
         if (!HAS(j) || (t->op != OP_FOLD && t->op != OP_FOLD1)) continue;
         c.merges[j] = j < nl || (c.flt[j] >= 0 && !plan_absorb_keeps_fold(t));
+        /* (a fold of a filter's output that others read too is left to
+         * the filter's multi-generator loop, plan.c loops: no sibling) */
+        if (c.flt[j] < 0) {
+            const Node *o = fold_operand(t), *e = o->op == OP_DELAYED ? o->kid[0] : NULL;
+            int a = o->op == OP_AVAR ? o->id : e && e->op == OP_SHAPE && e->kid[0]->op == OP_AVAR ? e->kid[0]->id : -1;
+            int q = a >= 0 && a < b->nvars ? b->posof[a] : -1;
+            if (q >= 0 && q < j && c.t[q]->op == OP_FILTER && !c.absorbable[q]) c.merges[j] = false;
+        }
         if (c.flt[j] >= 0) {
             c.ext[j] = ext_built(&c, c.t[c.flt[j]]->kid[1], 0);
             c.ext[j].rank = 1;
@@ -1055,10 +1063,15 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
         if (i >= 0) made[i] = false;
     }
     /* the ILP's clusters, where it ran */
-    bool ran = ch && ch->cl, agree = true;
+    /* (agree: every ILP cluster is within one made; grown: the loops and
+     * epilogues after its rewrites merged some of them further, plan.c) */
+    bool ran = ch && ch->cl, agree = true, grown = false;
     for (int i = 0; i < nn; i++) ilp[i] = cluster_of(ran ? ch->cl : NULL, &g->n[i], i);
     for (int i = 0; ran && i < nn; i++)
-        for (int j = i + 1; j < nn; j++) agree &= (ilp[i] == ilp[j]) == (par[i] == par[j]);
+        for (int j = i + 1; j < nn; j++) {
+            agree &= ilp[i] != ilp[j] || par[i] == par[j];
+            grown |= ilp[i] != ilp[j] && par[i] == par[j];
+        }
     int64_t obj = objective(g, par, made), obj0 = objective(g, one, made0);
     int nclusters = count_clusters(g, par);
     char a[32], b[32];
@@ -1114,8 +1127,9 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
         fprintf(f, "]");
         if (ran) {
             fprintf(f, ",\"ilp\":{\"x\":%d,\"c\":%d,\"pi\":%d,\"rows\":%d,\"objective\":%lld,\"cached\":%s,"
-                    "\"agrees\":%s,\"clusters\":[", ch->nx, ch->nc, ch->npi, ch->nrows, (long long)ch->objective,
-                    ch->cached ? "true" : "false", agree ? "true" : "false");
+                    "\"agrees\":%s,\"grown\":%s,\"clusters\":[", ch->nx, ch->nc, ch->npi, ch->nrows,
+                    (long long)ch->objective, ch->cached ? "true" : "false", agree ? "true" : "false",
+                    grown ? "true" : "false");
             print_clusters(f, g, ilp, true);
             fprintf(f, "]}");
         }
@@ -1171,8 +1185,10 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
                     (long long)ch->objective);
         fprintf(f, "\nclusters: %d\n", nclusters);
         print_clusters(f, g, par, false);
-        if (ran && !agree) {
-            fprintf(f, "the rewrites did not carry out the ILP's clusters, which were:\n");
+        if (ran && (!agree || grown)) {
+            fprintf(f, "%s, which were:\n", !agree ? "the rewrites did not carry out the ILP's clusters"
+                                                  : "the loops and epilogues after the ILP's rewrites merged its "
+                                                    "clusters further");
             print_clusters(f, g, ilp, false);
         }
         fprintf(f, "objective (seed 001: N^2 per pair sharing an input or an edge left apart, 1 per other pair left "
