@@ -173,8 +173,12 @@ enum {
     AX_DEBUG_PROFILE     = 1u << 9,  /* [profile]     each array operation's run time */
     AX_DEBUG_NO_PLANNER  = 1u << 10, /* [no-planner]  Accelerate's fusion only: no
                                         multi-generator loops (siblings, filter into fold) */
-    AX_DEBUG_NO_LICM     = 1u << 11  /* [no-licm]     array terms that do not change in an
+    AX_DEBUG_NO_LICM     = 1u << 11, /* [no-licm]     array terms that do not change in an
                                         awhile body are recomputed every iteration */
+    AX_DEBUG_NO_LOOPS    = 1u << 14, /* [no-loops]    the planner makes no multi-generator
+                                        loops (its sibling and filter rewrites stay) */
+    AX_DEBUG_NO_EPILOGUES = 1u << 15 /* [no-epilogues] a map over a fold's, a scan's or a
+                                        stencil's result stays a pass of its own */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero

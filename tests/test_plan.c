@@ -282,6 +282,9 @@ static const Cfg cfgs[] = {
     {"interp/greedy-planner", AX_BACKEND_INTERP, 0, &GREEDY},
     {"cpu/greedy-planner", AX_BACKEND_CPU, AX_DEBUG_VERIFY, &GREEDY},
     {"opencl", AX_BACKEND_OPENCL, AX_DEBUG_VERIFY, &ILP},
+    /* the planner's last two steps off, each alone (indices 8, 9) */
+    {"cpu/no-loops", AX_BACKEND_CPU, AX_DEBUG_VERIFY | AX_DEBUG_NO_LOOPS, &ILP},
+    {"cpu/no-epilogues", AX_BACKEND_CPU, AX_DEBUG_VERIFY | AX_DEBUG_NO_EPILOGUES, &ILP},
 };
 #define NCFG ((int)(sizeof cfgs / sizeof *cfgs))
 
@@ -571,6 +574,26 @@ TEST(epilogues_apply_maps_as_results_are_stored)
      * results, one of them read twice, share a loop */
     CHECKF(on.epilogue == 2 && on.map == 0 && on.loop == 1 && off.epilogue == 0,
            "epilogues: %d with the planner (%d maps, %d loops left)", on.epilogue, on.map, on.loop);
+}
+
+/* Each of the planner's last two steps turns off alone: the loops
+ * (the map and the fold apart again; the filter's folds still read its
+ * input, the step before) and the epilogues (the maps passes again). */
+TEST(the_loop_and_epilogue_steps_turn_off_alone)
+{
+    setup_data();
+    REQUIRE(xdata && ydata);
+    Kinds k;
+    Out o = run_cfg(&cfgs[8], map_read_by_fold, 100, &k);
+    CHECKF(o.ok && k.loop == 0 && k.map == 2 && k.fold == 1, "no-loops: a map read by a fold: %d loops, %d maps, "
+           "%d folds", k.loop, k.map, k.fold);
+    release(&o);
+    o = run_cfg(&cfgs[8], epilogue_maps, 100, &k);
+    CHECKF(o.ok && k.loop == 0 && k.epilogue == 2, "no-loops: %d loops, %d epilogues", k.loop, k.epilogue);
+    release(&o);
+    o = run_cfg(&cfgs[9], epilogue_maps, 100, &k);
+    CHECKF(o.ok && k.epilogue == 0 && k.loop == 1, "no-epilogues: %d epilogues, %d loops", k.epilogue, k.loop);
+    release(&o);
 }
 
 /* ------------------------------------------------------------ the plan stage */

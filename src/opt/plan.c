@@ -72,7 +72,8 @@
  * clustering kept apart where it could have merged them (plan_apart):
  * the ILP's clusters are carried out, and may only grow.
  *
- * AX_DEBUG_NO_PLANNER turns the pass off (Accelerate's fusion alone).
+ * AX_DEBUG_NO_PLANNER turns the pass off (Accelerate's fusion alone);
+ * AX_DEBUG_NO_LOOPS and AX_DEBUG_NO_EPILOGUES the last two steps alone.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "opt.h"
@@ -1270,8 +1271,6 @@ enum { LOOP_WINDOW = 128, LOOP_MAX = 64 };
 static void loops(Pl *s, Node **slot)
 {
     int nl;
-    bind_results(s, slot);
-    if (s->failed) return;
     Node **lets = collect(s, slot, &nl);
     if (!lets) return;
     Mem *grp = ax__malloc(sizeof *grp * (size_t)(LOOP_MAX + 1));
@@ -1653,9 +1652,12 @@ static void walk(Pl *s, Node **slot, int depth)
     free(m);
     free(lets);
     /* multi-generator loops: what the steps above left over one space */
-    if (!s->failed) loops(s, slot);
+    unsigned dbg = s->cx->opt.debug;
+    if ((dbg & (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES)) != (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES) && !s->failed)
+        bind_results(s, slot);   /* (the body's arrays let-bound: members, maps with epilogues) */
+    if (!s->failed && !(dbg & AX_DEBUG_NO_LOOPS)) loops(s, slot);
     /* maps over a fold's, a scan's or a stencil's result: as they store */
-    if (!s->failed) epilogues(s, slot);
+    if (!s->failed && !(dbg & AX_DEBUG_NO_EPILOGUES)) epilogues(s, slot);
 }
 
 int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl)

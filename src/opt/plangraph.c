@@ -1153,7 +1153,7 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
             const GEdge *e = &g->e[k];
             name(a, sizeof a, &g->n[e->from]), name(b, sizeof b, &g->n[e->to]);
             fprintf(f, "  %s -> %s  %s: %s%s\n", a, b, e->fusible ? "fusible" : "fusion-preventing", e->why,
-                    e->fusible && !PAIR(g, e->from, e->to) ? " (not by the planner's rewrites)" : "");
+                    e->fusible && !PAIR(g, e->from, e->to) ? " (not the ILP's to choose)" : "");
         }
         fprintf(f, "siblings (one iteration space, neither reading the other):\n");
         for (int i = 0; i < nn; i++)
