@@ -173,8 +173,10 @@ enum {
     AX_DEBUG_PROFILE     = 1u << 9,  /* [profile]     each array operation's run time */
     AX_DEBUG_NO_PLANNER  = 1u << 10, /* [no-planner]  Accelerate's fusion only: no
                                         multi-generator loops (siblings, filter into fold) */
-    AX_DEBUG_NO_LICM     = 1u << 11  /* [no-licm]     array terms that do not change in an
+    AX_DEBUG_NO_LICM     = 1u << 11, /* [no-licm]     array terms that do not change in an
                                         awhile body are recomputed every iteration */
+    AX_DEBUG_COMM        = 1u << 12  /* [comm]        (libaxle_mpi, axle_mpi.h) each distributed
+                                        operation's messages and bytes, per rank and run */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero

@@ -4,7 +4,7 @@
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
- *                    [--no-licm] [--fast-math] [--check] [--json]
+ *                    [--no-licm] [--fast-math] [--check] [--json] [--mpi [--comm]]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
  *
@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "usage: axle list\n"
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
-            "                        [--fast-math] [--check] [--json]\n"
+            "                        [--fast-math] [--check] [--json] [--mpi [--comm]]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
             "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
@@ -38,7 +38,7 @@ typedef struct {
     const char *cmd, *program, *stage;
     int64_t size;
     int runs;
-    bool check, json;
+    bool check, json, mpi, comm;
     ax_options opt;
 } Args;
 
@@ -85,6 +85,8 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;
+        else if (!strcmp(s, "--mpi")) a->mpi = true;
+        else if (!strcmp(s, "--comm")) a->comm = true;
         else if (s[0] != '-' && !a->program) a->program = s;
         else { fprintf(stderr, "axle: unknown argument '%s'\n", s); return -1; }
     }
@@ -271,5 +273,13 @@ int main(int argc, char **argv)
     if (!a.program) { usage(stderr); return 2; }
     const ex_program *p = ex_find(a.program);
     if (!p) { fprintf(stderr, "axle: unknown program '%s' (see axle list)\n", a.program); return 2; }
+    if (a.mpi && !strcmp(a.cmd, "run")) {
+#ifdef AX_HAVE_MPI
+        return axle_run_mpi(p, a.size, a.runs, a.check, a.json, a.comm, &a.opt);
+#else
+        fprintf(stderr, "axle: --mpi: this axle was built without MPI (install mpich and libmpich-dev, then rebuild)\n");
+        return 2;
+#endif
+    }
     return !strcmp(a.cmd, "run") ? cmd_run(p, &a) : cmd_dump(p, &a);
 }

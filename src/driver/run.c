@@ -327,6 +327,17 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
     return p;
 }
 
+/* The optimised core program of a, as ax_compile makes it before a
+ * backend sees it, for an executor that walks the program itself
+ * (src/mpi); ir.h.  The caller has entered cx and sized the stack. */
+Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st)
+{
+    if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
+    if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
+    if (cx->status != AX_OK) return NULL;
+    return front_end(cx, a, st, UPTO_FUSION);
+}
+
 static ax_program *compile(ax_ctx *cx, ax_acc a)
 {
     if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
