@@ -100,7 +100,13 @@ static int mpi_failed(MRun *r, int code, const char *what)
 int cm_wait(MRun *r, MPI_Request *req, int n)
 {
     ax_mpi *m = r->m;
+    double t0 = m->timeout > 0 ? MPI_Wtime() : 0;
     for (int spin = 0;; spin++) {
+        /* AXLE_MPI_TIMEOUT: a wait longer than that is a failure (ranks
+         * that no longer make the same transfers would wait forever) */
+        if (m->timeout > 0 && (spin & 1023) == 0 && MPI_Wtime() - t0 > m->timeout)
+            return mx_fail(m, AX_ERR_BACKEND, "axle mpi: a transfer waited more than %g s (AXLE_MPI_TIMEOUT) for "
+                           "another rank", m->timeout);
         /* (request by request: a finished one becomes MPI_REQUEST_NULL) */
         bool done = true;
         for (int i = 0; i < n; i++) {
@@ -109,31 +115,36 @@ int cm_wait(MRun *r, MPI_Request *req, int n)
             MPI_Status st;
             int rc = MPI_Test(&req[i], &f, &st);
             if (rc != MPI_SUCCESS) return mpi_failed(r, rc, "a transfer");
+            if (f && m->trace) {
+                int cnt = -1;
+                MPI_Get_count(&st, MPI_BYTE, &cnt);
+                fprintf(stderr, "axle: mpi trace: rank %d request %d done: from %d tag %d %d B\n", m->me, i, st.MPI_SOURCE,
+                        st.MPI_TAG, cnt);
+            }
             if (!f) done = false;
         }
         if (done) return 0;
+        /* a failure notice: the receive posted for it has matched */
         int flag = 0;
         MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, TAG_ERR, m->work, &flag, &st);
+        if (m->errreq != MPI_REQUEST_NULL) MPI_Test(&m->errreq, &flag, &st);
         if (flag) {
             /* another rank failed: it told every rank; this one stops
              * waiting and goes to the agreement with its message */
-            int len = 0;
-            MPI_Get_count(&st, MPI_CHAR, &len);
-            char *msg = ax__malloc((size_t)len + 1);
-            if (!msg) return nomem(r);
-            MPI_Recv(msg, len, MPI_CHAR, st.MPI_SOURCE, TAG_ERR, m->work, MPI_STATUS_IGNORE);
-            msg[len] = 0;
-            int code = AX_ERR_BACKEND;
-            const char *text = msg;
-            if (len >= 4) {
-                code = (unsigned char)msg[0];
-                text = msg + 4;
-            }
+            m->errbuf[sizeof m->errbuf - 1] = 0;
+            int code = (unsigned char)m->errbuf[0];
             r->failed = true;   /* (no notice of its own: the failing rank sent them all) */
-            mx_fail(m, (ax_status)code, "%s", text);
-            free(msg);
+            mx_fail(m, (ax_status)(code ? code : AX_ERR_BACKEND), "%s", m->errbuf + 4);
             return -1;
+        }
+        if (m->trace && spin == 2000000) {
+            int f2 = 0;
+            MPI_Status s2;
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->work, &f2, &s2);
+            int cnt = 0;
+            if (f2) MPI_Get_count(&s2, MPI_BYTE, &cnt);
+            fprintf(stderr, "axle: mpi trace: rank %d waits; pending message: %s from %d tag %d, %d B\n", m->me,
+                    f2 ? "yes" : "none", f2 ? s2.MPI_SOURCE : -1, f2 ? s2.MPI_TAG : -1, cnt);
         }
         /* ranks may outnumber cores (tests): let the one computing run */
         if (spin > 32) sched_yield();
@@ -150,6 +161,7 @@ void cm_notify(MRun *r)
     if (!ns) return;   /* the others learn of it at the agreement */
     m->sent = ns;
     size_t len = strlen(cx->msg) + 64;
+    if (len > sizeof m->errbuf - 8) len = sizeof m->errbuf - 8;
     char *b = ax__malloc(len + 4);
     if (!b) return;
     memset(b, 0, 4);
@@ -167,6 +179,10 @@ void cm_notify(MRun *r)
  * rank: all have agreed that the call failed). */
 static void renew(ax_mpi *m)
 {
+    if (m->errreq != MPI_REQUEST_NULL) {
+        MPI_Cancel(&m->errreq);
+        MPI_Wait(&m->errreq, MPI_STATUS_IGNORE);
+    }
     MPI_Comm w;
     if (MPI_Comm_dup(m->user, &w) != MPI_SUCCESS) return;
     MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
@@ -176,6 +192,17 @@ static void renew(ax_mpi *m)
     m->work = w;
     m->rev = MPI_COMM_NULL;
     m->tag = 0;
+    cm_listen(m);
+}
+
+void cm_listen(ax_mpi *m)
+{
+    /* (a posted receive rather than MPI_Iprobe(MPI_ANY_SOURCE) in the
+     * waits: MPICH 4.0 over UCX was seen to leave a posted receive
+     * unmatched after such probes) */
+    m->errreq = MPI_REQUEST_NULL;
+    memset(m->errbuf, 0, sizeof m->errbuf);
+    if (m->np > 1) MPI_Irecv(m->errbuf, (int)sizeof m->errbuf - 1, MPI_CHAR, MPI_ANY_SOURCE, TAG_ERR, m->work, &m->errreq);
 }
 
 int cm_agree(ax_mpi *m, bool ok, uint64_t hash, const char *what)
@@ -226,7 +253,7 @@ int cm_agree(ax_mpi *m, bool ok, uint64_t hash, const char *what)
 
 static void count_p2p(MRun *r, int64_t sent, int64_t recv, int msent, int mrecv)
 {
-    if (!r->cur) return;
+    if (!r->cur || r->m->np == 1) return;
     r->cur->bytes_sent += sent;
     r->cur->bytes_recv += recv;
     r->cur->msgs_sent += msent;
@@ -235,7 +262,7 @@ static void count_p2p(MRun *r, int64_t sent, int64_t recv, int msent, int mrecv)
 
 static void count_coll(MRun *r, int64_t sent, int64_t recv)
 {
-    if (!r->cur) return;
+    if (!r->cur || r->m->np == 1) return;
     r->cur->bytes_sent += sent;
     r->cur->bytes_recv += recv;
     r->cur->coll++;
@@ -374,6 +401,7 @@ int cm_move(MRun *r, const Dist *src, ax_array *local, WantFn want, void *arg, a
             goto out;
         }
         int e = MPI_Irecv(rbuf[q], (int)rn[q], MPI_BYTE, q, tag, m->work, &rq[nrq]);
+        if (m->trace) fprintf(stderr, "axle: mpi trace: rank %d irecv from %d tag %d comm %x -> req %x\n", me, q, tag, (unsigned)m->work, (unsigned)rq[nrq]);
         if (e != MPI_SUCCESS) {
             rc = mpi_failed(r, e, "MPI_Irecv");
             goto out;
@@ -385,6 +413,7 @@ int cm_move(MRun *r, const Dist *src, ax_array *local, WantFn want, void *arg, a
     for (int q = 0; q < np; q++) {
         if (sn[q] == 0) continue;
         int e = MPI_Isend(sbuf[q], (int)sn[q], MPI_BYTE, q, tag, m->work, &rq[nrq]);
+        if (m->trace) fprintf(stderr, "axle: mpi trace: rank %d isend to %d tag %d comm %x -> req %x\n", me, q, tag, (unsigned)m->work, (unsigned)rq[nrq]);
         if (e != MPI_SUCCESS) {
             rc = mpi_failed(r, e, "MPI_Isend");
             goto out;
@@ -394,6 +423,11 @@ int cm_move(MRun *r, const Dist *src, ax_array *local, WantFn want, void *arg, a
         bsent += sn[q];
     }
     count_p2p(r, bsent, brecv, msent, mrecv);
+    if (m->trace)
+        for (int q = 0; q < np; q++)
+            if (sn[q] || rn[q])
+                fprintf(stderr, "axle: mpi trace: rank %d tag %d: to %d %" PRId64 " B, from %d %" PRId64 " B\n", me, tag, q,
+                        sn[q], q, rn[q]);
     if (nrq && (rc = cm_wait(r, rq, nrq))) goto out;
     nrq = 0;
     /* the pieces from other ranks, in the order of the wants */
@@ -776,6 +810,8 @@ typedef struct RedCtx {
     const Type *elt;
     int w;
     Scalar *tmp;                /* w leaves */
+    bool swap;                  /* right to left (a scan from the right, over the
+                                   reversed communicator): a . b is f(b, a) */
 } RedCtx;
 
 static void red_user(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -795,7 +831,8 @@ static void red_user(void *in, void *inout, int *len, MPI_Datatype *dt)
             continue;
         }
         /* in o inout: the lower ranks' value on the left */
-        if (c->r && c->r->cx->status == AX_OK && mx_combine(c->r, c->o, c->elt, a + 1, b + 1, c->tmp) == 0)
+        const Scalar *x = c->swap ? b + 1 : a + 1, *y = c->swap ? a + 1 : b + 1;
+        if (c->r && c->r->cx->status == AX_OK && mx_combine(c->r, c->o, c->elt, x, y, c->tmp) == 0)
             memcpy(b + 1, c->tmp, sizeof(Scalar) * (size_t)c->w);
     }
 }
@@ -855,7 +892,7 @@ int cm_reduce(MRun *r, MOp *o, const Type *elt, const Scalar *mine, bool has, bo
         free(tmp);
         return nomem(r);
     }
-    *c = (RedCtx){r, o, elt, w, tmp};
+    *c = (RedCtx){r, o, elt, w, tmp, reverse};
     ib[0].u = has;
     if (has && w > 0) memcpy(ib + 1, mine, sizeof(Scalar) * (size_t)w);
     char name[64];

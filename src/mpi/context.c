@@ -108,6 +108,11 @@ ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt)
     v = env_long("AXLE_MPI_MIN_SPLIT", 0, &set);
     if (ms == 0 && set) ms = v;
     m->min_split = ms == 0 ? 65536 : ms < 0 ? 0 : ms;
+    cm_listen(m);
+    const char *tr = getenv("AXLE_MPI_TRACE");
+    m->trace = tr && *tr && strcmp(tr, "0");
+    const char *tm = getenv("AXLE_MPI_TIMEOUT");
+    m->timeout = tm && *tm ? atof(tm) : 0;
     const char *b = getenv("AXLE_MPI_BLOCKS");
     m->skew = b && !strcmp(b, "skew");
     return m;
@@ -118,6 +123,10 @@ void ax_mpi_free(ax_mpi *m)
     if (!m) return;
     while (m->programs) ax_mpi_program_free(m->programs);
     while (m->darrays) mx_darray_free(m->darrays);
+    if (m->errreq != MPI_REQUEST_NULL) {
+        MPI_Cancel(&m->errreq);
+        MPI_Wait(&m->errreq, MPI_STATUS_IGNORE);
+    }
     for (int i = 0; i < m->nzarr; i++) ax_array_release(m->zarr[i]);
     free(m->zarr);
     ax_ctx_free(m->cx);

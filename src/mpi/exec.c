@@ -230,6 +230,10 @@ static int bind_rows(MRun *r, OpRun *u, int i, bool lin)
     const Dist *da = &u->dist[i];
     int np = r->m->np;
     bool all = u->di.repl;
+    if (da->rank == 0) {   /* (no rows: every rank holds it) */
+        bind(r, u, rd->var, a);
+        return 0;
+    }
     int64_t rs = dist_rowsize(da), n = lin ? dist_size(da) : da->shape[0], irs = dist_rowsize(&u->di);
     int64_t lo = all ? 0 : u->lo, hi = all ? (lin ? n : n) : u->hi;
     /* the wanted positions of this rank */
@@ -279,9 +283,11 @@ static int bind_rows(MRun *r, OpRun *u, int i, bool lin)
             if (q1 > q0 && (q0 < m0 || q1 > m1)) moves = true;
         }
     }
+    /* (the choice is the same on every rank: cm_move is entered by all
+     * or none, its message tags counted alike) */
     ax_array *b;
-    if (!moves && here) {
-        b = view(r, a, first, da->rank, sh);
+    if (!moves) {
+        b = a1 > a0 && here ? view(r, a, first, da->rank, sh) : mx_array(r, a->elt, da->rank, sh, false);
         if (!b) return -1;
     } else {
         if (!(b = mx_array(r, a->elt, da->rank, sh, false))) return -1;
@@ -542,9 +548,11 @@ static int run_foldvec(MRun *r, OpRun *u, ax_array **out)
     if (!v) return nomem(r);
     int rc = 0;
     bool has = u->hi > u->lo, anyhas = u->ish[0] > 0, rh = false;
+    /* (the fetch is collective: every rank takes part, rows or none) */
+    if ((rc = run_fetches(r, u, NULL))) goto out;
     if (has) {
         ax_array *p = NULL;
-        if ((rc = run_fetches(r, u, NULL)) || (rc = mx_local(r, o->lx, &p))) goto out;
+        if ((rc = mx_local(r, o->lx, &p))) goto out;
         leaves_of(p, 0, v);
         ax_array_release(p);
     }
@@ -632,8 +640,9 @@ static int run_scanvec(MRun *r, OpRun *u, ax_array **out)
     ax_array *y = NULL, *res = NULL, *tot = NULL;
     int rc = 0;
     if (!v) return nomem(r);
+    if ((rc = run_fetches(r, u, NULL))) goto out;   /* (collective) */
     if (n > 0) {
-        if ((rc = run_fetches(r, u, NULL)) || (rc = mx_local(r, o->lx, &y))) goto out;
+        if ((rc = mx_local(r, o->lx, &y))) goto out;
         leaves_of(y, o->right ? 0 : n - 1, v);
     } else if (!(y = mx_array(r, elt, 1, &n, false))) {
         rc = -1;
@@ -884,7 +893,13 @@ static int permute_owner(MRun *r, OpRun *u, ax_array *dflt, const Dist *dd0, ax_
     Dist dd;
     ax_array *mine = NULL, *tv = NULL;
     int rc = 0;
-    if (dd0->repl) {
+    if (rt == 0) {
+        /* a rank-0 target: every rank combines every pair into its copy */
+        dist_repl(&dd, 0, dd0->shape);
+        int64_t none[1] = {0};
+        if ((mine = mx_array(r, elt, 0, none, false)))
+            for (int c = 0; c < mine->ncomp; c++) memcpy(mine->buf[c], dflt->buf[c], mx_leaf_size(elt, c));
+    } else if (dd0->repl) {
         if (dist_blocks(m, &dd, rt, dd0->shape)) return nomem(r);
         int64_t sh[AX_MAX_RANK], rs = dist_rowsize(&dd);
         memcpy(sh, dd.shape, sizeof sh);
@@ -945,11 +960,20 @@ static int permute_owner(MRun *r, OpRun *u, ax_array *dflt, const Dist *dd0, ax_
             rc = mx_fail(m, AX_ERR_INDEX, "ax_permute: target index (%s) out of bounds for shape (%s)", a, b);
             break;
         }
-        int q = rt == 0 ? m->me : dist_owner(&dd, np, rs > 0 ? lin / rs : 0);
+        if (rt == 0) {   /* (to every rank) */
+            own[i] = m->me;
+            tl[i] = 0;
+            for (int q = 0; q < np; q++) cnt[q]++;
+            continue;
+        }
+        int q = dist_owner(&dd, np, rs > 0 ? lin / rs : 0);
         own[i] = q;
-        tl[i] = lin - (rt == 0 ? 0 : dd.off[q] * rs);
+        tl[i] = lin - dd.off[q] * rs;
         cnt[q]++;
     }
+    if (rc == 0 && rt == 0 && u->di.repl)
+        for (int q = 0; q < np; q++)
+            if (q != m->me) cnt[q] = 0;
     if (rc == 0 && u->di.repl) {
         /* every rank ran every element: each keeps those it owns */
         for (int64_t i = 0; i < n; i++)
@@ -965,8 +989,21 @@ static int permute_owner(MRun *r, OpRun *u, ax_array *dflt, const Dist *dd0, ax_
             tot += cnt[q];
         }
         if (!(buf = ax__malloc(rec * (size_t)tot + 1))) rc = nomem(r);
-        for (int64_t i = 0; rc == 0 && i < n; i++) {
+        for (int64_t i = 0, q = 0; rc == 0 && i < n; i++) {
             if (own[i] < 0) continue;
+            if (rt == 0) {   /* the same record for every rank that gets them */
+                for (q = 0; q < np; q++) {
+                    if (!cnt[q]) continue;
+                    char *p = buf + rec * (size_t)fill[q]++;
+                    memcpy(p, &tl[i], 8);
+                    for (int c = 0; c < elt->width; c++) {
+                        size_t sz = mx_leaf_size(elt, c);
+                        memcpy(p + 8, (char *)tv->buf[rt + c] + (size_t)i * sz, sz);
+                        p += sz;
+                    }
+                }
+                continue;
+            }
             char *p = buf + rec * (size_t)fill[own[i]]++;
             memcpy(p, &tl[i], 8);
             p += 8;
@@ -1262,6 +1299,28 @@ static const char *plan_of(const OpRun *u)
     }
 }
 
+/* AXLE_MPI_TRACE=1: each operation's iteration and reads, per rank (for
+ * finding where ranks part ways). */
+static void trace(MRun *r, const OpRun *u)
+{
+    const MOp *o = u->o;
+    char b[2048];
+    int k = snprintf(b, sizeof b, "axle: mpi trace: rank %d tag %d op %d %s kind %d: iteration (", r->m->me, r->m->tag,
+                     o->index, o->name, (int)o->kind);
+    for (int d = 0; d < o->irank && k < 1900; d++) k += snprintf(b + k, sizeof b - (size_t)k, "%s%lld", d ? "," : "",
+                                                               (long long)u->ish[d]);
+    k += snprintf(b + k, sizeof b - (size_t)k, ") rows %lld..%lld%s;", (long long)u->lo, (long long)u->hi,
+                  u->di.repl ? " (whole)" : "");
+    for (int i = 0; i < o->nrd && k < 1900; i++) {
+        const Dist *d = &u->dist[i];
+        k += snprintf(b + k, sizeof b - (size_t)k, " read %d cls %d (%lld rows%s)", i, (int)o->rd[i].cls,
+                      (long long)(d->rank ? d->shape[0] : 0), d->repl ? " whole" : "");
+        for (int q = 0; !d->repl && q <= r->m->np && k < 1900; q++)
+            k += snprintf(b + k, sizeof b - (size_t)k, "%s%lld", q ? "," : " off ", (long long)d->off[q]);
+    }
+    fprintf(stderr, "%s\n", b);
+}
+
 static int run_op(MRun *r, MOp *o, ax_array **out)
 {
     const Node *x = o->x;
@@ -1346,6 +1405,7 @@ static int run_op(MRun *r, MOp *o, ax_array **out)
     if (rc == 0 && o->kind != MK_RESHAPE && o->kind != MK_COND) rc = choose_rows(r, &u, o->kind == MK_WHOLE);
     if (rc == 0 && o->kind != MK_RESHAPE && o->kind != MK_COND) set_rows(r, &u);
     if (rc == 0) snprintf(r->cur->plan, sizeof r->cur->plan, "%s", plan_of(&u));
+    if (rc == 0 && r->m->trace) trace(r, &u);
     /* the row-local reads (a segmented fold of a vector binds its own) */
     for (int i = 0; i < o->nrd && rc == 0 && o->kind != MK_SEGVEC; i++) {
         if (o->rd[i].cls == RD_ROW) rc = bind_rows(r, &u, i, false);
@@ -1373,6 +1433,29 @@ static int run_op(MRun *r, MOp *o, ax_array **out)
 
 /* ------------------------------------------------------------ the walk */
 
+/* AXLE_DEBUG=verify: a replicated result must have the same bits on every
+ * rank (its value steers acond and awhile: ranks that disagree would part
+ * ways and wait for each other forever).  One small allreduce. */
+static int verify_repl(MRun *r, const MOp *o, ax_array **out, int w)
+{
+    uint64_t h = 1;
+    bool any = false;
+    for (int k = 0; k < w; k++) {
+        Dist tmp;
+        const Dist *d = mx_dist(r, out[k], &tmp);
+        if (!d->repl || out[k]->size > 4096) continue;
+        any = true;
+        for (int c = 0; c < out[k]->ncomp; c++)
+            h = hash_combine(h, hash_bytes(out[k]->buf[c], (size_t)out[k]->size * mx_leaf_size(out[k]->elt, c)));
+    }
+    if (!any || r->m->np == 1) return 0;
+    uint64_t v[2] = {h, ~h}, g[2];
+    MPI_Allreduce(v, g, 2, MPI_UINT64_T, MPI_MAX, r->m->work);
+    if (g[0] == h && ~g[1] == h) return 0;
+    return mx_fail(r->m, AX_ERR_BACKEND, "axle mpi: %s (operation %d): the ranks' replicated results differ (a bug "
+                   "of the distributed executor)", o->name, o->index);
+}
+
 static int mpi_op(Host *h, const Node *x, ax_array **out)
 {
     MRun *r = h->self;
@@ -1383,6 +1466,16 @@ static int mpi_op(Host *h, const Node *x, ax_array **out)
     st->name = o->name;
     double t0 = now_ms();
     int rc = run_op(r, o, out);
+    if (rc == 0 && (r->cx->opt.debug & AX_DEBUG_VERIFY)) rc = verify_repl(r, o, out, host_width(x->type));
+    if (rc)   /* (the walk takes nothing from a failed operation) */
+        for (int k = 0; k < host_width(x->type); k++) {
+            ax_array_release(out[k]);
+            out[k] = NULL;
+        }
+    if (r->m->trace && rc == 0 && out[0] && out[0]->rank == 0 && out[0]->ncomp >= 1) {
+        Scalar v = sc_load(out[0]->buf[0], ty_leaf(out[0]->elt, 0), 0);
+        fprintf(stderr, "axle: mpi trace: rank %d op %d result %llx\n", r->m->me, o->index, (unsigned long long)v.u);
+    }
     st->ms += now_ms() - t0;
     st->runs++;
     r->cur = was;

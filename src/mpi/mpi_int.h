@@ -83,9 +83,13 @@ struct ax_mpi {
     int tag;                    /* the next message tag (the same sequence on every rank) */
     bool rebalance, split_inputs;
     int64_t min_split;
+    bool trace;                 /* AXLE_MPI_TRACE=1: each operation's decisions on stderr */
+    double timeout;             /* AXLE_MPI_TIMEOUT: seconds a wait may last (0: no limit) */
     int skew;                   /* AXLE_MPI_BLOCKS=skew (tests): uneven blocks, rank 0's empty */
     char err[AX_ERRMSG + 64];   /* the last failure, as every rank reports it */
     ax_status status;
+    MPI_Request errreq;         /* the posted receive of a failure notice (cm_listen) */
+    char errbuf[AX_ERRMSG + 128];
     char **sent;                /* failure notices sent (buffers kept until freed) */
     int nsent;
     /* Memory that a transfer of a failed call may still write into (it
@@ -380,6 +384,9 @@ void cm_notify(MRun *r);
  * rank's outcome; hash: must be equal on every rank (0: not checked). */
 int cm_agree(ax_mpi *m, bool ok, uint64_t hash, const char *what);
 int cm_next_tag(ax_mpi *m);
+/* Posts the receive of another rank's failure notice on the exchange
+ * communicator (ax_mpi_new, and after each renewal). */
+void cm_listen(ax_mpi *m);
 
 /* The combine kernel o->ck applied to a and b (leaves of elt) into out. */
 int mx_combine(MRun *r, MOp *o, const Type *elt, const Scalar *a, const Scalar *b, Scalar *out);
