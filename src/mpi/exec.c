@@ -360,6 +360,18 @@ static int choose_rows(MRun *r, OpRun *u, bool whole)
         memcpy(u->di.off, u->dist[pick].off, sizeof *u->di.off * (size_t)(np + 1));
         return 0;
     }
+    /* a vector iteration over the positions of an array read at them (a
+     * flattened image): its blocks, as positions */
+    for (int i = 0; i < o->nrd && o->irank == 1; i++) {
+        const Dist *d = &u->dist[i];
+        if (o->rd[i].cls != RD_LIN || d->repl || dist_size(d) != u->ish[0]) continue;
+        int64_t rs = dist_rowsize(d);
+        dist_repl(&u->di, 1, u->ish);
+        u->di.repl = false;
+        if (!(u->di.off = ax__malloc(sizeof *u->di.off * (size_t)(np + 1)))) return nomem(r);
+        for (int q = 0; q <= np; q++) u->di.off[q] = d->off[q] * rs;
+        return 0;
+    }
     int64_t size = 1;
     for (int d = 0; d < o->irank; d++) size *= u->ish[d];
     if (!any_block(u) && size < m->min_split) return dist_repl(&u->di, o->irank, u->ish);
@@ -582,6 +594,10 @@ static int run_filter(MRun *r, OpRun *u, ax_array **out)
 {
     MOp *o = u->o;
     ax_mpi *m = r->m;
+    if (o->iota != AX_NSCALAR && sc_bits(o->iota) < 64 &&
+        u->ish[0] > (int64_t)((sc_is_signed(o->iota) ? UINT64_MAX >> 1 : UINT64_MAX) >> (64 - sc_bits(o->iota))))
+        return mx_fail(m, AX_ERR_BACKEND, "axle mpi: %s of positions converted to %s over %" PRId64 " elements (more than "
+                       "the type holds) is not distributed yet", o->name, ax_scalar_name(o->iota), u->ish[0]);
     if (run_fetches(r, u, NULL) || mx_local(r, o->lx, out)) return -1;
     Dist d;
     dist_repl(&d, 1, &out[0]->size);
@@ -1159,7 +1175,12 @@ static int run_stencil(MRun *r, OpRun *u, ax_array **out)
         ax_array *a = u->arr[i];
         const Dist *da = &u->dist[i];
         int64_t n = da->shape[0];
+        /* the rows with the stencil's widest halo (every input's local rows
+         * start at one global row); filled only as far as this input's own
+         * halo reaches (the rows beyond it are never read) */
         HaloWant w = {&u->di, n, dist_rowsize(da), o->halo, st->bound[q], virt};
+        HaloWant wq = w;
+        wq.h = st->size[q][0] / 2;
         if (u->di.repl) {
             rc = bind_full(r, u, i);   /* (every row here: no halo) */
             continue;
@@ -1170,8 +1191,10 @@ static int run_stencil(MRun *r, OpRun *u, ax_array **out)
         int64_t sh[AX_MAX_RANK];
         for (int d = 0; d < da->rank; d++) sh[d] = da->shape[d];
         sh[0] = a1 - a0;
-        ax_array *b = mx_array(r, a->elt, da->rank, sh, false);
-        if (!b || cm_move(r, da, a, halo_want, &w, b, 0)) {
+        int64_t f0, f1;
+        halo_rows(&wq, u->lo, u->hi, &f0, &f1);
+        ax_array *b = mx_array(r, a->elt, da->rank, sh, wq.h < w.h);
+        if (!b || cm_move(r, da, a, halo_want, &wq, b, (f0 - a0) * w.rs)) {
             ax_array_release(b);
             rc = -1;
             break;

@@ -74,6 +74,8 @@ typedef struct RW {
     int ill;                    /* the local linear variable, or -1 */
     FRead *fr;                  /* reads replaced by fetched values */
     int nfr;
+    int vparam;                 /* a consumer function's parameter that holds its
+                                   element's own position (o->iota), or -1 */
 } RW;
 
 static bool failed(L *l) { return l->k.failed; }
@@ -115,6 +117,7 @@ static MOp *new_op(L *l, const Node *x, MKind kind)
     o->main = -1;
     o->ck_a = o->ck_b = o->fix_in = o->carry = o->own_d = o->own_t = o->own_v = o->pinit = -1;
     o->meta = mk_fresh(&l->k, mk_tarray(&l->k, ty_i64(), 1));
+    o->iota = AX_NSCALAR;
     o->nmeta = META_SHAPE + AX_MAX_RANK;
     bool added;
     int64_t *slot = hmap_insert(&pr->opmap, hmap_ptr(x), pr->nops, &added);
@@ -269,6 +272,16 @@ static Node *fetched_read(RW *w, const FRead *f, const Type *elt)
     return mk_index(&l->k, mk_avar(&l->k, f->var, ft), ix);
 }
 
+/* Is e the element's own position, when the element is its position (a
+ * filter of the indices of an array: o->iota)?  e is the parameter, or
+ * it converted to i64. */
+static bool is_vpos(const RW *w, const Node *e)
+{
+    if (w->vparam < 0) return false;
+    if (e->op == OP_PRIM && e->a == P_CVT && e->n == 1 && e->type->kind == TY_SCALAR && e->type->s == AX_I64) e = e->kid[0];
+    return e->op == OP_VAR && e->id == w->vparam;
+}
+
 static Node *rw_read(RW *w, const Node *e)
 {
     L *l = w->l;
@@ -282,6 +295,16 @@ static Node *rw_read(RW *w, const Node *e)
         Node *c[AX_MAX_RANK];
         for (int d = 0; d < a->type->rank; d++) c[d] = meta_at(l, o, o->rd[i].meta + d);
         return mk_ixcons(&l->k, a->type->rank, c);
+    }
+    if (w->vparam >= 0 && (e->op == OP_LINDEX || a->type->rank == 1)) {
+        /* the element's position, as a position of the iteration's block:
+         * position - (the block's first position) */
+        const Node *ix = e->kid[1], *pos = e->op == OP_LINDEX ? ix : ix->op == OP_IXCONS && ix->n == 1 ? ix->kid[0] : NULL;
+        if (pos && is_vpos(w, pos)) {
+            Node *lp = mk_prim(&l->k, P_SUB, ty_i64(), rw(w, pos), meta_at(l, o, META_OFFLIN));
+            if (e->op == OP_LINDEX) return mk_lindex(&l->k, read_ref(l, o, a, RD_LIN), lp);
+            return mk_index(&l->k, read_ref(l, o, a, RD_LIN), mk_ixcons(&l->k, 1, &lp));
+        }
     }
     if (e->op == OP_INDEX) {
         const Node *ix = e->kid[1];
@@ -330,7 +353,7 @@ static Node *rw(RW *w, const Node *e)
  * thunk's expression): every read of a whole array. */
 static Node *rw_func(L *l, MOp *o, const Node *e)
 {
-    RW w = {l, o, false, {-1, -1}, 0, -1, -1, -1, NULL, 0};
+    RW w = {l, o, false, {-1, -1}, 0, -1, -1, -1, NULL, 0, -1};
     return rw(&w, e);
 }
 
@@ -453,6 +476,20 @@ static void rw_init(RW *w, L *l, MOp *o, int ix0, int ix1, int il)
     w->il = il;
     w->ixl = o->irank > 0 ? mk_fresh(&l->k, mk_tindex(&l->k, o->irank)) : -1;
     w->ill = mk_fresh(&l->k, ty_i64());
+    w->vparam = -1;
+}
+
+/* Is d (a DELAYED of rank 1) the positions themselves, converted to an
+ * integer type (canny's filter of the pixels by index): its scalar type,
+ * else AX_NSCALAR. */
+static ax_scalar iota_type(const Node *d)
+{
+    if (d->op != OP_DELAYED || d->type->rank != 1) return AX_NSCALAR;
+    const Node *fl = d->kid[2], *b = fl->kid[0];
+    if (b->op == OP_PRIM && b->a == P_CVT && b->n == 1) b = b->kid[0];
+    if (b->op != OP_VAR || b->id != fl->param[0]->id || d->type->elt->kind != TY_SCALAR) return AX_NSCALAR;
+    ax_scalar t = d->type->elt->s;
+    return sc_is_int(t) ? t : AX_NSCALAR;
 }
 
 /* Finds the fetched reads of body (an element function's, index param
@@ -833,7 +870,17 @@ static void filter_op(L *l, MOp *o)
     Node *src = main_input(l, o, 1);
     Node *y = clone_op(l, x, OP_FILTER, 2);
     if (!y) return;
-    y->kid[0] = rw_func(l, o, x->kid[0]);
+    const Node *p = x->kid[0];
+    o->iota = iota_type(x->kid[1]);
+    if (o->iota != AX_NSCALAR && p->nparam == 1) {
+        /* the predicate's reads at its element's value are at the
+         * element's own position */
+        RW w = {l, o, false, {-1, -1}, 0, -1, -1, -1, NULL, 0, p->param[0]->id};
+        y->kid[0] = rw(&w, p);
+    } else {
+        o->iota = AX_NSCALAR;
+        y->kid[0] = rw_func(l, o, p);
+    }
     y->kid[1] = src;
     o->lx = y;
     box(l, y);

@@ -215,6 +215,8 @@ typedef struct MOp {
     int halo;                   /* stencils: rows of halo */
     bool right, excl;           /* scans: from the right; scanl'/scanr' */
     const char *why;            /* MK_WHOLE: the reason */
+    ax_scalar iota;             /* a filter of positions converted to this type (its
+                                   predicate reads at them), or AX_NSCALAR */
 } MOp;
 
 /* The meta array's fixed entries: the iteration block's first row and
