@@ -115,12 +115,7 @@ int cm_wait(MRun *r, MPI_Request *req, int n)
             MPI_Status st;
             int rc = MPI_Test(&req[i], &f, &st);
             if (rc != MPI_SUCCESS) return mpi_failed(r, rc, "a transfer");
-            if (f && m->trace) {
-                int cnt = -1;
-                MPI_Get_count(&st, MPI_BYTE, &cnt);
-                fprintf(stderr, "axle: mpi trace: rank %d request %d done: from %d tag %d %d B\n", m->me, i, st.MPI_SOURCE,
-                        st.MPI_TAG, cnt);
-            }
+
             if (!f) done = false;
         }
         if (done) return 0;
@@ -280,6 +275,32 @@ static void copy_elems(ax_array *dst, int64_t dpos, const ax_array *src, int64_t
     }
 }
 
+/* dst[i] = src[pos[i] - base] for the i with pos[i] >= 0 and local[i]
+ * (local NULL: every i), component by component, typed (an element at a
+ * time would cost a call per element and component). */
+static void gather_elems(ax_array *dst, const ax_array *src, const int64_t *pos, int64_t base, int64_t n,
+                         const unsigned char *local)
+{
+    for (int c = 0; c < dst->ncomp; c++) {
+        size_t sz = mx_leaf_size(dst->elt, c);
+        const char *s = src->buf[c];
+        char *d = dst->buf[c];
+#define GATHER(T)                                                                                       \
+    for (int64_t i = 0; i < n; i++)                                                                     \
+        if (pos[i] >= 0 && (!local || local[i])) ((T *)(void *)d)[i] = ((const T *)(const void *)s)[pos[i] - base];
+        switch (sz) {
+        case 1: GATHER(uint8_t) break;
+        case 2: GATHER(uint16_t) break;
+        case 4: GATHER(uint32_t) break;
+        case 8: GATHER(uint64_t) break;
+        default:
+            for (int64_t i = 0; i < n; i++)
+                if (pos[i] >= 0 && (!local || local[i])) memcpy(d + (size_t)i * sz, s + (size_t)(pos[i] - base) * sz, sz);
+        }
+#undef GATHER
+    }
+}
+
 static size_t pack_elems(char *b, const ax_array *src, int64_t spos, int64_t n)
 {
     size_t k = 0;
@@ -401,7 +422,6 @@ int cm_move(MRun *r, const Dist *src, ax_array *local, WantFn want, void *arg, a
             goto out;
         }
         int e = MPI_Irecv(rbuf[q], (int)rn[q], MPI_BYTE, q, tag, m->work, &rq[nrq]);
-        if (m->trace) fprintf(stderr, "axle: mpi trace: rank %d irecv from %d tag %d comm %x -> req %x\n", me, q, tag, (unsigned)m->work, (unsigned)rq[nrq]);
         if (e != MPI_SUCCESS) {
             rc = mpi_failed(r, e, "MPI_Irecv");
             goto out;
@@ -413,7 +433,6 @@ int cm_move(MRun *r, const Dist *src, ax_array *local, WantFn want, void *arg, a
     for (int q = 0; q < np; q++) {
         if (sn[q] == 0) continue;
         int e = MPI_Isend(sbuf[q], (int)sn[q], MPI_BYTE, q, tag, m->work, &rq[nrq]);
-        if (m->trace) fprintf(stderr, "axle: mpi trace: rank %d isend to %d tag %d comm %x -> req %x\n", me, q, tag, (unsigned)m->work, (unsigned)rq[nrq]);
         if (e != MPI_SUCCESS) {
             rc = mpi_failed(r, e, "MPI_Isend");
             goto out;
@@ -563,9 +582,8 @@ int cm_fetch(MRun *r, const Dist *src, ax_array *local, const int64_t *pos, int6
     int np = m->np, me = m->me;
     int64_t rs = dist_rowsize(src);
     size_t es = mx_elt_size(local->elt);
-    if (src->repl) {
-        for (int64_t i = 0; i < n; i++)
-            if (pos[i] >= 0) copy_elems(dst, i, local, pos[i], 1);
+    if (src->repl || np == 1) {
+        gather_elems(dst, local, pos, 0, n, NULL);
         return 0;
     }
     int64_t mylo = src->off[me] * rs;
@@ -576,21 +594,21 @@ int cm_fetch(MRun *r, const Dist *src, ax_array *local, const int64_t *pos, int6
     int *rc_ = ax__malloc(sizeof(int) * (size_t)np), *rd = ax__malloc(sizeof(int) * (size_t)np);
     int64_t *asked = NULL;
     char *reply = NULL, *got = NULL;
+    unsigned char *here = ax__malloc((size_t)n + 1);
     int rc = 0;
     bool pending = false;
-    if (!rq || !uniq || !slot || !cnt || !rcnt || !sc || !sd || !rc_ || !rd) {
+    if (!rq || !uniq || !slot || !cnt || !rcnt || !sc || !sd || !rc_ || !rd || !here) {
         rc = nomem(r);
         goto out;
     }
     /* the local ones at once; the others sorted by position, which sorts
      * them by owner too (blocks are in rank order), each asked once */
-    int64_t nr = 0, nu = 0;
+    int64_t nr = 0, nu = 0, myhi = src->off[me + 1] * rs;
     for (int64_t i = 0; i < n; i++) {
-        if (pos[i] < 0) continue;
-        int o = dist_owner(src, np, rs > 0 ? pos[i] / rs : 0);
-        if (o == me) copy_elems(dst, i, local, pos[i] - mylo, 1);
-        else rq[nr++] = (Req){pos[i], i};
+        here[i] = pos[i] >= mylo && pos[i] < myhi;
+        if (pos[i] >= 0 && !here[i]) rq[nr++] = (Req){pos[i], i};
     }
+    gather_elems(dst, local, pos, mylo, n, here);
     qsort(rq, (size_t)nr, sizeof *rq, req_cmp);
     for (int64_t k = 0; k < nr; k++) {
         if (nu == 0 || uniq[nu - 1] != rq[k].pos) {
@@ -653,6 +671,7 @@ int cm_fetch(MRun *r, const Dist *src, ax_array *local, const int64_t *pos, int6
 out:
     free(rq);
     free(slot);
+    free(here);
     drop(m, uniq, pending);
     drop(m, cnt, pending);
     drop(m, rcnt, pending);
@@ -666,7 +685,7 @@ out:
     return rc;
 }
 
-int cm_exchange(MRun *r, char *buf, const int64_t *cnt, size_t rec, char **out, int64_t *nout)
+int cm_exchange(MRun *r, char *buf, const int64_t *cnt, size_t rec, char **out, int64_t *nout, int64_t *rcount)
 {
     ax_mpi *m = r->m;
     int np = m->np;
@@ -715,6 +734,7 @@ int cm_exchange(MRun *r, char *buf, const int64_t *cnt, size_t rec, char **out, 
     }
     count_coll(r, sent * (int64_t)rec, recv * (int64_t)rec);
     *nout = tot;
+    if (rcount) memcpy(rcount, rcnt, sizeof *rcnt * (size_t)np);
 out:
     if (rc) {
         drop(m, *out, pending);

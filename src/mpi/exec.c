@@ -410,7 +410,9 @@ static int run_fetches(MRun *r, OpRun *u, ax_array **firstval)
     ax_array *ins = NULL;
     if (firstval) *firstval = NULL;
     if (o->nfe == 0) return 0;
+    double T0 = now_ms();
     if (mx_local(r, o->insp, &ins)) return -1;
+    if (r->m->trace) fprintf(stderr, "axle: mpi trace: rank %d fetch: inspector %.1f ms\n", r->m->me, now_ms() - T0);
     int64_t n = ins->size;
     int rc = 0;
     bool *done = ax__calloc((size_t)o->nfe, sizeof *done);
@@ -428,7 +430,7 @@ static int run_fetches(MRun *r, OpRun *u, ax_array **firstval)
             for (int64_t i = 0; i < n; i++, k++) {
                 int64_t ix[AX_MAX_RANK];
                 if (fe->lin) {
-                    ix[0] = sc_load(ins->buf[fe->leaf], AX_I64, i).i;
+                    ix[0] = ((const int64_t *)ins->buf[fe->leaf])[i];
                     if (ix[0] < 0 || ix[0] >= dist_size(d)) {
                         rc = fetch_error(r, fe, 1, ix, d, true);
                         break;
@@ -438,7 +440,7 @@ static int run_fetches(MRun *r, OpRun *u, ax_array **firstval)
                 }
                 int64_t p = 0;
                 for (int dd = 0; dd < d->rank; dd++) {
-                    ix[dd] = sc_load(ins->buf[fe->leaf + dd], AX_I64, i).i;
+                    ix[dd] = ((const int64_t *)ins->buf[fe->leaf + dd])[i];
                     if (ix[dd] < 0 || ix[dd] >= d->shape[dd]) {
                         rc = fetch_error(r, fe, d->rank, ix, d, false);
                         break;
@@ -451,11 +453,14 @@ static int run_fetches(MRun *r, OpRun *u, ax_array **firstval)
         }
         if (rc) break;
         ax_array *vals = mx_array(r, u->arr[s]->elt, 1, &k, true);
+        double T1 = now_ms();
+        if (r->m->trace) fprintf(stderr, "axle: mpi trace: rank %d fetch: positions %.1f ms\n", r->m->me, T1 - T0);
         if (!vals || cm_fetch(r, d, u->arr[s], pos, k, vals)) {
             ax_array_release(vals);
             rc = -1;
             break;
         }
+        if (r->m->trace) fprintf(stderr, "axle: mpi trace: rank %d fetch: exchange %.1f ms\n", r->m->me, now_ms() - T1);
         /* each fetch's share, as an array over the iteration */
         int64_t at = 0;
         for (int g = f; g < o->nfe && rc == 0; g++) {
@@ -944,11 +949,14 @@ static int permute_owner(MRun *r, OpRun *u, ax_array *dflt, const Dist *dd0, ax_
         rc = nomem(r);
         goto out;
     }
+    double T0 = now_ms();
     if (u->hi > u->lo || u->di.repl) {
         if ((rc = mx_local(r, o->tv, &tv))) goto out;
         n = tv->size;
     }
-    /* each element's target: dropped (ax_ignore), checked, its owner */
+    double T1 = now_ms();
+    /* each element's target: dropped (ax_ignore), checked, its owner and
+     * its position in the owner's block */
     int64_t *tl = ax__malloc(sizeof *tl * (size_t)(n + 1));
     int *own = ax__malloc(sizeof *own * (size_t)(n + 1));
     if (!tl || !own) {
@@ -957,11 +965,13 @@ static int permute_owner(MRun *r, OpRun *u, ax_array *dflt, const Dist *dd0, ax_
         rc = nomem(r);
         goto out;
     }
+    const int64_t *tix[AX_MAX_RANK];
+    for (int d = 0; d < rt; d++) tix[d] = tv ? tv->buf[d] : NULL;
     for (int64_t i = 0; i < n && rc == 0; i++) {
         int64_t ix[AX_MAX_RANK], lin = 0;
         bool ignore = rt >= 1, inside = true;
         for (int d = 0; d < rt; d++) {
-            ix[d] = sc_load(tv->buf[d], AX_I64, i).i;
+            ix[d] = tix[d][i];
             if (ix[d] != -1) ignore = false;
             if (ix[d] < 0 || ix[d] >= dd.shape[d]) inside = false;
             lin = lin * dd.shape[d] + ix[d];
@@ -976,97 +986,118 @@ static int permute_owner(MRun *r, OpRun *u, ax_array *dflt, const Dist *dd0, ax_
             rc = mx_fail(m, AX_ERR_INDEX, "ax_permute: target index (%s) out of bounds for shape (%s)", a, b);
             break;
         }
-        if (rt == 0) {   /* (to every rank) */
+        if (rt == 0) {   /* (every rank combines every pair: below) */
             own[i] = m->me;
             tl[i] = 0;
-            for (int q = 0; q < np; q++) cnt[q]++;
             continue;
         }
-        int q = dist_owner(&dd, np, rs > 0 ? lin / rs : 0);
+        int q = np == 1 ? 0 : dist_owner(&dd, np, rs > 1 ? lin / rs : lin);
+        /* every rank ran every element (the iteration whole): each keeps its own */
+        if (u->di.repl && q != m->me) continue;
         own[i] = q;
         tl[i] = lin - dd.off[q] * rs;
         cnt[q]++;
     }
-    if (rc == 0 && rt == 0 && u->di.repl)
-        for (int q = 0; q < np; q++)
-            if (q != m->me) cnt[q] = 0;
-    if (rc == 0 && u->di.repl) {
-        /* every rank ran every element: each keeps those it owns */
-        for (int64_t i = 0; i < n; i++)
-            if (own[i] >= 0 && own[i] != m->me) {
-                cnt[own[i]]--;
-                own[i] = -1;
-            }
+    if (rc == 0 && rt == 0) {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) k += own[i] >= 0;
+        for (int q = 0; q < np; q++) cnt[q] = u->di.repl && q != m->me ? 0 : k;
     }
+    /* the records for rank q: its positions, then each component's values
+     * (a block of cnt[q] each), in the order of the source */
+    size_t lsz[256];
+    for (int c = 0; c < elt->width && c < 256; c++) lsz[c] = mx_leaf_size(elt, c);
+    int64_t tot = 0;
+    for (int q = 0; q < np; q++) {
+        fill[q] = tot;
+        tot += cnt[q];
+    }
+    if (rc == 0 && elt->width > 256) rc = mx_fail(m, AX_ERR_BACKEND, "axle mpi: ax_permute: an element of more than 256 leaves");
+    if (rc == 0 && !(buf = ax__malloc(rec * (size_t)tot + 1))) rc = nomem(r);
     if (rc == 0) {
-        int64_t tot = 0;
-        for (int q = 0; q < np; q++) {
-            fill[q] = tot;
-            tot += cnt[q];
-        }
-        if (!(buf = ax__malloc(rec * (size_t)tot + 1))) rc = nomem(r);
-        for (int64_t i = 0, q = 0; rc == 0 && i < n; i++) {
-            if (own[i] < 0) continue;
-            if (rt == 0) {   /* the same record for every rank that gets them */
-                for (q = 0; q < np; q++) {
+        int64_t *at = ax__malloc(sizeof *at * (size_t)np);
+        if (!at) {
+            rc = nomem(r);
+        } else {
+            for (int q = 0; q < np; q++) at[q] = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (own[i] < 0) continue;
+                for (int q = rt == 0 ? 0 : own[i]; q < (rt == 0 ? np : own[i] + 1); q++) {
                     if (!cnt[q]) continue;
-                    char *p = buf + rec * (size_t)fill[q]++;
-                    memcpy(p, &tl[i], 8);
+                    char *seg = buf + rec * (size_t)fill[q];
+                    int64_t k = at[q]++;
+                    memcpy(seg + 8 * (size_t)k, &tl[i], 8);
+                    size_t base = 8 * (size_t)cnt[q];
                     for (int c = 0; c < elt->width; c++) {
-                        size_t sz = mx_leaf_size(elt, c);
-                        memcpy(p + 8, (char *)tv->buf[rt + c] + (size_t)i * sz, sz);
-                        p += sz;
+                        const char *src = (const char *)tv->buf[rt + c] + (size_t)i * lsz[c];
+                        char *dst = seg + base + (size_t)k * lsz[c];
+                        switch (lsz[c]) {
+                        case 1: *(uint8_t *)(void *)dst = *(const uint8_t *)(const void *)src; break;
+                        case 2: memcpy(dst, src, 2); break;
+                        case 4: memcpy(dst, src, 4); break;
+                        default: memcpy(dst, src, lsz[c]); break;
+                        }
+                        base += lsz[c] * (size_t)cnt[q];
                     }
                 }
-                continue;
             }
-            char *p = buf + rec * (size_t)fill[own[i]]++;
-            memcpy(p, &tl[i], 8);
-            p += 8;
-            for (int c = 0; c < elt->width; c++) {
-                size_t sz = mx_leaf_size(elt, c);
-                memcpy(p, (char *)tv->buf[rt + c] + (size_t)i * sz, sz);
-                p += sz;
-            }
+            free(at);
         }
     }
     free(tl);
     free(own);
     if (rc) goto out;
-    if (u->di.repl) {
+    /* the exchange (nothing to send when every rank kept its own) */
+    int64_t *rcnt = ax__calloc((size_t)np, sizeof *rcnt);
+    if (!rcnt) {
+        rc = nomem(r);
+        goto out;
+    }
+    if (u->di.repl || np == 1) {
         got = buf;
         buf = NULL;
-        ngot = cnt[m->me];
-    } else if ((rc = cm_exchange(r, buf, cnt, rec, &got, &ngot))) {
-        buf = NULL;
-        goto out;
+        ngot = rcnt[m->me] = cnt[m->me];
     } else {
+        char *b = buf;
         buf = NULL;
+        rc = cm_exchange(r, b, cnt, rec, &got, &ngot, rcnt);
     }
-    /* what arrived, combined into this rank's block in arrival order */
+    if (rc) {
+        free(rcnt);
+        goto out;
+    }
+    /* what arrived, in rank order, combined into this rank's block */
     ax_array *tg = mx_array(r, ty_i64(), 1, &ngot, false), *vs = mx_array(r, elt, 1, &ngot, false);
     if (!tg || !vs) {
         ax_array_release(tg);
         ax_array_release(vs);
+        free(rcnt);
         rc = -1;
         goto out;
     }
-    for (int64_t k = 0; k < ngot; k++) {
-        const char *p = got + rec * (size_t)k;
-        memcpy((int64_t *)tg->buf[0] + k, p, 8);
-        p += 8;
+    const char *seg = got;
+    int64_t k0 = 0;
+    for (int q = 0; q < np; q++) {
+        int64_t c_q = rcnt[q];
+        if (!c_q) continue;
+        memcpy((int64_t *)tg->buf[0] + k0, seg, 8 * (size_t)c_q);
+        size_t base = 8 * (size_t)c_q;
         for (int c = 0; c < elt->width; c++) {
-            size_t sz = mx_leaf_size(elt, c);
-            memcpy((char *)vs->buf[c] + (size_t)k * sz, p, sz);
-            p += sz;
+            memcpy((char *)vs->buf[c] + (size_t)k0 * lsz[c], seg + base, lsz[c] * (size_t)c_q);
+            base += lsz[c] * (size_t)c_q;
         }
+        seg += base;
+        k0 += c_q;
     }
+    free(rcnt);
     bind(r, u, o->own_d, mine);
     bind(r, u, o->own_t, tg);
     bind(r, u, o->own_v, vs);
     ax_array_release(tg);
     ax_array_release(vs);
+    double T2 = now_ms();
     if ((rc = mx_local(r, o->own, out))) goto out;
+    if (m->trace) fprintf(stderr, "axle: mpi trace: rank %d permute: pairs %.1f ms, sorted %.1f ms, combined %.1f ms\n", m->me, T1 - T0, T2 - T1, now_ms() - T2);
     {
         Dist d = dd;
         rc = mx_set_dist(r, out[0], &d);
@@ -1193,6 +1224,25 @@ static int run_stencil(MRun *r, OpRun *u, ax_array **out)
         sh[0] = a1 - a0;
         int64_t f0, f1;
         halo_rows(&wq, u->lo, u->hi, &f0, &f1);
+        /* every rank's rows (with the widest halo) already its own: read in
+         * place (the same answer on every rank: a move is all or none) */
+        bool inplace = !virt;
+        for (int p = 0; p < r->m->np && inplace; p++) {
+            int64_t p0, p1;
+            halo_rows(&w, u->di.off[p], u->di.off[p + 1], &p0, &p1);
+            if (p1 > p0 && !da->repl && (p0 < da->off[p] || p1 > da->off[p + 1])) inplace = false;
+        }
+        if (inplace) {
+            int64_t first = da->repl ? a0 * w.rs : (a0 - da->off[r->m->me]) * w.rs;
+            ax_array *v = a1 > a0 ? view(r, a, first, da->rank, sh) : mx_array(r, a->elt, da->rank, sh, true);
+            if (!v) {
+                rc = -1;
+                break;
+            }
+            bind(r, u, o->rd[i].var, v);
+            ax_array_release(v);
+            continue;
+        }
         ax_array *b = mx_array(r, a->elt, da->rank, sh, wq.h < w.h);
         if (!b || cm_move(r, da, a, halo_want, &wq, b, (f0 - a0) * w.rs)) {
             ax_array_release(b);
@@ -1209,6 +1259,16 @@ static int run_stencil(MRun *r, OpRun *u, ax_array **out)
     }
     ax_array *ext = NULL;
     if (rows > 0 && mx_local(r, o->lx, &ext)) return -1;
+    if (ext && start == u->lo && ext->shape[0] == rows) {
+        /* no halo rows were computed: the result as it is */
+        out[0] = ext;
+        Dist d;
+        dist_repl(&d, o->irank, u->ish);
+        for (int dd = 1; dd < o->irank; dd++) d.shape[dd] = ext->shape[dd];
+        d.repl = false;
+        d.off = u->di.off;
+        return mx_set_dist(r, ext, &d);
+    }
     /* this rank's rows of what was computed over the rows with their halo */
     int64_t sh[AX_MAX_RANK];
     for (int d = 0; d < o->irank; d++) sh[d] = d == 0 ? rows : (ext ? ext->shape[d] : u->ish[d]);

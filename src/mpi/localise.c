@@ -334,6 +334,13 @@ static Node *rw(RW *w, const Node *e)
     if (!e || failed(l)) return l->k.failed = true, NULL;
     if (e->op == OP_INDEX || e->op == OP_LINDEX || e->op == OP_SHAPE) return rw_read(w, e);
     if (op_is_array(e->op)) return l->k.failed = true, NULL;   /* (scalar code reads arrays only by reference) */
+    if (e->op == OP_IXGET && is_ix(w, e->kid[0]) && w->o->irank > 0) {
+        /* a component of the iteration's index: the local one (only the
+         * first differs, by the block's first row), so that the code
+         * generator still sees reads at the loop's own index components */
+        Node *c = mk_ixget(&l->k, e->a, local_ix(w));
+        return e->a == 0 ? mk_prim(&l->k, P_ADD, ty_i64(), c, meta_at(l, w->o, META_OFF)) : c;
+    }
     Node *y = node_clone(&l->k.p->arena, e);
     if (!y) return l->k.failed = true, NULL;
     if (e->op == OP_VAR || e->op == OP_LET) y->id = ren(l, e->id);

@@ -359,8 +359,9 @@ int cm_fetch(MRun *r, const Dist *src, ax_array *local, const int64_t *pos, int6
 /* Packed records to other ranks: cnt[q] records of rec bytes for rank q
  * (in q order, in buf, which the call takes over); the received ones
  * (from every rank in rank order, this rank's own included) in *out
- * (malloc'd), their number in *nout. */
-int cm_exchange(MRun *r, char *buf, const int64_t *cnt, size_t rec, char **out, int64_t *nout);
+ * (malloc'd), their number in *nout, how many from each rank in rcount
+ * (np entries; may be NULL). */
+int cm_exchange(MRun *r, char *buf, const int64_t *cnt, size_t rec, char **out, int64_t *nout, int64_t *rcount);
 
 /* A reduction of one element per rank (leaves w, values as Scalar): into
  * out on every rank (has: some rank had one).  exscan: rank q gets the

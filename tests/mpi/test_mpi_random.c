@@ -119,7 +119,7 @@ int main(int argc, char **argv)
                 ax_array *want[MAXOUT] = {0};
                 ax_ctx *rcx = NULL;
                 RandProg *rrp = NULL;
-                char rerr[1024] = "", msg[1024] = "";
+                char rerr[1024] = "", msg[2200] = "";
                 int k = reference(cf->backend, seed, want, &rcx, &rrp, rerr, sizeof rerr);
                 if (k < 0) {
                     fail = 1;
