@@ -3,7 +3,7 @@
  *
  * How a program runs on several ranks.  Every rank compiles the program
  * as ax_compile does (driver_optimise: sharing recovery, simplifier,
- * fusion, planner), then
+ * fusion) but without the planner (program.c says why), then
  *   - normalise.c  gives every operation operands that are variables
  *                  (let-binding nested ones) and rewrites unit, replicate
  *                  and slice into generate and backpermute;

@@ -166,7 +166,15 @@ static void compile_job(void *arg)
         return;
     }
     pr->m = m;
-    if (!(pr->p = driver_optimise(cx, j->a, &pr->stats))) goto fail;
+    /* The planner's rewrites stay off here: its multi-generator loops
+     * (OP_LOOP) and epilogues (map<epilogue>) would need distributed forms
+     * of their own (a loop's reductions a local loop and one reduction, its
+     * filters an exscan of their counts, an epilogue applied after its
+     * fold's reduction), which the executor does not have yet; without
+     * them each member is one of the operations below, distributed as it
+     * is, so a loop's reductions cost one collective each instead of one
+     * in all (what the single-process run computes is the same). */
+    if (!(pr->p = driver_optimise(cx, j->a, &pr->stats, AX_DEBUG_NO_PLANNER))) goto fail;
     Hold h = {pr, 0, 0, 0, false};
     hold(&h, pr->p->root);
     if (h.failed) {
