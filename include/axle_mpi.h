@@ -143,7 +143,7 @@ ax_darray *ax_mpi_scatter(ax_mpi *m, int root, ax_array *a);
  * block of it (as ax_mpi_scatter would give). */
 ax_darray *ax_mpi_split(ax_mpi *m, ax_array *a);
 /* No communication: every rank holds the same array a, which stays whole
- * (a replicated array). */
+ * (a replicated array; a is referenced, not copied). */
 ax_darray *ax_mpi_replicated(ax_mpi *m, ax_array *a);
 /* Collective: the whole array on rank root (root < 0: on every rank) as a
  * new array of the local context in *out; other ranks get NULL.  0, or -1
@@ -166,8 +166,10 @@ void ax_darray_release(ax_darray *d);
 
 /* Embeds a distributed array in a computation built in ax_mpi_ctx(m) (the
  * distributed counterpart of ax_use: it reads the array when the program
- * runs).  A computation may mix it with plain ax_use arrays, which every
- * rank must hold alike (replicated). */
+ * runs).  d must still be alive when the computation is compiled
+ * (ax_mpi_run, ax_mpi_compile), which then keeps it as long as the
+ * program.  A computation may mix it with plain ax_use arrays, which
+ * every rank must hold alike (replicated; with split_inputs, split). */
 ax_acc ax_mpi_use(ax_mpi *m, ax_darray *d);
 
 /* Running.  Collective: every rank compiles and runs the same

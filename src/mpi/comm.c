@@ -752,11 +752,27 @@ out:
 
 /* ------------------------------------------------------------ reductions */
 
+/* Unsigned integers combined by min or max go to MPI as the signed type
+ * of their width with the top bit flipped (x ^ 2^(b-1) orders as signed
+ * exactly as x does as unsigned): MPICH 4.0.2 (Debian 12's) compares
+ * MPI_UINT8_T .. MPI_UINT64_T and MPI_UNSIGNED_LONG as signed under
+ * MPI_MAX and MPI_MIN (the maximum of 5 and UINT64_MAX is 5 there). */
+static bool flipped(ax_scalar s, Prim p)
+{
+    return (p == P_MIN || p == P_MAX) && s != AX_BOOL && s != AX_F32 && s != AX_F64 && !sc_is_signed(s);
+}
+
+static uint64_t top_bit(ax_scalar s)
+{
+    return (uint64_t)1 << (ax_scalar_size(s) * 8 - 1);
+}
+
 /* The MPI type of leaves of s combined by p (integers as unsigned where
- * only the bits matter: wrapping add and multiply). */
+ * only the bits matter: wrapping add and multiply; as signed under min and
+ * max, unsigned ones flipped). */
 static MPI_Datatype mpi_type(ax_scalar s, Prim p)
 {
-    bool sign = (p == P_MIN || p == P_MAX) && sc_is_signed(s);
+    bool sign = (p == P_MIN || p == P_MAX) && (sc_is_signed(s) || flipped(s, p));
     switch (s) {
     case AX_BOOL: case AX_I8: case AX_U8: return sign ? MPI_INT8_T : MPI_UINT8_T;
     case AX_I16: case AX_U16: return sign ? MPI_INT16_T : MPI_UINT16_T;
@@ -883,15 +899,27 @@ int cm_reduce(MRun *r, MOp *o, const Type *elt, const Scalar *mine, bool has, bo
             free(ob);
             return nomem(r);
         }
-        for (int l = 0; l < w; l++) sc_store(ib, s, l, has ? mine[l] : identity(o->redprim, s));
+        uint64_t flip = flipped(s, o->redprim) ? top_bit(s) : 0;
+        for (int l = 0; l < w; l++) {
+            Scalar v = has ? mine[l] : identity(o->redprim, s);
+            v.u ^= flip;
+            sc_store(ib, s, l, v);
+        }
         e = exscan ? MPI_Iexscan(ib, ob, w, mpi_type(s, o->redprim), mpi_op(o->redprim), comm, &rq)
                    : MPI_Iallreduce(ib, ob, w, mpi_type(s, o->redprim), mpi_op(o->redprim), comm, &rq);
         bool pending = false;
         if (e != MPI_SUCCESS) rc = mpi_failed(r, e, exscan ? "MPI_Iexscan" : "MPI_Iallreduce");
         else pending = (rc = cm_wait(r, &rq, 1)) != 0;
         count_coll(r, (int64_t)(sz * (size_t)w), (int64_t)(sz * (size_t)w));
-        for (int l = 0; l < w && rc == 0; l++)
-            out[l] = exscan && myr == 0 ? identity(o->redprim, s) : sc_load(ob, s, l);
+        for (int l = 0; l < w && rc == 0; l++) {
+            if (exscan && myr == 0) {
+                out[l] = identity(o->redprim, s);
+            } else {
+                Scalar v = sc_load(ob, s, l);
+                v.u ^= flip;
+                out[l] = sc_norm(v, s);
+            }
+        }
         *outhas = !(exscan && myr == 0);
         drop(m, ib, pending);
         drop(m, ob, pending);
@@ -944,12 +972,25 @@ int cm_reduce(MRun *r, MOp *o, const Type *elt, const Scalar *mine, bool has, bo
     return rc;
 }
 
+/* Flips the top bit of n unsigned integers of type s in place (flipped). */
+static void flip_all(void *buf, ax_scalar s, int64_t n)
+{
+    uint64_t t = top_bit(s);
+    for (int64_t i = 0; i < n; i++) {
+        Scalar v = sc_load(buf, s, i);
+        v.u ^= t;
+        sc_store(buf, s, i, v);
+    }
+}
+
 int cm_allreduce_array(MRun *r, MOp *o, ax_array *a)
 {
     ax_mpi *m = r->m;
     for (int c = 0; c < a->ncomp; c++) {
         ax_scalar s = ty_leaf(a->elt, c);
         size_t sz = ax_scalar_size(s);
+        bool flip = flipped(s, o->redprim);
+        if (flip) flip_all(a->buf[c], s, a->size);
         for (int64_t lo = 0; lo < a->size;) {
             int64_t n = a->size - lo < (1 << 28) ? a->size - lo : (1 << 28);
             MPI_Request rq;
@@ -963,6 +1004,7 @@ int cm_allreduce_array(MRun *r, MOp *o, ax_array *a)
             count_coll(r, n * (int64_t)sz, n * (int64_t)sz);
             lo += n;
         }
+        if (flip) flip_all(a->buf[c], s, a->size);
     }
     return 0;
 }
