@@ -43,6 +43,12 @@ import sys
 def w_of(n):
     return int(round(math.sqrt(n)))
 
+
+def nbrs(p):
+    """The neighbours of the busiest rank's block: none alone, one for two
+    ranks (each holds an end), two from three ranks on (a middle block)."""
+    return min(p - 1, 2)
+
 MIN = {
     "dotp": (10_000_000, lambda n, p: 4 if p > 1 else 0,
              "its partial sum (4 B) combined with the others'"),
@@ -50,15 +56,15 @@ MIN = {
     "nbody": (4096, lambda n, p: (p - 1) / p * n * 16,
               "every other rank's bodies (position and mass, 16 B each)"),
     "mandelbrot": (1 << 20, lambda n, p: 0, "none: element-wise"),
-    # 2 neighbours x a row of W elements x the halo of each stencil: velocity
+    # the neighbours (nbrs) x a row of W elements x the halo of each stencil: velocity
     # diffusion 20 sweeps of (f32,f32), two projections (divergence 8 B, 20
     # sweeps of f32, gradient 4 B), density diffusion 20 sweeps of f32;
     # the advections' reads beyond the block are data dependent (counted 0)
-    "fluid": (1 << 20, lambda n, p: 0 if p == 1 else 2 * w_of(n) * (20 * 8 + 2 * (8 + 20 * 4 + 4) + 20 * 4),
-              "the stencils' halo rows (2 neighbours x 424 B per column); advection 0"),
+    "fluid": (1 << 20, lambda n, p: nbrs(p) * w_of(n) * (20 * 8 + 2 * (8 + 20 * 4 + 4) + 20 * 4),
+              "the stencils' halo rows (per neighbour 424 B a column); advection 0"),
     # 5x1 blur (2 rows of f32), Sobel (1 row of f32), suppression (1 row of (f32, i32))
-    "canny": (1 << 22, lambda n, p: 0 if p == 1 else 2 * w_of(n) * (2 * 4 + 4 + 8),
-              "the stencils' halo rows (2 neighbours x 20 B per column)"),
+    "canny": (1 << 22, lambda n, p: nbrs(p) * w_of(n) * (2 * 4 + 4 + 8),
+              "the stencils' halo rows (per neighbour 20 B a column)"),
     # 32 one-bit passes, each moving the elements whose place is on another rank
     "radixsort": (1 << 20, lambda n, p: 32 * (p - 1) / p * (n / p) * 4,
                   "per pass, the keys whose place is on another rank (4 B each)"),
