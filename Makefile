@@ -42,6 +42,8 @@ FUZZ_ARGS ?= -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
 # (the CPU backend runs every fifth seed in its main configuration and
 # every 25th in the others), and the fuzzers for DEEP_FUZZ_TIME each.
 DEEP_SEEDS ?= 30000
+# `make test-deep`: random programs per rank count over MPI (test_mpi_random)
+DEEP_MPI_SEEDS ?= 2000
 DEEP_FUZZ_TIME ?= 1800
 # LeakSanitizer on; a failed allocation returns NULL instead of aborting
 # (the limits tests ask malloc for 2^62 bytes on purpose).
@@ -158,6 +160,14 @@ test-fuzz: test-deps
 # every backend and a long fuzz run.
 test-deep: build
 	cd $(BUILD) && AXLE_RANDOM_SEEDS=$(DEEP_SEEDS) ./test_random
+	@# libaxle_mpi (where MPI is found): the random programs over 2, 3 and
+	@# 4 ranks, the CPU backend on every tenth
+	@if [ -x $(BUILD)/test_mpi_random ]; then \
+	  for np in 2 3 4; do \
+	    (cd $(BUILD) && AXLE_DEBUG=verify AXLE_MPI_TIMEOUT=300 AXLE_MPI_RANDOM_SEEDS=$(DEEP_MPI_SEEDS) \
+	      AXLE_MPI_RANDOM_CPU_EVERY=10 mpirun -np $$np ./test_mpi_random) || exit 1; \
+	  done; \
+	fi
 	$(MAKE) test-fuzz FUZZ_TIME=$(DEEP_FUZZ_TIME)
 
 test: test-deps test-fast test-python test-clang test-san test-valgrind test-fuzz

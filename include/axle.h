@@ -175,6 +175,8 @@ enum {
                                         multi-generator loops (siblings, filter into fold) */
     AX_DEBUG_NO_LICM     = 1u << 11, /* [no-licm]     array terms that do not change in an
                                         awhile body are recomputed every iteration */
+    AX_DEBUG_COMM        = 1u << 13, /* [comm]        (libaxle_mpi, axle_mpi.h) each distributed
+                                        operation's messages and bytes, per rank and run */
     AX_DEBUG_NO_LOOPS    = 1u << 14, /* [no-loops]    the planner makes no multi-generator
                                         loops (its sibling and filter rewrites stay) */
     AX_DEBUG_NO_EPILOGUES = 1u << 15 /* [no-epilogues] a map over a fold's, a scan's or a

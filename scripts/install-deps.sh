@@ -36,10 +36,14 @@ for purpose in "$@"; do
     test)
       # valgrind (the quick tests), clang (the Clang build and the fuzz
       # run, which needs libFuzzer's runtime), pkg-config (the test of an
-      # installed copy), and what the Python binding's tests need (below)
+      # installed copy), MPICH, and what the Python binding's tests need
+      # (below)
       command -v valgrind >/dev/null 2>&1 || add valgrind
       command -v pkg-config >/dev/null 2>&1 || add pkg-config
       command -v clang >/dev/null 2>&1 || add clang
+      # MPI (libaxle_mpi and its tests under mpirun): MPICH
+      command -v mpicc >/dev/null 2>&1 || { add mpich; add libmpich-dev; }
+      command -v mpirun >/dev/null 2>&1 || add mpich
       # The runtime's package carries clang's major version on Debian 12
       # (libclang-rt-14-dev); newer releases also have an unversioned
       # libclang-rt-dev.

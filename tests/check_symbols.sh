@@ -5,18 +5,19 @@
 #    AX_* (nm -D), or the static library defines a global symbol that is
 #    not (nm -g: the internal functions must be local there);
 #  - a function the header declares is missing from either library.
-# Usage: check_symbols.sh STATIC_LIB SHARED_LIB HEADER CC
-# (either library may be "-" when it is not built)
+# Usage: check_symbols.sh STATIC_LIB SHARED_LIB HEADER CC [CPPFLAGS]
+# (either library may be "-" when it is not built; CPPFLAGS: what the
+# header's own includes need, as libaxle_mpi's mpi.h)
 # SPDX-License-Identifier: BSD-3-Clause
 set -eu
-static=$1 shared=$2 header=$3 cc=$4
+static=$1 shared=$2 header=$3 cc=$4 cppflags=${5:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/axle-nm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 rc=0
 
 # The functions the header declares (comments and macros gone).
 # (function pointer types, "(*ax_fn1)(", are not functions)
-"$cc" -E -P -x c "$header" | sed 's/(\*[A-Za-z0-9_]*)//g' |
+"$cc" $cppflags -E -P -x c "$header" | sed 's/(\*[A-Za-z0-9_]*)//g' |
   grep -o '\(^\|[^A-Za-z0-9_]\)ax_[A-Za-z0-9_]*(' | sed 's/^[^a]//; s/($//' | sort -u >"$tmp/api"
 [ -s "$tmp/api" ] || { echo "check_symbols: no declarations found in $header"; exit 1; }
 

@@ -5,6 +5,7 @@
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
  *                    [--no-licm] [--no-loops] [--no-epilogues] [--fast-math] [--check] [--json]
+ *                    [--mpi [--comm]]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
  *   (run and dump: --planner ilp|cbc|greedy sets AXLE_PLANNER, the planner's solver)
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
@@ -28,7 +29,7 @@ static void usage(FILE *f)
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
             "                        [--no-loops] [--no-epilogues]\n"
-            "                        [--fast-math] [--check] [--json]\n"
+            "                        [--fast-math] [--check] [--json] [--mpi [--comm]]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
             "       (run, dump: --planner ilp|cbc|greedy, the planner's solver: the ILP (the default; CBC where\n"
             "        a search is needed and installed; cbc: CBC always) or the greedy planner; also AXLE_PLANNER)\n"
@@ -42,7 +43,7 @@ typedef struct {
     const char *cmd, *program, *stage;
     int64_t size;
     int runs;
-    bool check, json;
+    bool check, json, mpi, comm;
     ax_options opt;
 } Args;
 
@@ -100,6 +101,8 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;
+        else if (!strcmp(s, "--mpi")) a->mpi = true;
+        else if (!strcmp(s, "--comm")) a->comm = true;
         else if (s[0] != '-' && !a->program) a->program = s;
         else { fprintf(stderr, "axle: unknown argument '%s'\n", s); return -1; }
     }
@@ -286,5 +289,13 @@ int main(int argc, char **argv)
     if (!a.program) { usage(stderr); return 2; }
     const ex_program *p = ex_find(a.program);
     if (!p) { fprintf(stderr, "axle: unknown program '%s' (see axle list)\n", a.program); return 2; }
+    if (a.mpi && !strcmp(a.cmd, "run")) {
+#ifdef AX_HAVE_MPI
+        return axle_run_mpi(p, a.size, a.runs, a.check, a.json, a.comm, &a.opt);
+#else
+        fprintf(stderr, "axle: --mpi: this axle was built without MPI (install mpich and libmpich-dev, then rebuild)\n");
+        return 2;
+#endif
+    }
     return !strcmp(a.cmd, "run") ? cmd_run(p, &a) : cmd_dump(p, &a);
 }

@@ -18,4 +18,11 @@ void axle_json_str(FILE *f, const char *s);
 int axle_bench(int argc, char **argv);
 /* `axle bench --compile ...` (tools/bench_compile.c). */
 int axle_bench_compile(int argc, char **argv);
+/* `axle run PROGRAM --mpi ...` (tools/mpi_run.c, where MPI is found): the
+ * program on every rank of MPI_COMM_WORLD, its inputs split across the
+ * ranks, checked on rank 0.  opt: the local contexts' options. */
+struct ex_program;
+struct ax_options;
+int axle_run_mpi(const struct ex_program *p, int64_t size, int runs, bool check, bool json, bool comm,
+                 const struct ax_options *opt);
 #endif

@@ -566,6 +566,13 @@ int ir_verify(const Program *p, char *msg, size_t size);
 void ir_print(FILE *f, const Node *root);
 void ir_print_json(FILE *f, const char *program, const char *stage, const Node *root);
 
+/* The optimised core program of a (sharing recovery, simplifier, fusion,
+ * planner: what ax_compile gives its backend), for an executor that walks
+ * a program itself (src/mpi), without the passes whose AX_DEBUG_NO_*
+ * switches are in off (as if cx's options had them too).  NULL with an
+ * error on cx.  run.c. */
+Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off);
+
 /* Reference interpreter: evaluates a closed core program. */
 int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max);
 /* The interpreter on one scalar expression with no free scalar variables,

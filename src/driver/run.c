@@ -278,9 +278,9 @@ static int plan(ax_ctx *cx, Program *p, PlanLog *log, PlanChoice *ch)
 /* Sharing recovery, then the optimiser's passes in the thesis' order (s.5):
  * simplify (CSE before shrinking), fuse, and simplify again to clean up
  * what fusion composed.  Returns NULL with an error on cx. */
-static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
+static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto, unsigned off)
 {
-    unsigned dbg = cx->opt.debug;
+    unsigned dbg = cx->opt.debug | off;
     double t0 = now_ms();
     Program *p = sharing_recover(cx, a, !(dbg & AX_DEBUG_NO_SHARING));
     if (!p) {
@@ -345,6 +345,18 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
     return p;
 }
 
+/* The optimised core program of a, as ax_compile makes it before a
+ * backend sees it, for an executor that walks the program itself
+ * (src/mpi); ir.h.  The caller has entered cx and sized the stack.  off:
+ * AX_DEBUG_NO_* switches of passes to skip on top of cx's own. */
+Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off)
+{
+    if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
+    if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
+    if (cx->status != AX_OK) return NULL;
+    return front_end(cx, a, st, UPTO_FUSION, off);
+}
+
 static ax_program *compile(ax_ctx *cx, ax_acc a)
 {
     if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
@@ -362,7 +374,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a)
         return NULL;
     }
     pr->cx = cx;
-    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) || !(pr->be = pick_backend(cx, &pr->stats.fallback)))
+    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION, 0)) || !(pr->be = pick_backend(cx, &pr->stats.fallback)))
         goto fail;
     int held = hold_arrays(pr, pr->prog->root);
     if (held) {
@@ -715,7 +727,7 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
              * planner's clustering of it (src/opt/plangraph.c) */
             unsigned was = cx->opt.debug;
             cx->opt.debug |= AX_DEBUG_NO_PLANNER;
-            p = front_end(cx, a, &st, UPTO_FUSION);
+            p = front_end(cx, a, &st, UPTO_FUSION, 0);
             cx->opt.debug = was;
             PlanGraph *g = p ? plan_graph(p, true) : NULL;
             PlanLog *log = g ? ax__calloc(1, sizeof *log) : NULL;
@@ -730,7 +742,7 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
             }
             free(log);
             plan_graph_free(g);
-        } else if ((p = front_end(cx, a, &st, stages[k].upto))) {
+        } else if ((p = front_end(cx, a, &st, stages[k].upto, 0))) {
             if (!strcmp(stage, "dot")) {
                 dump_dot(cx, p, f);
             } else if (!strcmp(stage, "c")) {

@@ -24,7 +24,7 @@ static const struct { const char *name; unsigned flag; } debug_flags[] = {
     {"cache", AX_DEBUG_CACHE}, {"code", AX_DEBUG_CODE},
     {"profile", AX_DEBUG_PROFILE}, {"no-planner", AX_DEBUG_NO_PLANNER},
     {"no-licm", AX_DEBUG_NO_LICM}, {"no-loops", AX_DEBUG_NO_LOOPS},
-    {"no-epilogues", AX_DEBUG_NO_EPILOGUES},
+    {"no-epilogues", AX_DEBUG_NO_EPILOGUES}, {"comm", AX_DEBUG_COMM},
 };
 
 /* Parses a comma-separated AXLE_DEBUG value; an unknown word is named in
@@ -136,7 +136,7 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
     if (bad[0])
         bad_env(cx, 0, "AXLE_DEBUG", bad,
                 "a comma-separated list of no-sharing, no-fusion, no-simplify, no-cse, dump, timing, verify, "
-                "cache, code, profile");
+                "cache, code, profile, no-planner, no-licm, comm");
     if ((e = getenv("AXLE_THREADS")) && *e) {
         long t = parse_count(e, MAX_POOL_THREADS);
         if (t < 0) bad_env(cx, 1, "AXLE_THREADS", e, "a number of threads, 1 or more");

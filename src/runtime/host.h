@@ -43,6 +43,16 @@ struct Host {
 bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const int *live);
 void host_free(Host *h);
 
+/* One array operation x run by an executor for a walk that is not its
+ * own (src/mpi walks the array level itself, binding h's environment, and
+ * runs each operation on a backend): h's environment and liveness
+ * counters are used as they are.  The CPU backend runs x from a program
+ * its prepare made (state: x must be one of that program's operations);
+ * the interpreter with ie (interp_eval_new over h->aenv).  0 with
+ * host_width(x->type) new references in out, or -1 with an error. */
+int cpu_run_op(Host *h, void *state, const Node *x, ax_array **out);
+int interp_run_op(InterpEval *ie, Host *h, const Node *x, ax_array **out);
+
 /* Evaluates an array term into out (host_width(x->type) new references). */
 int host_eval(Host *h, const Node *x, ax_array **out);
 /* One array (x of array type) into *a. */

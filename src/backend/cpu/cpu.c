@@ -1375,6 +1375,27 @@ static int host_cond(Host *h, const Node *x, bool *c)
 
 static const HostOps cpu_host = {.name = "cpu", .op = host_op, .cond = host_cond, .embeds_delayed = true};
 
+/* host.h: x run with another executor's walk (its environment and
+ * liveness counters, shared through the copy of h). */
+int cpu_run_op(Host *h, void *state, const Node *x, ax_array **out)
+{
+    CpuProg *pp = state;
+    CpuCtx *cc = ctx_state(h->cx);
+    if (!cc) return -1;
+    if (!pp || pp->magic != PROG_MAGIC) return host_fail(h, AX_ERR_BACKEND, "cpu: no program to run");
+    Ex ex;
+    memset(&ex, 0, sizeof ex);
+    ex.cx = h->cx;
+    ex.cc = cc;
+    ex.pp = pp;
+    if (!(ex.pool = ctx_pool(h->cx, cc))) return -1;
+    ex.nthreads = pool_threads(ex.pool);
+    ex.h = *h;
+    ex.h.ops = &cpu_host;
+    ex.h.self = &ex;
+    return ex_op(&ex, x, out);
+}
+
 static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
 {
     CpuProg *pp = state;

@@ -1714,6 +1714,21 @@ int interp_eval(InterpEval *ie, const Node *e, Scalar *out)
     return rc;
 }
 
+/* host.h: x run with another executor's walk (its environment and
+ * liveness counters, shared through the copy of h). */
+int interp_run_op(InterpEval *ie, Host *h, const Node *x, ax_array **out)
+{
+    Interp *in = &ie->in;
+    const HostOps *ops = in->h.ops;
+    in->h = *h;
+    in->h.ops = ops;
+    in->h.self = in;
+    Mark m = smark(in);
+    int rc = interp_op(&in->h, x, out);
+    srelease(in, m);
+    return rc;
+}
+
 void interp_eval_free(InterpEval *ie)
 {
     if (!ie) return;

@@ -1,0 +1,1010 @@
+/*
+ * Communication: every transfer between ranks that a distributed
+ * operation makes, counted per operation (MRun.cur: the statistics of
+ * axle_mpi.h, ax_mpi_stats).
+ *
+ * Failures.  A rank that fails (a fault in its rows, out of memory) must
+ * not leave the others waiting for it in a transfer it will never join.
+ * So every wait here is non-blocking (MPI_Test on point-to-point and
+ * MPI-3 non-blocking collectives) and watches for a failure notice: a
+ * failing rank sends one to every other rank (cm_notify) and goes to the
+ * end of the call, where every rank meets in an agreement on a
+ * communicator used for nothing else (cm_agree); the others see the
+ * notice at their next wait, or the agreement's result at the end.  After
+ * a failure the exchange communicator, which may hold unfinished
+ * transfers, is replaced by a fresh duplicate.
+ *
+ * Order.  Every rank makes the same transfers in the same order (the
+ * decisions behind them depend only on what every rank knows alike:
+ * shapes and distributions), so message tags come from a counter that
+ * runs alike on every rank.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _GNU_SOURCE
+#include "mpi_int.h"
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_ERR = 7, TAG_BASE = 64, TAG_SPAN = 30000 };
+
+int cm_next_tag(ax_mpi *m)
+{
+    int t = TAG_BASE + m->tag;
+    m->tag = (m->tag + 1) % TAG_SPAN;
+    return t;
+}
+
+int ranges_add(Ranges *r, int64_t lo, int64_t hi)
+{
+    if (hi <= lo) return 0;
+    if (r->n > 0 && r->v[r->n - 1].hi == lo) {   /* adjacent: one range */
+        r->v[r->n - 1].hi = hi;
+        return 0;
+    }
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 8;
+        Range *v = ax__realloc(r->v, sizeof *v * (size_t)cap);
+        if (!v) return -1;
+        r->v = v;
+        r->cap = cap;
+    }
+    r->v[r->n++] = (Range){lo, hi};
+    return 0;
+}
+
+static int nomem(MRun *r) { return mx_fail(r->m, AX_ERR_NOMEM, "axle mpi: out of memory"); }
+
+void cm_keep(ax_mpi *m, void *p)
+{
+    if (!p) return;
+    void **z = ax__realloc(m->zomb, sizeof *z * (size_t)(m->nzomb + 1));
+    if (!z) return;   /* (then it leaks, rather than be freed under MPI) */
+    m->zomb = z;
+    m->zomb[m->nzomb++] = p;
+}
+
+void cm_keep_array(ax_mpi *m, ax_array *a)
+{
+    if (!a) return;
+    ax_array **z = ax__realloc(m->zarr, sizeof *z * (size_t)(m->nzarr + 1));
+    if (!z) {
+        ax_array_retain(a);   /* (leaks rather than be freed under MPI) */
+        return;
+    }
+    m->zarr = z;
+    m->zarr[m->nzarr++] = ax_array_retain(a);
+}
+
+/* free(p), or kept when a transfer may still use it. */
+static void drop(ax_mpi *m, void *p, bool pending)
+{
+    if (pending) cm_keep(m, p);
+    else free(p);
+}
+
+static int mpi_failed(MRun *r, int code, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int n = 0;
+    MPI_Error_string(code, s, &n);
+    return mx_fail(r->m, AX_ERR_BACKEND, "axle mpi: %s failed: %s", what, s);
+}
+
+/* ------------------------------------------------------------ failures */
+
+int cm_wait(MRun *r, MPI_Request *req, int n)
+{
+    ax_mpi *m = r->m;
+    double t0 = m->timeout > 0 ? MPI_Wtime() : 0;
+    for (int spin = 0;; spin++) {
+        /* AXLE_MPI_TIMEOUT: a wait longer than that is a failure (ranks
+         * that no longer make the same transfers would wait forever) */
+        if (m->timeout > 0 && (spin & 1023) == 0 && MPI_Wtime() - t0 > m->timeout)
+            return mx_fail(m, AX_ERR_BACKEND, "axle mpi: a transfer waited more than %g s (AXLE_MPI_TIMEOUT) for "
+                           "another rank", m->timeout);
+        /* (request by request: a finished one becomes MPI_REQUEST_NULL) */
+        bool done = true;
+        for (int i = 0; i < n; i++) {
+            if (req[i] == MPI_REQUEST_NULL) continue;
+            int f = 0;
+            MPI_Status st;
+            int rc = MPI_Test(&req[i], &f, &st);
+            if (rc != MPI_SUCCESS) return mpi_failed(r, rc, "a transfer");
+
+            if (!f) done = false;
+        }
+        if (done) return 0;
+        /* a failure notice: the receive posted for it has matched */
+        int flag = 0;
+        MPI_Status st;
+        if (m->errreq != MPI_REQUEST_NULL) MPI_Test(&m->errreq, &flag, &st);
+        if (flag) {
+            /* another rank failed: it told every rank; this one stops
+             * waiting and goes to the agreement with its message */
+            m->errbuf[sizeof m->errbuf - 1] = 0;
+            int code = (unsigned char)m->errbuf[0];
+            r->failed = true;   /* (no notice of its own: the failing rank sent them all) */
+            mx_fail(m, (ax_status)(code ? code : AX_ERR_BACKEND), "%s", m->errbuf + 4);
+            return -1;
+        }
+        if (m->trace && spin == 2000000) {
+            int f2 = 0;
+            MPI_Status s2;
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->work, &f2, &s2);
+            int cnt = 0;
+            if (f2) MPI_Get_count(&s2, MPI_BYTE, &cnt);
+            fprintf(stderr, "axle: mpi trace: rank %d waits; pending message: %s from %d tag %d, %d B\n", m->me,
+                    f2 ? "yes" : "none", f2 ? s2.MPI_SOURCE : -1, f2 ? s2.MPI_TAG : -1, cnt);
+        }
+        /* ranks may outnumber cores (tests): let the one computing run */
+        if (spin > 32) sched_yield();
+    }
+}
+
+void cm_notify(MRun *r)
+{
+    ax_mpi *m = r->m;
+    if (r->failed || m->np == 1) return;
+    r->failed = true;
+    ax_ctx *cx = m->cx;
+    char **ns = ax__realloc(m->sent, sizeof *ns * (size_t)(m->nsent + 1));
+    if (!ns) return;   /* the others learn of it at the agreement */
+    m->sent = ns;
+    size_t len = strlen(cx->msg) + 64;
+    if (len > sizeof m->errbuf - 8) len = sizeof m->errbuf - 8;
+    char *b = ax__malloc(len + 4);
+    if (!b) return;
+    memset(b, 0, 4);
+    b[0] = (char)(cx->status ? cx->status : AX_ERR_BACKEND);
+    int k = snprintf(b + 4, len, "%s (on rank %d)", cx->msg[0] ? cx->msg : "failed", m->me);
+    m->sent[m->nsent++] = b;   /* kept until ax_mpi_free: the sends may be pending */
+    for (int q = 0; q < m->np; q++) {
+        if (q == m->me) continue;
+        MPI_Request rq;
+        if (MPI_Isend(b, k + 4, MPI_CHAR, q, TAG_ERR, m->work, &rq) == MPI_SUCCESS) MPI_Request_free(&rq);
+    }
+}
+
+/* A fresh exchange communicator after a failure (collective on every
+ * rank: all have agreed that the call failed). */
+static void renew(ax_mpi *m)
+{
+    if (m->errreq != MPI_REQUEST_NULL) {
+        MPI_Cancel(&m->errreq);
+        MPI_Wait(&m->errreq, MPI_STATUS_IGNORE);
+    }
+    MPI_Comm w;
+    if (MPI_Comm_dup(m->user, &w) != MPI_SUCCESS) return;
+    MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
+    /* the old one may hold transfers that never finish: let it go */
+    MPI_Comm_free(&m->work);
+    if (m->rev != MPI_COMM_NULL) MPI_Comm_free(&m->rev);
+    m->work = w;
+    m->rev = MPI_COMM_NULL;
+    m->tag = 0;
+    cm_listen(m);
+}
+
+void cm_listen(ax_mpi *m)
+{
+    /* (a posted receive rather than MPI_Iprobe(MPI_ANY_SOURCE) in the
+     * waits: MPICH 4.0 over UCX was seen to leave a posted receive
+     * unmatched after such probes) */
+    m->errreq = MPI_REQUEST_NULL;
+    memset(m->errbuf, 0, sizeof m->errbuf);
+    if (m->np > 1) MPI_Irecv(m->errbuf, (int)sizeof m->errbuf - 1, MPI_CHAR, MPI_ANY_SOURCE, TAG_ERR, m->work, &m->errreq);
+}
+
+int cm_agree(ax_mpi *m, bool ok, uint64_t hash, const char *what)
+{
+    uint64_t v[3] = {ok ? 0 : (uint64_t)(m->np - m->me), hash, ~hash}, w[3];
+    if (MPI_Allreduce(v, w, 3, MPI_UINT64_T, MPI_MAX, m->ctl) != MPI_SUCCESS) {
+        snprintf(m->err, sizeof m->err, "%s: the ranks could not agree (MPI_Allreduce failed)", what);
+        m->status = AX_ERR_BACKEND;
+        return -1;
+    }
+    if (w[0] == 0 && (w[1] == hash && ~w[2] == hash)) {
+        m->err[0] = 0;
+        m->status = AX_OK;
+        return 0;
+    }
+    if (w[0] == 0) {
+        snprintf(m->err, sizeof m->err, "%s: the ranks built different programs (every rank must build the same "
+                 "computation, with inputs of the same types and ranks)", what);
+        m->status = AX_ERR_ARG;
+    } else {
+        int first = m->np - (int)w[0];
+        struct {
+            int32_t st;
+            char msg[sizeof m->err];
+        } b;
+        memset(&b, 0, sizeof b);
+        if (m->me == first) {
+            ax_ctx *cx = m->cx;
+            b.st = cx->status ? (int32_t)cx->status : cx->last_status ? (int32_t)cx->last_status : AX_ERR_BACKEND;
+            const char *text = cx->msg[0] ? cx->msg : "failed";
+            /* a message that came from another rank names it already */
+            if (strstr(text, "(on rank ")) snprintf(b.msg, sizeof b.msg, "%s", text);
+            else snprintf(b.msg, sizeof b.msg, "%s (on rank %d)", text, m->me);
+        }
+        MPI_Bcast(&b, (int)sizeof b, MPI_BYTE, first, m->ctl);
+        memcpy(m->err, b.msg, sizeof m->err);
+        m->err[sizeof m->err - 1] = 0;
+        m->status = (ax_status)b.st;
+        renew(m);
+    }
+    /* the local context reports the agreed failure, and is ready again */
+    ctx_error_force(m->cx, m->status, "%s", m->err);
+    ctx_settle(m->cx);
+    return -1;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static void count_p2p(MRun *r, int64_t sent, int64_t recv, int msent, int mrecv)
+{
+    if (!r->cur || r->m->np == 1) return;
+    r->cur->bytes_sent += sent;
+    r->cur->bytes_recv += recv;
+    r->cur->msgs_sent += msent;
+    r->cur->msgs_recv += mrecv;
+}
+
+static void count_coll(MRun *r, int64_t sent, int64_t recv)
+{
+    if (!r->cur || r->m->np == 1) return;
+    r->cur->bytes_sent += sent;
+    r->cur->bytes_recv += recv;
+    r->cur->coll++;
+}
+
+/* ------------------------------------------------------------ moving elements */
+
+static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+static void copy_elems(ax_array *dst, int64_t dpos, const ax_array *src, int64_t spos, int64_t n)
+{
+    for (int c = 0; c < dst->ncomp; c++) {
+        size_t sz = mx_leaf_size(dst->elt, c);
+        memcpy((char *)dst->buf[c] + (size_t)dpos * sz, (const char *)src->buf[c] + (size_t)spos * sz, (size_t)n * sz);
+    }
+}
+
+/* dst[i] = src[pos[i] - base] for the i with pos[i] >= 0 and local[i]
+ * (local NULL: every i), component by component, typed (an element at a
+ * time would cost a call per element and component). */
+static void gather_elems(ax_array *dst, const ax_array *src, const int64_t *pos, int64_t base, int64_t n,
+                         const unsigned char *local)
+{
+    for (int c = 0; c < dst->ncomp; c++) {
+        size_t sz = mx_leaf_size(dst->elt, c);
+        const char *s = src->buf[c];
+        char *d = dst->buf[c];
+#define GATHER(T)                                                                                       \
+    for (int64_t i = 0; i < n; i++)                                                                     \
+        if (pos[i] >= 0 && (!local || local[i])) ((T *)(void *)d)[i] = ((const T *)(const void *)s)[pos[i] - base];
+        switch (sz) {
+        case 1: GATHER(uint8_t) break;
+        case 2: GATHER(uint16_t) break;
+        case 4: GATHER(uint32_t) break;
+        case 8: GATHER(uint64_t) break;
+        default:
+            for (int64_t i = 0; i < n; i++)
+                if (pos[i] >= 0 && (!local || local[i])) memcpy(d + (size_t)i * sz, s + (size_t)(pos[i] - base) * sz, sz);
+        }
+#undef GATHER
+    }
+}
+
+static size_t pack_elems(char *b, const ax_array *src, int64_t spos, int64_t n)
+{
+    size_t k = 0;
+    for (int c = 0; c < src->ncomp; c++) {
+        size_t sz = mx_leaf_size(src->elt, c) * (size_t)n;
+        memcpy(b + k, (const char *)src->buf[c] + (size_t)spos * mx_leaf_size(src->elt, c), sz);
+        k += sz;
+    }
+    return k;
+}
+
+static size_t unpack_elems(ax_array *dst, int64_t dpos, const char *b, int64_t n)
+{
+    size_t k = 0;
+    for (int c = 0; c < dst->ncomp; c++) {
+        size_t sz = mx_leaf_size(dst->elt, c);
+        memcpy((char *)dst->buf[c] + (size_t)dpos * sz, b + k, sz * (size_t)n);
+        k += sz * (size_t)n;
+    }
+    return k;
+}
+
+/* The part of [lo, hi) held by some rank, piece by piece: calls f for
+ * each maximal piece held by one rank. */
+typedef struct Piece {
+    int owner;
+    int64_t lo, hi;
+} Piece;
+
+static int next_piece(const Dist *d, int np, int64_t rs, int64_t lo, int64_t hi, Piece *p)
+{
+    if (lo >= hi) return 0;
+    int64_t row = rs > 0 ? lo / rs : 0;
+    int o = dist_owner(d, np, row);
+    int64_t end = d->off[o + 1] * rs;
+    p->owner = o;
+    p->lo = lo;
+    p->hi = end < hi ? end : hi;
+    return 1;
+}
+
+int cm_move(MRun *r, const Dist *src, ax_array *local, WantFn want, void *arg, ax_array *dst, int64_t dstoff)
+{
+    ax_mpi *m = r->m;
+    int np = m->np, me = m->me, tag = cm_next_tag(m);
+    int64_t rs = dist_rowsize(src), size = dist_size(src);
+    size_t es = mx_elt_size(local->elt);
+    int64_t mylo = src->repl ? 0 : src->off[me] * rs, myhi = src->repl ? size : src->off[me + 1] * rs;
+    Ranges w = {0};
+    char **sbuf = ax__calloc((size_t)np, sizeof *sbuf), **rbuf = ax__calloc((size_t)np, sizeof *rbuf);
+    int64_t *sn = ax__calloc((size_t)np, sizeof *sn), *rn = ax__calloc((size_t)np, sizeof *rn);
+    MPI_Request *rq = ax__malloc(sizeof *rq * (size_t)(2 * np + 1));
+    int nrq = 0, rc = 0;
+    if (!sbuf || !rbuf || !sn || !rn || !rq) {
+        rc = nomem(r);
+        goto out;
+    }
+    /* what this rank sends: the parts of every other rank's wants it holds */
+    for (int q = 0; q < np && !src->repl; q++) {
+        if (q == me) continue;
+        w.n = 0;
+        if (want(arg, q, &w) < 0) {
+            rc = nomem(r);
+            goto out;
+        }
+        int64_t n = 0;
+        for (int k = 0; k < w.n; k++) {
+            int64_t lo = w.v[k].lo > mylo ? w.v[k].lo : mylo, hi = w.v[k].hi < myhi ? w.v[k].hi : myhi;
+            if (hi > lo) n += hi - lo;
+        }
+        if (n == 0) continue;
+        if (!fits_int(n * (int64_t)es)) {
+            rc = mx_fail(m, AX_ERR_NOMEM, "axle mpi: a transfer of %" PRId64 " bytes between two ranks (at most 2 GiB)",
+                         n * (int64_t)es);
+            goto out;
+        }
+        if (!(sbuf[q] = ax__malloc((size_t)n * es + 1))) {
+            rc = nomem(r);
+            goto out;
+        }
+        size_t k0 = 0;
+        for (int k = 0; k < w.n; k++) {
+            int64_t lo = w.v[k].lo > mylo ? w.v[k].lo : mylo, hi = w.v[k].hi < myhi ? w.v[k].hi : myhi;
+            if (hi > lo) k0 += pack_elems(sbuf[q] + k0, local, lo - mylo, hi - lo);
+        }
+        sn[q] = (int64_t)k0;
+    }
+    /* what this rank receives: its wants, piece by owner; its own copied */
+    w.n = 0;
+    if (want(arg, me, &w) < 0) {
+        rc = nomem(r);
+        goto out;
+    }
+    int64_t pos = dstoff;
+    for (int k = 0; k < w.n; k++) {
+        if (w.v[k].lo < 0 || w.v[k].hi > size) {
+            rc = mx_fail(m, AX_ERR_BACKEND, "axle mpi: a transfer asks for elements %" PRId64 "..%" PRId64
+                         " of %" PRId64, w.v[k].lo, w.v[k].hi, size);
+            goto out;
+        }
+        if (src->repl) {
+            copy_elems(dst, pos, local, w.v[k].lo, w.v[k].hi - w.v[k].lo);
+            pos += w.v[k].hi - w.v[k].lo;
+            continue;
+        }
+        Piece p;
+        for (int64_t lo = w.v[k].lo; next_piece(src, np, rs, lo, w.v[k].hi, &p); lo = p.hi) {
+            if (p.owner == me) copy_elems(dst, pos, local, p.lo - mylo, p.hi - p.lo);
+            else rn[p.owner] += (p.hi - p.lo) * (int64_t)es;
+            pos += p.hi - p.lo;
+        }
+    }
+    int msent = 0, mrecv = 0;
+    int64_t bsent = 0, brecv = 0;
+    for (int q = 0; q < np; q++) {
+        if (rn[q] == 0) continue;
+        if (!fits_int(rn[q]) || !(rbuf[q] = ax__malloc((size_t)rn[q]))) {
+            rc = fits_int(rn[q]) ? nomem(r) : mx_fail(m, AX_ERR_NOMEM, "axle mpi: a transfer of more than 2 GiB");
+            goto out;
+        }
+        int e = MPI_Irecv(rbuf[q], (int)rn[q], MPI_BYTE, q, tag, m->work, &rq[nrq]);
+        if (e != MPI_SUCCESS) {
+            rc = mpi_failed(r, e, "MPI_Irecv");
+            goto out;
+        }
+        nrq++;
+        mrecv++;
+        brecv += rn[q];
+    }
+    for (int q = 0; q < np; q++) {
+        if (sn[q] == 0) continue;
+        int e = MPI_Isend(sbuf[q], (int)sn[q], MPI_BYTE, q, tag, m->work, &rq[nrq]);
+        if (e != MPI_SUCCESS) {
+            rc = mpi_failed(r, e, "MPI_Isend");
+            goto out;
+        }
+        nrq++;
+        msent++;
+        bsent += sn[q];
+    }
+    count_p2p(r, bsent, brecv, msent, mrecv);
+    if (m->trace)
+        for (int q = 0; q < np; q++)
+            if (sn[q] || rn[q])
+                fprintf(stderr, "axle: mpi trace: rank %d tag %d: to %d %" PRId64 " B, from %d %" PRId64 " B\n", me, tag, q,
+                        sn[q], q, rn[q]);
+    if (nrq && (rc = cm_wait(r, rq, nrq))) goto out;
+    nrq = 0;
+    /* the pieces from other ranks, in the order of the wants */
+    pos = dstoff;
+    size_t *cur = (size_t *)sn;   /* reused: read cursor per owner */
+    memset(cur, 0, sizeof *cur * (size_t)np);
+    for (int k = 0; k < w.n && !src->repl; k++) {
+        Piece p;
+        for (int64_t lo = w.v[k].lo; next_piece(src, np, rs, lo, w.v[k].hi, &p); lo = p.hi) {
+            if (p.owner != me) cur[p.owner] += unpack_elems(dst, pos, rbuf[p.owner] + cur[p.owner], p.hi - p.lo);
+            pos += p.hi - p.lo;
+        }
+    }
+out:
+    /* requests still pending belong to a failed call: their buffers stay
+     * (its communicator is renewed at the agreement) */
+    if (sbuf && rbuf)
+        for (int q = 0; q < np; q++) {
+            drop(m, sbuf[q], nrq > 0);
+            drop(m, rbuf[q], nrq > 0);
+        }
+    if (nrq > 0) cm_keep_array(m, dst);
+    free(sbuf);
+    free(rbuf);
+    free(sn);
+    free(rn);
+    drop(m, rq, nrq > 0);
+    free(w.v);
+    return rc;
+}
+
+int cm_allgather(MRun *r, const Dist *src, ax_array *local, ax_array *full)
+{
+    ax_mpi *m = r->m;
+    int np = m->np;
+    if (src->repl) {
+        copy_elems(full, 0, local, 0, local->size);
+        return 0;
+    }
+    int64_t rs = dist_rowsize(src);
+    int *cnt = ax__malloc(sizeof *cnt * (size_t)np), *dsp = ax__malloc(sizeof *dsp * (size_t)np);
+    if (!cnt || !dsp) {
+        free(cnt);
+        free(dsp);
+        return nomem(r);
+    }
+    int rc = 0;
+    bool pending = false;
+    for (int q = 0; q < np && rc == 0; q++) {
+        int64_t c = (src->off[q + 1] - src->off[q]) * rs, d = src->off[q] * rs;
+        if (!fits_int(c) || !fits_int(d))
+            rc = mx_fail(m, AX_ERR_NOMEM, "axle mpi: gathering an array of %" PRId64 " elements (at most 2^31 per rank)",
+                         dist_size(src));
+        cnt[q] = (int)c;
+        dsp[q] = (int)d;
+    }
+    int64_t mine = (int64_t)cnt[m->me] * (int64_t)mx_elt_size(local->elt);
+    for (int c = 0; c < local->ncomp && rc == 0; c++) {
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)mx_leaf_size(local->elt, c), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        MPI_Request rq;
+        int e = MPI_Iallgatherv(local->buf[c], cnt[m->me], t, full->buf[c], cnt, dsp, t, m->work, &rq);
+        if (e != MPI_SUCCESS) rc = mpi_failed(r, e, "MPI_Iallgatherv");
+        else if ((rc = cm_wait(r, &rq, 1))) pending = true;
+        MPI_Type_free(&t);
+        count_coll(r, mine / (local->ncomp ? local->ncomp : 1) * (np - 1),
+                   ((int64_t)full->size - cnt[m->me]) * (int64_t)mx_leaf_size(local->elt, c));
+    }
+    if (pending) {
+        cm_keep_array(m, full);
+        cm_keep_array(m, local);
+    }
+    drop(m, cnt, pending);
+    drop(m, dsp, pending);
+    return rc;
+}
+
+int cm_allgather_i64(MRun *r, int64_t mine, int64_t *all)
+{
+    ax_mpi *m = r->m;
+    MPI_Request rq;
+    int64_t *in = ax__malloc(sizeof *in), *res = ax__malloc(sizeof *res * (size_t)m->np);
+    if (!in || !res) {
+        free(in);
+        free(res);
+        return nomem(r);
+    }
+    *in = mine;
+    int e = MPI_Iallgather(in, 1, MPI_INT64_T, res, 1, MPI_INT64_T, m->work, &rq);
+    if (e != MPI_SUCCESS) {
+        free(in);
+        free(res);
+        return mpi_failed(r, e, "MPI_Iallgather");
+    }
+    count_coll(r, 8 * (int64_t)(m->np - 1), 8 * (int64_t)(m->np - 1));
+    int rc = cm_wait(r, &rq, 1);
+    if (rc == 0) memcpy(all, res, sizeof *res * (size_t)m->np);
+    drop(m, in, rc != 0);
+    drop(m, res, rc != 0);
+    return rc;
+}
+
+/* ------------------------------------------------------------ request / reply */
+
+typedef struct Req {
+    int64_t pos, i;
+} Req;
+
+static int req_cmp(const void *a, const void *b)
+{
+    const Req *x = a, *y = b;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* int counts and displacements of an all-to-all from int64 counts; false
+ * when one passes INT_MAX. */
+static bool int_counts(const int64_t *c, int np, int64_t scale, int *ci, int *di)
+{
+    int64_t d = 0;
+    for (int q = 0; q < np; q++) {
+        if (!fits_int(c[q] * scale) || !fits_int(d)) return false;
+        ci[q] = (int)(c[q] * scale);
+        di[q] = (int)d;
+        d += c[q] * scale;
+    }
+    return fits_int(d);
+}
+
+int cm_fetch(MRun *r, const Dist *src, ax_array *local, const int64_t *pos, int64_t n, ax_array *dst)
+{
+    ax_mpi *m = r->m;
+    int np = m->np, me = m->me;
+    int64_t rs = dist_rowsize(src);
+    size_t es = mx_elt_size(local->elt);
+    if (src->repl || np == 1) {
+        gather_elems(dst, local, pos, 0, n, NULL);
+        return 0;
+    }
+    int64_t mylo = src->off[me] * rs;
+    Req *rq = ax__malloc(sizeof *rq * (size_t)(n + 1));
+    int64_t *uniq = ax__malloc(sizeof *uniq * (size_t)(n + 1)), *slot = ax__malloc(sizeof *slot * (size_t)(n + 1));
+    int64_t *cnt = ax__calloc((size_t)np, sizeof *cnt), *rcnt = ax__calloc((size_t)np, sizeof *rcnt);
+    int *sc = ax__malloc(sizeof(int) * (size_t)np), *sd = ax__malloc(sizeof(int) * (size_t)np);
+    int *rc_ = ax__malloc(sizeof(int) * (size_t)np), *rd = ax__malloc(sizeof(int) * (size_t)np);
+    int64_t *asked = NULL;
+    char *reply = NULL, *got = NULL;
+    unsigned char *here = ax__malloc((size_t)n + 1);
+    int rc = 0;
+    bool pending = false;
+    if (!rq || !uniq || !slot || !cnt || !rcnt || !sc || !sd || !rc_ || !rd || !here) {
+        rc = nomem(r);
+        goto out;
+    }
+    /* the local ones at once; the others sorted by position, which sorts
+     * them by owner too (blocks are in rank order), each asked once */
+    int64_t nr = 0, nu = 0, myhi = src->off[me + 1] * rs;
+    for (int64_t i = 0; i < n; i++) {
+        here[i] = pos[i] >= mylo && pos[i] < myhi;
+        if (pos[i] >= 0 && !here[i]) rq[nr++] = (Req){pos[i], i};
+    }
+    gather_elems(dst, local, pos, mylo, n, here);
+    qsort(rq, (size_t)nr, sizeof *rq, req_cmp);
+    for (int64_t k = 0; k < nr; k++) {
+        if (nu == 0 || uniq[nu - 1] != rq[k].pos) {
+            uniq[nu++] = rq[k].pos;
+            cnt[dist_owner(src, np, rs > 0 ? rq[k].pos / rs : 0)]++;
+        }
+        slot[k] = nu - 1;
+    }
+    /* how many each rank asks of each */
+    MPI_Request q1;
+    int e = MPI_Ialltoall(cnt, 1, MPI_INT64_T, rcnt, 1, MPI_INT64_T, m->work, &q1);
+    if (e != MPI_SUCCESS || (rc = cm_wait(r, &q1, 1))) {
+        if (e != MPI_SUCCESS) rc = mpi_failed(r, e, "MPI_Ialltoall");
+        else pending = true;
+        goto out;
+    }
+    count_coll(r, 8 * (int64_t)(np - 1), 8 * (int64_t)(np - 1));
+    int64_t nask = 0;
+    for (int q = 0; q < np; q++) nask += rcnt[q];
+    if (!int_counts(cnt, np, 1, sc, sd) || !int_counts(rcnt, np, 1, rc_, rd)) {
+        rc = mx_fail(m, AX_ERR_NOMEM, "axle mpi: a request of more than 2^31 elements");
+        goto out;
+    }
+    if (!(asked = ax__malloc(sizeof *asked * (size_t)(nask + 1)))) {
+        rc = nomem(r);
+        goto out;
+    }
+    e = MPI_Ialltoallv(uniq, sc, sd, MPI_INT64_T, asked, rc_, rd, MPI_INT64_T, m->work, &q1);
+    if (e != MPI_SUCCESS || (rc = cm_wait(r, &q1, 1))) {
+        if (e != MPI_SUCCESS) rc = mpi_failed(r, e, "MPI_Ialltoallv");
+        else pending = true;
+        goto out;
+    }
+    count_coll(r, 8 * nu, 8 * nask);
+    /* the replies: each element packed whole (every component) */
+    if (!(reply = ax__malloc(es * (size_t)nask + 1)) || !(got = ax__malloc(es * (size_t)nu + 1))) {
+        rc = nomem(r);
+        goto out;
+    }
+    for (int64_t k = 0; k < nask; k++) {
+        if (asked[k] < mylo || asked[k] >= src->off[me + 1] * rs) {
+            rc = mx_fail(m, AX_ERR_BACKEND, "axle mpi: asked for element %" PRId64 ", which this rank does not hold",
+                         asked[k]);
+            goto out;
+        }
+        pack_elems(reply + (size_t)k * es, local, asked[k] - mylo, 1);
+    }
+    if (!int_counts(rcnt, np, (int64_t)es, rc_, rd) || !int_counts(cnt, np, (int64_t)es, sc, sd)) {
+        rc = mx_fail(m, AX_ERR_NOMEM, "axle mpi: a reply of more than 2 GiB");
+        goto out;
+    }
+    e = MPI_Ialltoallv(reply, rc_, rd, MPI_BYTE, got, sc, sd, MPI_BYTE, m->work, &q1);
+    if (e != MPI_SUCCESS || (rc = cm_wait(r, &q1, 1))) {
+        if (e != MPI_SUCCESS) rc = mpi_failed(r, e, "MPI_Ialltoallv");
+        else pending = true;
+        goto out;
+    }
+    count_coll(r, (int64_t)es * nask, (int64_t)es * nu);
+    for (int64_t k = 0; k < nr; k++) unpack_elems(dst, rq[k].i, got + (size_t)slot[k] * es, 1);
+out:
+    free(rq);
+    free(slot);
+    free(here);
+    drop(m, uniq, pending);
+    drop(m, cnt, pending);
+    drop(m, rcnt, pending);
+    drop(m, sc, pending);
+    drop(m, sd, pending);
+    drop(m, rc_, pending);
+    drop(m, rd, pending);
+    drop(m, asked, pending);
+    drop(m, reply, pending);
+    drop(m, got, pending);
+    return rc;
+}
+
+int cm_exchange(MRun *r, char *buf, const int64_t *cnt, size_t rec, char **out, int64_t *nout, int64_t *rcount)
+{
+    ax_mpi *m = r->m;
+    int np = m->np;
+    *out = NULL;
+    *nout = 0;
+    int64_t *rcnt = ax__calloc((size_t)np, sizeof *rcnt);
+    int *sc = ax__malloc(sizeof(int) * (size_t)np), *sd = ax__malloc(sizeof(int) * (size_t)np);
+    int *rc_ = ax__malloc(sizeof(int) * (size_t)np), *rd = ax__malloc(sizeof(int) * (size_t)np);
+    int64_t *scnt = ax__malloc(sizeof *scnt * (size_t)np);
+    int rc = 0;
+    bool pending = false;
+    if (!rcnt || !sc || !sd || !rc_ || !rd || !scnt) {
+        rc = nomem(r);
+        goto out;
+    }
+    memcpy(scnt, cnt, sizeof *scnt * (size_t)np);
+    MPI_Request q1;
+    int e = MPI_Ialltoall(scnt, 1, MPI_INT64_T, rcnt, 1, MPI_INT64_T, m->work, &q1);
+    if (e != MPI_SUCCESS || (rc = cm_wait(r, &q1, 1))) {
+        if (e != MPI_SUCCESS) rc = mpi_failed(r, e, "MPI_Ialltoall");
+        else pending = true;
+        goto out;
+    }
+    count_coll(r, 8 * (int64_t)(np - 1), 8 * (int64_t)(np - 1));
+    int64_t tot = 0, sent = 0, recv = 0;
+    for (int q = 0; q < np; q++) {
+        tot += rcnt[q];
+        if (q != m->me) {
+            sent += cnt[q];
+            recv += rcnt[q];
+        }
+    }
+    if (!int_counts(cnt, np, (int64_t)rec, sc, sd) || !int_counts(rcnt, np, (int64_t)rec, rc_, rd)) {
+        rc = mx_fail(m, AX_ERR_NOMEM, "axle mpi: an exchange of more than 2 GiB");
+        goto out;
+    }
+    if (!(*out = ax__malloc(rec * (size_t)tot + 1))) {
+        rc = nomem(r);
+        goto out;
+    }
+    e = MPI_Ialltoallv(buf, sc, sd, MPI_BYTE, *out, rc_, rd, MPI_BYTE, m->work, &q1);
+    if (e != MPI_SUCCESS || (rc = cm_wait(r, &q1, 1))) {
+        if (e != MPI_SUCCESS) rc = mpi_failed(r, e, "MPI_Ialltoallv");
+        else pending = true;
+        goto out;
+    }
+    count_coll(r, sent * (int64_t)rec, recv * (int64_t)rec);
+    *nout = tot;
+    if (rcount) memcpy(rcount, rcnt, sizeof *rcnt * (size_t)np);
+out:
+    if (rc) {
+        drop(m, *out, pending);
+        *out = NULL;
+    }
+    drop(m, buf, pending);
+    drop(m, rcnt, pending);
+    drop(m, scnt, pending);
+    drop(m, sc, pending);
+    drop(m, sd, pending);
+    drop(m, rc_, pending);
+    drop(m, rd, pending);
+    return rc;
+}
+
+/* ------------------------------------------------------------ reductions */
+
+/* Unsigned integers combined by min or max go to MPI as the signed type
+ * of their width with the top bit flipped (x ^ 2^(b-1) orders as signed
+ * exactly as x does as unsigned): MPICH 4.0.2 (Debian 12's) compares
+ * MPI_UINT8_T .. MPI_UINT64_T and MPI_UNSIGNED_LONG as signed under
+ * MPI_MAX and MPI_MIN (the maximum of 5 and UINT64_MAX is 5 there). */
+static bool flipped(ax_scalar s, Prim p)
+{
+    return (p == P_MIN || p == P_MAX) && s != AX_BOOL && s != AX_F32 && s != AX_F64 && !sc_is_signed(s);
+}
+
+static uint64_t top_bit(ax_scalar s)
+{
+    return (uint64_t)1 << (ax_scalar_size(s) * 8 - 1);
+}
+
+/* The MPI type of leaves of s combined by p (integers as unsigned where
+ * only the bits matter: wrapping add and multiply; as signed under min and
+ * max, unsigned ones flipped). */
+static MPI_Datatype mpi_type(ax_scalar s, Prim p)
+{
+    bool sign = (p == P_MIN || p == P_MAX) && (sc_is_signed(s) || flipped(s, p));
+    switch (s) {
+    case AX_BOOL: case AX_I8: case AX_U8: return sign ? MPI_INT8_T : MPI_UINT8_T;
+    case AX_I16: case AX_U16: return sign ? MPI_INT16_T : MPI_UINT16_T;
+    case AX_I32: case AX_U32: return sign ? MPI_INT32_T : MPI_UINT32_T;
+    case AX_I64: case AX_U64: return sign ? MPI_INT64_T : MPI_UINT64_T;
+    case AX_F32: return MPI_FLOAT;
+    case AX_F64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static MPI_Op mpi_op(Prim p)
+{
+    switch (p) {
+    case P_ADD: return MPI_SUM;
+    case P_MUL: return MPI_PROD;
+    case P_MIN: return MPI_MIN;
+    case P_MAX: return MPI_MAX;
+    case P_BAND: return MPI_BAND;
+    case P_BOR: return MPI_BOR;
+    case P_BXOR: return MPI_BXOR;
+    case P_AND: return MPI_LAND;
+    case P_OR: return MPI_LOR;
+    default: return MPI_OP_NULL;
+    }
+}
+
+/* p's identity on s (what an empty block contributes): exact for every
+ * operand (x + -0.0 is x, -0.0 included). */
+static Scalar identity(Prim p, ax_scalar s)
+{
+    Scalar v;
+    v.u = 0;
+    bool f = s == AX_F32 || s == AX_F64;
+    switch (p) {
+    case P_ADD:
+        if (s == AX_F32) v.f32 = -0.0f;
+        else if (s == AX_F64) v.f64 = -0.0;
+        break;
+    case P_MUL:
+        if (s == AX_F32) v.f32 = 1.0f;
+        else if (s == AX_F64) v.f64 = 1.0;
+        else v.u = 1;
+        break;
+    case P_MIN:
+        v = sc_norm((Scalar){.u = sc_is_signed(s) ? (UINT64_MAX >> 1) >> (64 - sc_bits(s)) : UINT64_MAX}, s);
+        break;
+    case P_MAX:
+        if (sc_is_signed(s)) v.i = -((int64_t)1 << (sc_bits(s) - 1));
+        break;
+    case P_BAND:
+        v = sc_norm((Scalar){.u = UINT64_MAX}, s);
+        break;
+    case P_AND:
+        v.b = true;
+        break;
+    default:
+        break;
+    }
+    (void)f;
+    return v;
+}
+
+/* The user operator's state reaches it through the datatype's name: MPI
+ * hands a user function no argument of its own, and axle keeps no
+ * global state.  r is cleared when the call fails (a pending reduction
+ * may still run the function later: it then does nothing). */
+typedef struct RedCtx {
+    MRun *r;
+    MOp *o;
+    const Type *elt;
+    int w;
+    Scalar *tmp;                /* w leaves */
+    bool swap;                  /* right to left (a scan from the right, over the
+                                   reversed communicator): a . b is f(b, a) */
+} RedCtx;
+
+static void red_user(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int n = 0;
+    void *p = NULL;
+    MPI_Type_get_name(*dt, name, &n);
+    if (sscanf(name, "axle-reduce:%p", &p) != 1 || !p) return;
+    RedCtx *c = p;
+    size_t rec = sizeof(Scalar) * (size_t)(c->w + 1);
+    for (int i = 0; i < *len; i++) {
+        Scalar *a = (Scalar *)((char *)in + rec * (size_t)i), *b = (Scalar *)((char *)inout + rec * (size_t)i);
+        if (!a[0].u) continue;
+        if (!b[0].u) {
+            memcpy(b, a, rec);
+            continue;
+        }
+        /* in o inout: the lower ranks' value on the left */
+        const Scalar *x = c->swap ? b + 1 : a + 1, *y = c->swap ? a + 1 : b + 1;
+        if (c->r && c->r->cx->status == AX_OK && mx_combine(c->r, c->o, c->elt, x, y, c->tmp) == 0)
+            memcpy(b + 1, c->tmp, sizeof(Scalar) * (size_t)c->w);
+    }
+}
+
+int cm_reduce(MRun *r, MOp *o, const Type *elt, const Scalar *mine, bool has, bool exscan, bool reverse,
+              Scalar *out, bool *outhas)
+{
+    ax_mpi *m = r->m;
+    int w = elt->width, rc = 0;
+    MPI_Comm comm = m->work;
+    if (reverse) {
+        if (m->rev == MPI_COMM_NULL) {
+            if (MPI_Comm_split(m->work, 0, m->np - 1 - m->me, &m->rev) != MPI_SUCCESS)
+                return mx_fail(m, AX_ERR_BACKEND, "axle mpi: MPI_Comm_split failed");
+            MPI_Comm_set_errhandler(m->rev, MPI_ERRORS_RETURN);
+        }
+        comm = m->rev;
+    }
+    int myr = reverse ? m->np - 1 - m->me : m->me;
+    MPI_Request rq;
+    int e;
+    if (o->builtin) {
+        ax_scalar s = ty_leaf(elt, 0);
+        size_t sz = ax_scalar_size(s);
+        char *ib = ax__malloc(sz * (size_t)w + 1), *ob = ax__calloc(1, sz * (size_t)w + 1);
+        if (!ib || !ob) {
+            free(ib);
+            free(ob);
+            return nomem(r);
+        }
+        uint64_t flip = flipped(s, o->redprim) ? top_bit(s) : 0;
+        for (int l = 0; l < w; l++) {
+            Scalar v = has ? mine[l] : identity(o->redprim, s);
+            v.u ^= flip;
+            sc_store(ib, s, l, v);
+        }
+        e = exscan ? MPI_Iexscan(ib, ob, w, mpi_type(s, o->redprim), mpi_op(o->redprim), comm, &rq)
+                   : MPI_Iallreduce(ib, ob, w, mpi_type(s, o->redprim), mpi_op(o->redprim), comm, &rq);
+        bool pending = false;
+        if (e != MPI_SUCCESS) rc = mpi_failed(r, e, exscan ? "MPI_Iexscan" : "MPI_Iallreduce");
+        else pending = (rc = cm_wait(r, &rq, 1)) != 0;
+        count_coll(r, (int64_t)(sz * (size_t)w), (int64_t)(sz * (size_t)w));
+        for (int l = 0; l < w && rc == 0; l++) {
+            if (exscan && myr == 0) {
+                out[l] = identity(o->redprim, s);
+            } else {
+                Scalar v = sc_load(ob, s, l);
+                v.u ^= flip;
+                out[l] = sc_norm(v, s);
+            }
+        }
+        *outhas = !(exscan && myr == 0);
+        drop(m, ib, pending);
+        drop(m, ob, pending);
+        return rc;
+    }
+    /* an operator of the program's own: MPI_Op_create with commute = 0,
+     * so that MPI combines the ranks' values in rank order */
+    size_t rec = sizeof(Scalar) * (size_t)(w + 1);
+    Scalar *ib = ax__calloc(1, rec), *ob = ax__calloc(1, rec);
+    RedCtx *c = ax__calloc(1, sizeof *c);
+    Scalar *tmp = ax__calloc((size_t)w + 1, sizeof *tmp);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    if (!ib || !ob || !c || !tmp) {
+        free(ib);
+        free(ob);
+        free(c);
+        free(tmp);
+        return nomem(r);
+    }
+    *c = (RedCtx){r, o, elt, w, tmp, reverse};
+    ib[0].u = has;
+    if (has && w > 0) memcpy(ib + 1, mine, sizeof(Scalar) * (size_t)w);
+    char name[64];
+    snprintf(name, sizeof name, "axle-reduce:%p", (void *)c);
+    MPI_Type_contiguous((int)rec, MPI_BYTE, &t);
+    MPI_Type_set_name(t, name);
+    MPI_Type_commit(&t);
+    MPI_Op_create(red_user, 0, &op);
+    e = exscan ? MPI_Iexscan(ib, ob, 1, t, op, comm, &rq) : MPI_Iallreduce(ib, ob, 1, t, op, comm, &rq);
+    bool pending = false;
+    if (e != MPI_SUCCESS) rc = mpi_failed(r, e, exscan ? "MPI_Iexscan" : "MPI_Iallreduce");
+    else pending = (rc = cm_wait(r, &rq, 1)) != 0;
+    count_coll(r, (int64_t)rec, (int64_t)rec);
+    if (rc == 0 && r->cx->status != AX_OK) rc = -1;   /* the combine failed inside MPI */
+    if (rc == 0) {
+        bool h = !(exscan && myr == 0) && ob[0].u != 0;
+        *outhas = h;
+        if (h && w > 0) memcpy(out, ob + 1, sizeof(Scalar) * (size_t)w);
+    }
+    if (!pending) {
+        MPI_Op_free(&op);
+        MPI_Type_free(&t);
+    }
+    c->r = NULL;   /* a pending reduction's later combines do nothing */
+    drop(m, ib, pending);
+    drop(m, ob, pending);
+    drop(m, c, pending);
+    drop(m, tmp, pending);
+    return rc;
+}
+
+/* Flips the top bit of n unsigned integers of type s in place (flipped). */
+static void flip_all(void *buf, ax_scalar s, int64_t n)
+{
+    uint64_t t = top_bit(s);
+    for (int64_t i = 0; i < n; i++) {
+        Scalar v = sc_load(buf, s, i);
+        v.u ^= t;
+        sc_store(buf, s, i, v);
+    }
+}
+
+int cm_allreduce_array(MRun *r, MOp *o, ax_array *a)
+{
+    ax_mpi *m = r->m;
+    for (int c = 0; c < a->ncomp; c++) {
+        ax_scalar s = ty_leaf(a->elt, c);
+        size_t sz = ax_scalar_size(s);
+        bool flip = flipped(s, o->redprim);
+        if (flip) flip_all(a->buf[c], s, a->size);
+        for (int64_t lo = 0; lo < a->size;) {
+            int64_t n = a->size - lo < (1 << 28) ? a->size - lo : (1 << 28);
+            MPI_Request rq;
+            int e = MPI_Iallreduce(MPI_IN_PLACE, (char *)a->buf[c] + (size_t)lo * sz, (int)n, mpi_type(s, o->redprim),
+                                   mpi_op(o->redprim), m->work, &rq);
+            if (e != MPI_SUCCESS) return mpi_failed(r, e, "MPI_Iallreduce");
+            if (cm_wait(r, &rq, 1)) {
+                cm_keep_array(m, a);
+                return -1;
+            }
+            count_coll(r, n * (int64_t)sz, n * (int64_t)sz);
+            lo += n;
+        }
+        if (flip) flip_all(a->buf[c], s, a->size);
+    }
+    return 0;
+}

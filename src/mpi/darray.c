@@ -1,0 +1,438 @@
+/*
+ * Distributions (blocks of rows) and distributed arrays (axle_mpi.h).
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "mpi_int.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ax_darray {
+    ax_mpi *m;
+    ax_array *local;
+    Dist d;
+    int refs;
+    ax_darray *prev, *next;     /* m's list (ax_mpi_free frees what is left) */
+};
+
+/* ------------------------------------------------------------ distributions */
+
+int64_t dist_rowsize(const Dist *d)
+{
+    int64_t n = 1;
+    for (int i = 1; i < d->rank; i++) n *= d->shape[i];
+    return n;
+}
+
+int64_t dist_size(const Dist *d)
+{
+    int64_t n = 1;
+    for (int i = 0; i < d->rank; i++) n *= d->shape[i];
+    return n;
+}
+
+int dist_repl(Dist *d, int rank, const int64_t *shape)
+{
+    memset(d, 0, sizeof *d);
+    d->repl = true;
+    d->rank = rank;
+    for (int i = 0; i < rank; i++) d->shape[i] = shape[i];
+    return 0;
+}
+
+/* Blocks as even as possible (the first rows % np ranks one row more); or,
+ * with AXLE_MPI_BLOCKS=skew (for tests), rank q's share proportional to q
+ * (rank 0 empty, the last the most): uneven blocks and empty ones on
+ * every program. */
+int dist_blocks(ax_mpi *m, Dist *d, int rank, const int64_t *shape)
+{
+    int np = m->np;
+    dist_repl(d, rank, shape);
+    if (rank < 1) return 0;
+    d->repl = false;
+    if (!(d->off = ax__malloc(sizeof *d->off * (size_t)(np + 1)))) return -1;
+    int64_t n = shape[0];
+    if (m->skew && np > 1) {
+        int64_t tot = (int64_t)np * (np - 1) / 2;
+        for (int q = 0; q <= np; q++) {
+            int64_t w = (int64_t)q * (q - 1) / 2;   /* 0, 0, 1, 3, 6, ... */
+            d->off[q] = (int64_t)((__int128)n * w / tot);
+        }
+    } else {
+        int64_t b = n / np, r = n % np;
+        for (int q = 0; q <= np; q++) d->off[q] = q * b + (q < r ? q : r);
+    }
+    d->off[np] = n;
+    return 0;
+}
+
+int dist_copy(Dist *dst, const Dist *src)
+{
+    *dst = *src;
+    dst->off = NULL;
+    return 0;
+}
+
+void dist_free(Dist *d)
+{
+    free(d->off);
+    d->off = NULL;
+}
+
+bool dist_same_rows(const Dist *a, const Dist *b, int np)
+{
+    if (a->repl || b->repl || a->rank < 1 || b->rank < 1 || a->shape[0] != b->shape[0]) return false;
+    for (int q = 0; q <= np; q++)
+        if (a->off[q] != b->off[q]) return false;
+    return true;
+}
+
+int dist_owner(const Dist *d, int np, int64_t row)
+{
+    int lo = 0, hi = np - 1;
+    while (lo < hi) {   /* the last rank whose block starts at or before row, holding rows */
+        int mid = (lo + hi + 1) / 2;
+        if (d->off[mid] <= row) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;   /* off[lo] <= row < off[lo + 1]: the empty blocks before it skipped */
+}
+
+/* ------------------------------------------------------------ distributed arrays */
+
+/* d takes the reference to local and a copy of dist (its offsets too). */
+static ax_darray *dr_make(ax_mpi *m, ax_array *local, const Dist *dist)
+{
+    ax_darray *d = ax__calloc(1, sizeof *d);
+    if (!d) {
+        ax_array_release(local);
+        return NULL;
+    }
+    d->m = m;
+    d->local = local;
+    d->d = *dist;
+    d->d.off = NULL;
+    if (!dist->repl) {
+        d->d.off = ax__malloc(sizeof *d->d.off * (size_t)(m->np + 1));
+        if (!d->d.off) {
+            ax_array_release(local);
+            free(d);
+            return NULL;
+        }
+        memcpy(d->d.off, dist->off, sizeof *d->d.off * (size_t)(m->np + 1));
+    }
+    d->refs = 1;
+    d->next = m->darrays;
+    if (d->next) d->next->prev = d;
+    m->darrays = d;
+    return d;
+}
+
+ax_darray *mx_darray_new(ax_mpi *m, ax_array *local, const Dist *dist) { return dr_make(m, local, dist); }
+
+const Dist *mx_darray_dist(const ax_darray *d) { return &d->d; }
+ax_darray *mx_darray_next(const ax_darray *d) { return d->next; }
+
+void mx_darray_free(ax_darray *d)
+{
+    ax_mpi *m = d->m;
+    if (d->prev) d->prev->next = d->next;
+    else if (m->darrays == d) m->darrays = d->next;
+    if (d->next) d->next->prev = d->prev;
+    ax_array_release(d->local);
+    free(d->d.off);
+    free(d);
+}
+
+ax_array *ax_darray_local(const ax_darray *d) { return d ? d->local : NULL; }
+int ax_darray_rank(const ax_darray *d) { return d ? d->d.rank : -1; }
+const int64_t *ax_darray_shape(const ax_darray *d) { return d ? d->d.shape : NULL; }
+int64_t ax_darray_first_row(const ax_darray *d)
+{
+    return !d || d->d.repl ? 0 : d->d.off[d->m->me];
+}
+bool ax_darray_replicated(const ax_darray *d) { return d && d->d.repl; }
+
+ax_darray *ax_darray_retain(ax_darray *d)
+{
+    if (d) d->refs++;
+    return d;
+}
+
+void ax_darray_release(ax_darray *d)
+{
+    if (d && --d->refs == 0) mx_darray_free(d);
+}
+
+/* A copy of rows r0..r1 of a (an array of the context). */
+static ax_array *copy_rows(ax_mpi *m, const ax_array *a, int64_t r0, int64_t r1)
+{
+    int64_t sh[AX_MAX_RANK], rs = 1;
+    for (int i = 0; i < a->rank; i++) sh[i] = a->shape[i];
+    for (int i = 1; i < a->rank; i++) rs *= a->shape[i];
+    if (a->rank > 0) sh[0] = r1 - r0;
+    else r0 = 0;
+    ax_array *b = array_alloc(m->cx, a->elt, a->rank, sh, false);
+    if (!b) return NULL;
+    for (int c = 0; c < a->ncomp; c++) {
+        size_t sz = mx_leaf_size(a->elt, c);
+        memcpy(b->buf[c], (const char *)a->buf[c] + (size_t)(r0 * rs) * sz, (size_t)b->size * sz);
+    }
+    return b;
+}
+
+/* The checks of an array argument: NULL with a message. */
+static const char *bad_array(ax_mpi *m, const ax_array *a, bool rows)
+{
+    if (!a) return "the array is NULL";
+    if (a->cx != m->cx) return "the array belongs to another context than ax_mpi_ctx(m)";
+    if (rows && a->rank < 1) return "the array has rank 0 (no rows to distribute)";
+    if (array_host((ax_array *)a)) return "the array cannot be read";
+    return NULL;
+}
+
+/* A hash of an array's element type, rank and inner extents. */
+static uint64_t layout_hash(const ax_array *a)
+{
+    char t[256];
+    ty_str(a->elt, t, sizeof t);
+    uint64_t h = hash_bytes(t, strlen(t));
+    h = hash_combine(h, (uint64_t)a->rank);
+    for (int i = 1; i < a->rank; i++) h = hash_combine(h, (uint64_t)a->shape[i]);
+    return h;
+}
+
+ax_darray *ax_mpi_from_block(ax_mpi *m, ax_array *block)
+{
+    if (!m) return NULL;
+    const char *bad = bad_array(m, block, true);
+    ax_array *b = NULL;
+    if (bad) mx_fail(m, AX_ERR_ARG, "ax_mpi_from_block: %s", bad);
+    else if (!(b = copy_rows(m, block, 0, block->shape[0]))) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_from_block: out of memory");
+    if (cm_agree(m, b != NULL, b ? layout_hash(b) : 0, "ax_mpi_from_block")) {
+        if (m->status == AX_ERR_ARG && strstr(m->err, "different programs"))
+            snprintf(m->err, sizeof m->err, "ax_mpi_from_block: the ranks' blocks differ in element type, rank or "
+                     "inner extents");
+        ax_array_release(b);
+        return NULL;
+    }
+    int64_t *rows = ax__malloc(sizeof *rows * (size_t)m->np);
+    Dist d;
+    dist_repl(&d, b->rank, b->shape);
+    d.repl = false;
+    d.off = ax__malloc(sizeof *d.off * (size_t)(m->np + 1));
+    int64_t mine = b->shape[0];
+    bool ok = rows && d.off && MPI_Allgather(&mine, 1, MPI_INT64_T, rows, 1, MPI_INT64_T, m->work) == MPI_SUCCESS;
+    ax_darray *r = NULL;
+    if (ok) {
+        d.off[0] = 0;
+        for (int q = 0; q < m->np; q++) d.off[q + 1] = d.off[q] + rows[q];
+        d.shape[0] = d.off[m->np];
+        r = dr_make(m, b, &d);
+        b = NULL;
+    }
+    ax_array_release(b);
+    free(rows);
+    dist_free(&d);
+    if (cm_agree(m, r != NULL, 0, "ax_mpi_from_block")) {
+        ax_darray_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* An element type as bytes: scalar s, tuple n elts..., index rank. */
+static int type_put(const Type *t, unsigned char *b, int n, int max)
+{
+    if (n + 2 > max) return -1;
+    b[n++] = (unsigned char)t->kind;
+    if (t->kind == TY_SCALAR) {
+        b[n++] = (unsigned char)t->s;
+        return n;
+    }
+    b[n++] = (unsigned char)t->n;
+    if (t->kind == TY_INDEX) return n;
+    for (int i = 0; i < t->n && n >= 0; i++) n = type_put(t->elts[i], b, n, max);
+    return n;
+}
+
+static const Type *type_get(ax_ctx *cx, const unsigned char *b, int *n, int max)
+{
+    if (*n + 2 > max) return NULL;
+    int kind = b[(*n)++], v = b[(*n)++];
+    if (kind == TY_SCALAR) return v < AX_NSCALAR ? ty_scalar((ax_scalar)v) : NULL;
+    if (kind == TY_INDEX) return ax_type_index(cx, v);
+    if (kind != TY_TUPLE) return NULL;
+    const Type *e[256];
+    for (int i = 0; i < v; i++)
+        if (!(e[i] = type_get(cx, b, n, max))) return NULL;
+    return ax_type_tuple(cx, v, e);
+}
+
+ax_darray *ax_mpi_scatter(ax_mpi *m, int root, ax_array *a)
+{
+    if (!m) return NULL;
+    bool okroot = root >= 0 && root < m->np;
+    struct {
+        int32_t ok, rank;
+        int64_t shape[AX_MAX_RANK];
+        unsigned char type[512];
+    } h;
+    memset(&h, 0, sizeof h);
+    if (!okroot) {
+        mx_fail(m, AX_ERR_ARG, "ax_mpi_scatter: root %d is not a rank (0..%d)", root, m->np - 1);
+    } else if (m->me == root) {
+        const char *bad = bad_array(m, a, true);
+        if (bad) mx_fail(m, AX_ERR_ARG, "ax_mpi_scatter: %s", bad);
+        else if (type_put(a->elt, h.type, 0, (int)sizeof h.type) < 0)
+            mx_fail(m, AX_ERR_ARG, "ax_mpi_scatter: the element type is too large");
+        else {
+            h.ok = 1;
+            h.rank = a->rank;
+            memcpy(h.shape, a->shape, sizeof h.shape);
+        }
+    }
+    if (cm_agree(m, okroot && (m->me != root || h.ok), 0, "ax_mpi_scatter")) return NULL;
+    MPI_Bcast(&h, (int)sizeof h, MPI_BYTE, root, m->work);
+    int n = 0;
+    const Type *elt = type_get(m->cx, h.type, &n, (int)sizeof h.type);
+    Dist d = {0};
+    ax_array *b = NULL;
+    if (!elt) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: out of memory");
+    else if (dist_blocks(m, &d, h.rank, h.shape)) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: out of memory");
+    else {
+        int64_t sh[AX_MAX_RANK];
+        memcpy(sh, h.shape, sizeof sh);
+        sh[0] = d.off[m->me + 1] - d.off[m->me];
+        b = array_alloc(m->cx, elt, h.rank, sh, false);
+    }
+    if (cm_agree(m, b != NULL, 0, "ax_mpi_scatter")) {
+        ax_array_release(b);
+        dist_free(&d);
+        return NULL;
+    }
+    int64_t rs = dist_rowsize(&d);
+    int *cnt = ax__malloc(sizeof *cnt * (size_t)m->np), *dsp = ax__malloc(sizeof *dsp * (size_t)m->np);
+    bool ok = cnt && dsp;
+    for (int q = 0; ok && q < m->np; q++) {
+        int64_t c = (d.off[q + 1] - d.off[q]) * rs, s = d.off[q] * rs;
+        ok = c <= INT32_MAX && s <= INT32_MAX;
+        if (ok) {
+            cnt[q] = (int)c;
+            dsp[q] = (int)s;
+        }
+    }
+    for (int c = 0; ok && c < b->ncomp; c++) {
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)mx_leaf_size(elt, c), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        ok = MPI_Scatterv(m->me == root ? a->buf[c] : NULL, cnt, dsp, t, b->buf[c], cnt[m->me], t, root, m->work) ==
+             MPI_SUCCESS;
+        MPI_Type_free(&t);
+    }
+    free(cnt);
+    free(dsp);
+    ax_darray *r = NULL;
+    if (!ok) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: an array of more than 2^31 elements per rank");
+    else r = dr_make(m, b, &d), b = NULL;
+    ax_array_release(b);
+    dist_free(&d);
+    if (cm_agree(m, r != NULL, 0, "ax_mpi_scatter")) {
+        ax_darray_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+ax_darray *ax_mpi_split(ax_mpi *m, ax_array *a)
+{
+    if (!m) return NULL;
+    const char *bad = bad_array(m, a, true);
+    if (bad) {
+        mx_fail(m, AX_ERR_ARG, "ax_mpi_split: %s", bad);
+        mx_settle(m);
+        return NULL;
+    }
+    Dist d;
+    ax_array *b = NULL;
+    ax_darray *r = NULL;
+    if (dist_blocks(m, &d, a->rank, a->shape) == 0 && (b = copy_rows(m, a, d.off[m->me], d.off[m->me + 1])))
+        r = dr_make(m, b, &d);
+    dist_free(&d);
+    if (!r) {
+        mx_fail(m, AX_ERR_NOMEM, "ax_mpi_split: out of memory");
+        mx_settle(m);
+    }
+    return r;
+}
+
+ax_darray *ax_mpi_replicated(ax_mpi *m, ax_array *a)
+{
+    if (!m) return NULL;
+    const char *bad = bad_array(m, a, false);
+    if (bad) {
+        mx_fail(m, AX_ERR_ARG, "ax_mpi_replicated: %s", bad);
+        mx_settle(m);
+        return NULL;
+    }
+    Dist d;
+    dist_repl(&d, a->rank, a->shape);
+    ax_darray *r = dr_make(m, ax_array_retain(a), &d);
+    if (!r) {
+        mx_fail(m, AX_ERR_NOMEM, "ax_mpi_replicated: out of memory");
+        mx_settle(m);
+    }
+    return r;
+}
+
+/* gather: rank root wants every element; the others none */
+typedef struct GatherWant {
+    int root;
+    int64_t size;
+} GatherWant;
+
+static int gather_want(void *arg, int q, Ranges *out)
+{
+    GatherWant *g = arg;
+    return q == g->root || g->root < 0 ? ranges_add(out, 0, g->size) : 0;
+}
+
+int ax_mpi_gather(ax_mpi *m, ax_darray *d, int root, ax_array **out)
+{
+    if (!m) return -1;
+    if (out) *out = NULL;
+    ax_array *full = NULL;
+    bool ok = true;
+    if (!d || !out || d->m != m || root >= m->np) {
+        mx_fail(m, AX_ERR_ARG, "ax_mpi_gather: %s", !d ? "the array is NULL" : !out ? "out is NULL" :
+                d->m != m ? "the array belongs to another context" : "root is not a rank");
+        ok = false;
+    }
+    if (cm_agree(m, ok, 0, "ax_mpi_gather")) return -1;
+    bool want = root < 0 || root == m->me;
+    if (want && !(full = array_alloc(m->cx, d->local->elt, d->d.rank, d->d.shape, false)))
+        mx_fail(m, AX_ERR_NOMEM, "ax_mpi_gather: out of memory");
+    if (cm_agree(m, !want || full, 0, "ax_mpi_gather")) return -1;
+    MRun r;
+    memset(&r, 0, sizeof r);
+    r.m = m;
+    r.cx = m->cx;
+    int rc = 0;
+    if (d->d.repl) {
+        for (int c = 0; full && c < full->ncomp; c++)
+            memcpy(full->buf[c], d->local->buf[c], (size_t)full->size * mx_leaf_size(full->elt, c));
+    } else if (root < 0) {
+        rc = cm_allgather(&r, &d->d, d->local, full);
+    } else {
+        GatherWant g = {root, dist_size(&d->d)};
+        rc = cm_move(&r, &d->d, d->local, gather_want, &g, full, 0);
+    }
+    if (rc) cm_notify(&r);
+    if (cm_agree(m, rc == 0, 0, "ax_mpi_gather")) {
+        ax_array_release(full);
+        return -1;
+    }
+    *out = full;
+    return 0;
+}

@@ -1,0 +1,397 @@
+/*
+ * libaxle_mpi's internals (axle_mpi.h is the interface).
+ *
+ * How a program runs on several ranks.  Every rank compiles the program
+ * as ax_compile does (driver_optimise: sharing recovery, simplifier,
+ * fusion) but without the planner (program.c says why), then
+ *   - normalise.c  gives every operation operands that are variables
+ *                  (let-binding nested ones) and rewrites unit, replicate
+ *                  and slice into generate and backpermute;
+ *   - localise.c   makes each operation's local form: the same operation
+ *                  over this rank's rows (its iteration index made global
+ *                  by the block's first row, the arrays it reads renamed
+ *                  to fresh variables that the executor binds to what the
+ *                  read needs: the rows of the iteration, the whole array,
+ *                  the values fetched for reads at computed indices, a
+ *                  block with its halo), and the small helper kernels the
+ *                  distributed skeletons need (the inspector of fetched
+ *                  indices, a combine of two partial results, a scan's
+ *                  fix-up, a permute's (target, value) pairs);
+ *   - every local form and helper is compiled at once by the local backend
+ *     (the CPU backend, one kernel cache for all ranks and runs; or the
+ *     interpreter);
+ *   - exec.c walks the optimised program on every rank with the host walk
+ *     every executor shares (runtime/host.c: lets, tuples, acond, awhile),
+ *     and runs each operation: it decides from the operands' distributions
+ *     (known alike on every rank) where the rows go, communicates what the
+ *     operation needs (comm.c), binds the fresh variables and runs the
+ *     local form through the local backend.
+ * Every collective call ends with an agreement (comm.c cm_agree): a
+ * failure on one rank (signalled to the others at once, so that none
+ * waits for it) fails the call on every rank.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_MPI_INT_H
+#define AX_MPI_INT_H
+
+#include "axle_mpi.h"
+#include "ir.h"
+#include "hash.h"
+#include "runtime/host.h"
+
+/* ------------------------------------------------------------ distributions */
+
+/* How an array's outer dimension is spread over the ranks. */
+typedef struct Dist {
+    bool repl;                  /* every rank holds all of it */
+    int rank;                   /* the array's rank */
+    int64_t shape[AX_MAX_RANK]; /* its global extents */
+    int64_t *off;               /* !repl: np + 1 row offsets: rank q holds rows
+                                   off[q] .. off[q+1] (malloc'd) */
+} Dist;
+
+/* Elements per row (the inner extents' product; 1 for a vector). */
+int64_t dist_rowsize(const Dist *d);
+int64_t dist_size(const Dist *d);
+/* d = blocks as even as possible (policy: see ax_mpi.skew) over rows. */
+int dist_blocks(ax_mpi *m, Dist *d, int rank, const int64_t *shape);
+int dist_repl(Dist *d, int rank, const int64_t *shape);
+int dist_copy(Dist *dst, const Dist *src);
+void dist_free(Dist *d);
+bool dist_same_rows(const Dist *a, const Dist *b, int np);
+/* The rank holding global row `row` of a block distribution. */
+int dist_owner(const Dist *d, int np, int64_t row);
+
+/* ------------------------------------------------------------ the context */
+
+typedef struct MStat {
+    const char *name;           /* the operation's API name (static) */
+    int64_t runs, bytes_sent, bytes_recv, msgs_sent, msgs_recv, coll;
+    double ms;
+    char plan[96];
+} MStat;
+
+struct ax_mpi {
+    ax_ctx *cx;                 /* the local context (owned) */
+    MPI_Comm user;              /* the caller's communicator */
+    MPI_Comm work;              /* a duplicate: every exchange of a run */
+    MPI_Comm ctl;               /* a duplicate: agreements only */
+    MPI_Comm rev;               /* work with the ranks reversed (right scans), or MPI_COMM_NULL */
+    MPI_Comm node;              /* the ranks of this node (compile first on its rank 0) */
+    int np, me;
+    int tag;                    /* the next message tag (the same sequence on every rank) */
+    bool rebalance, split_inputs;
+    int64_t min_split;
+    bool trace;                 /* AXLE_MPI_TRACE=1: each operation's decisions on stderr */
+    double timeout;             /* AXLE_MPI_TIMEOUT: seconds a wait may last (0: no limit) */
+    int skew;                   /* AXLE_MPI_BLOCKS=skew (tests): uneven blocks, rank 0's empty */
+    char err[AX_ERRMSG + 64];   /* the last failure, as every rank reports it */
+    ax_status status;
+    MPI_Request errreq;         /* the posted receive of a failure notice (cm_listen) */
+    char errbuf[AX_ERRMSG + 128];
+    char **sent;                /* failure notices sent (buffers kept until freed) */
+    int nsent;
+    /* Memory that a transfer of a failed call may still write into (it
+     * never finishes, but MPI may progress its parts): kept until
+     * ax_mpi_free, never reused. */
+    void **zomb;
+    int nzomb;
+    ax_array **zarr;
+    int nzarr;
+    /* the last run's statistics */
+    MStat *stat;
+    const struct MOp *statop;
+    int nstat;
+    ax_darray *darrays;         /* every distributed array alive */
+    ax_mpi_program *programs;   /* every program alive */
+};
+
+/* Distributed arrays (darray.c): a new one over local (its reference
+ * taken) with a copy of dist; its distribution; the list's next; free. */
+ax_darray *mx_darray_new(ax_mpi *m, ax_array *local, const Dist *dist);
+const Dist *mx_darray_dist(const ax_darray *d);
+ax_darray *mx_darray_next(const ax_darray *d);
+void mx_darray_free(ax_darray *d);
+/* A failure of a call that does not communicate: m's error from the
+ * local context's, which is then ready again. */
+void mx_settle(ax_mpi *m);
+
+/* Records a failure of this rank's part on the local context (first one
+ * wins); returns -1. */
+int mx_fail(ax_mpi *m, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A notice (not an error): on rank 0 only, through ax_options.log. */
+void mx_notice(ax_mpi *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------ operations */
+
+/* How an array an operation reads is bound for its local form. */
+typedef enum RdCls {
+    RD_ROW,     /* the rows of the iteration's block (operands; reads at the iteration's row) */
+    RD_LIN,     /* the elements at the iteration block's linear positions */
+    RD_FULL,    /* the whole array (gathered if distributed) */
+    RD_SRC,     /* a fetch's source: not bound */
+    RD_HALO,    /* a stencil's input: the block's rows with its halo */
+    RD_ASIS,    /* the array as this rank holds it */
+    RD_NONE     /* only its shape is read (through the meta array) */
+} RdCls;
+
+typedef struct MRead {
+    int id, off;                /* the array read: variable id (and array of a tuple variable) */
+    const Node *use;            /* or an embedded array (USE) */
+    RdCls cls;
+    int var;                    /* the fresh variable bound to it (-1: none) */
+    int meta;                   /* meta entry of its global shape */
+    const Type *type;           /* its array type */
+    int kid;                    /* >= 0: the operation's operand kid (evaluated by the walk) */
+} MRead;
+
+/* A read at a computed index, served by a request/reply exchange. */
+typedef struct MFetch {
+    int src;                    /* the MRead of the array read */
+    int var;                    /* fresh variable: the values, one per element of the iteration */
+    int leaf;                   /* its index's first leaf in the inspector's result */
+    bool lin;                   /* a position (ax_at_linear), not an index */
+    const char *site;           /* "ax_at", "ax_at_linear", "ax_backpermute" */
+} MFetch;
+
+typedef enum MKind {
+    MK_ELEM,      /* generate, map, zipWith, backpermute, transform: the iteration is the result */
+    MK_FETCHBP,   /* backpermute/transform whose source is fetched: the result is the fetched values */
+    MK_ROWS,      /* fold, fold1, segmented folds, scans of rank >= 2: each row local */
+    MK_FOLDVEC,   /* fold of a vector: local fold1, a reduction, z */
+    MK_SEGVEC,    /* segmented fold of a vector: segments moved whole */
+    MK_SCANVEC,   /* scan of a vector: local scan, exscan, fix-up */
+    MK_FILTER,
+    MK_PERMUTE,
+    MK_STENCIL,
+    MK_RESHAPE,
+    MK_COND,      /* an acond's condition */
+    MK_WHOLE      /* run whole on every rank on gathered copies */
+} MKind;
+
+/* How the iteration space's global shape is found at run time. */
+typedef enum IShape {
+    IS_EXP,       /* gshape, evaluated on the host */
+    IS_OPDS,      /* the intersection of the operands' shapes (map, zipWith, stencils) */
+    IS_OPD0,      /* operand 0's shape (a manifest consumer input) */
+    IS_NONE       /* rank 0, or no iteration (reshape) */
+} IShape;
+
+enum { MAXOPD = 4, MAXHELP = 8 };
+
+typedef struct MOp {
+    const Node *x;              /* the operation, in the program the walk runs */
+    int index;                  /* its place in the program (statistics) */
+    const char *name;           /* its API name */
+    MKind kind;
+    Node *lx;                   /* the local form (in the container), or NULL */
+    int irank;                  /* the iteration's rank */
+    IShape ishape;
+    Node *gshape;               /* IS_EXP: the global shape, as a host expression */
+    int opd[MAXOPD], nopd;      /* MReads of the manifest operands (in kid order) */
+    int opdkid[MAXOPD];         /* their kids (the walk evaluates each once) */
+    int main;                   /* MRead whose distribution the iteration prefers, or -1 */
+    int meta, nmeta;            /* the meta variable ([i64]^1) and its entries */
+    MRead *rd;
+    int nrd, caprd;
+    MFetch *fe;
+    int nfe, capfe;
+    Node *insp;                 /* the fetch indices (a generate over the iteration) */
+    /* helpers (fresh variables they read) */
+    Node *zk;                   /* rank-0 generate of z */
+    Node *ck;                   /* zipWith f over two rank-0 arrays: ck_a, ck_b */
+    int ck_a, ck_b;
+    Node *fix;                  /* scans: the fix-up of the local scan (reads fix_in, carry) */
+    int fix_in, carry;
+    Node *tv;                   /* permute: (target, value) of each source element */
+    Node *own;                  /* permute: the owner's combine (own_d, own_t, own_v) */
+    int own_d, own_t, own_v;
+    int pinit;                  /* permute: the defaults bound for the local combine (reduce mode) */
+    /* reductions by a built-in MPI operator: per leaf the primitive (all alike) */
+    bool builtin;
+    Prim redprim;
+    bool has_z;
+    int halo;                   /* stencils: rows of halo */
+    bool right, excl;           /* scans: from the right; scanl'/scanr' */
+    const char *why;            /* MK_WHOLE: the reason */
+    ax_scalar iota;             /* a filter of positions converted to this type (its
+                                   predicate reads at them), or AX_NSCALAR */
+} MOp;
+
+/* The meta array's fixed entries: the iteration block's first row and
+ * first linear position, then its local extents. */
+enum { META_OFF = 0, META_OFFLIN = 1, META_SHAPE = 2 };
+
+struct ax_mpi_program {
+    ax_mpi *m;
+    ax_mpi_program *prev, *next; /* m's list */
+    Program *p;                 /* the optimised, normalised program the walk runs */
+    Program box;                /* the container: every local form and helper, for the backend */
+    const Backend *be;          /* the local backend: backend_cpu or backend_interp */
+    void *state;                /* its prepare's */
+    MOp *ops;
+    int nops, capops;
+    HMap opmap;                 /* node -> index in ops */
+    int *live;                  /* liveness_counts(p) */
+    int64_t depth;
+    ax_array **held;            /* arrays the program embeds (a reference each) */
+    ax_darray **dheld;          /* distributed arrays it embeds, by held index (or NULL) */
+    int nheld;
+    Node **uses;                /* every USE node */
+    int nuse;
+    struct { Node *x; ax_array *place; } *puse;   /* parameter placeholders (USE nodes) */
+    int npuse;
+    int nparams;
+    const ax_array **pdecl;
+    ax_stats stats;
+};
+
+/* ------------------------------------------------------------ making IR (irmake.c) */
+
+/* Nodes for the passes below, in p's arena; a failure (out of memory)
+ * sets failed and returns NULL, which the makers pass on. */
+typedef struct Mk {
+    Program *p;
+    ax_ctx *cx;
+    bool failed;
+} Mk;
+Node *mk_node(Mk *k, Op op, int n, const Type *t);
+int mk_fresh(Mk *k, const Type *t);
+Node *mk_var(Mk *k, int id, const Type *t);
+Node *mk_avar(Mk *k, int id, const Type *t);
+Node *mk_i64(Mk *k, int64_t v);
+Node *mk_bool(Mk *k, bool v);
+Node *mk_prim(Mk *k, Prim p, const Type *t, Node *a, Node *b);
+Node *mk_ixget(Mk *k, int dim, Node *ix);
+Node *mk_ixcons(Mk *k, int n, Node *const *comps);
+Node *mk_shape(Mk *k, Node *arr);
+Node *mk_index(Mk *k, Node *arr, Node *ix);
+Node *mk_lindex(Mk *k, Node *arr, Node *pos);
+Node *mk_let(Mk *k, int id, Node *bound, Node *body);
+Node *mk_cond(Mk *k, Node *c, Node *t, Node *e);
+Node *mk_tuple(Mk *k, int n, Node *const *comps);
+/* A function of n parameters (ids, types), body. */
+Node *mk_lam(Mk *k, int n, const int *ids, const Type *const *types, Node *body);
+const Type *mk_tindex(Mk *k, int rank);
+const Type *mk_tarray(Mk *k, const Type *elt, int rank);
+
+/* normalise.c, localise.c: the program's local forms (on pr->p); 0, or -1
+ * with an error on the context. */
+int mx_normalise(ax_mpi_program *pr);
+int mx_localise(ax_mpi_program *pr);
+MOp *mx_op(const ax_mpi_program *pr, const Node *x);
+
+/* ------------------------------------------------------------ a run */
+
+typedef struct MBind {          /* per fresh variable: what it is bound to */
+    ax_array *cell;             /* the array (aenv points here) */
+} MBind;
+
+typedef struct DRec {
+    const ax_array *a;
+    Dist d;
+} DRec;
+
+typedef struct MRun {
+    ax_mpi *m;
+    ax_mpi_program *pr;
+    ax_ctx *cx;
+    Host h;
+    InterpEval *ie;             /* host expressions, and the interp's local runs */
+    ax_array **cells;           /* per variable id: the fresh variables' arrays */
+    HMap dmap;                  /* array -> DRec index */
+    DRec *drec;
+    int ndrec, capdrec;
+    MStat *cur;                 /* the statistics of the operation running */
+    MStat *stat;                /* per MOp */
+    bool failed;                /* this rank failed (notified the others) */
+    char cberr[AX_ERRMSG];      /* an error inside an MPI callback */
+    ax_status cbst;
+} MRun;
+
+/* The distribution of an array of the run (replicated when unknown). */
+const Dist *mx_dist(MRun *r, const ax_array *a, Dist *tmp);
+int mx_set_dist(MRun *r, const ax_array *a, const Dist *d);
+/* Runs a node of the container with the local backend. */
+int mx_local(MRun *r, const Node *x, ax_array **out);
+/* Binds / unbinds a fresh variable (a reference is taken / dropped). */
+void mx_bind(MRun *r, int var, ax_array *a);
+void mx_unbind(MRun *r, int var);
+/* An owned array of the local context. */
+ax_array *mx_array(MRun *r, const Type *elt, int rank, const int64_t *shape, bool zero);
+/* Bytes of one element of component c; element bytes in all. */
+size_t mx_leaf_size(const Type *elt, int c);
+size_t mx_elt_size(const Type *elt);
+
+/* exec.c: the walk (ax_mpi_program_run's body); the result count or -1. */
+int mx_run(ax_mpi_program *pr, ax_darray *const *args, int nargs, ax_darray **out, int max);
+
+/* ------------------------------------------------------------ communication (comm.c) */
+
+typedef struct Range {
+    int64_t lo, hi;             /* global linear positions [lo, hi) */
+} Range;
+
+typedef struct Ranges {
+    Range *v;
+    int n, cap;
+} Ranges;
+int ranges_add(Ranges *r, int64_t lo, int64_t hi);
+
+/* The positions rank q wants (appended to out, in the order its
+ * destination holds them); -1 when memory runs out. */
+typedef int (*WantFn)(void *arg, int q, Ranges *out);
+
+/* Moves elements: every rank q receives, in order, the elements at the
+ * positions want(q) gives, from whichever ranks hold them in src's
+ * distribution (local ones copied), into dst (allocated by the caller,
+ * elements enough).  Point-to-point, only the bytes that must move. */
+int cm_move(MRun *r, const Dist *src, ax_array *local, WantFn want, void *arg, ax_array *dst, int64_t dstoff);
+/* The whole array on every rank (MPI_Allgatherv per component). */
+int cm_allgather(MRun *r, const Dist *src, ax_array *local, ax_array *full);
+/* Each rank's value, every rank's in all[np]. */
+int cm_allgather_i64(MRun *r, int64_t mine, int64_t *all);
+/* Request/reply (MPI_Alltoallv): dst[i] = the element at global linear
+ * position pos[i] of the array (src, local); pos[i] < 0 leaves dst[i]
+ * zero.  Each position is requested once. */
+int cm_fetch(MRun *r, const Dist *src, ax_array *local, const int64_t *pos, int64_t n, ax_array *dst);
+/* Packed records to other ranks: cnt[q] records of rec bytes for rank q
+ * (in q order, in buf, which the call takes over); the received ones
+ * (from every rank in rank order, this rank's own included) in *out
+ * (malloc'd), their number in *nout, how many from each rank in rcount
+ * (np entries; may be NULL). */
+int cm_exchange(MRun *r, char *buf, const int64_t *cnt, size_t rec, char **out, int64_t *nout, int64_t *rcount);
+
+/* A reduction of one element per rank (leaves w, values as Scalar): into
+ * out on every rank (has: some rank had one).  exscan: rank q gets the
+ * combination of ranks before it (after it, with reverse).  o's ck
+ * combines (unless o->builtin). */
+int cm_reduce(MRun *r, MOp *o, const Type *elt, const Scalar *mine, bool has, bool exscan, bool reverse,
+              Scalar *out, bool *outhas);
+/* Every element of a whole array combined across ranks (a private
+ * permute's copies: o->builtin). */
+int cm_allreduce_array(MRun *r, MOp *o, ax_array *a);
+
+/* After a failed wait: p (malloc'd) or a (a reference is taken) stays
+ * allocated until ax_mpi_free (see ax_mpi.zomb). */
+void cm_keep(ax_mpi *m, void *p);
+void cm_keep_array(ax_mpi *m, ax_array *a);
+
+/* Waits for n requests, watching for another rank's failure notice. */
+int cm_wait(MRun *r, MPI_Request *req, int n);
+/* This rank failed: tell every other rank (once). */
+void cm_notify(MRun *r);
+/* The end of a collective call: 0 when every rank succeeded, else -1 with
+ * the first failing rank's message on every rank (m->err).  ok: this
+ * rank's outcome; hash: must be equal on every rank (0: not checked). */
+int cm_agree(ax_mpi *m, bool ok, uint64_t hash, const char *what);
+int cm_next_tag(ax_mpi *m);
+/* Posts the receive of another rank's failure notice on the exchange
+ * communicator (ax_mpi_new, and after each renewal). */
+void cm_listen(ax_mpi *m);
+
+/* The combine kernel o->ck applied to a and b (leaves of elt) into out. */
+int mx_combine(MRun *r, MOp *o, const Type *elt, const Scalar *a, const Scalar *b, Scalar *out);
+
+#endif
