@@ -4,7 +4,7 @@
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
- *                    [--no-licm] [--fast-math] [--check] [--json]
+ *                    [--no-licm] [--fast-math[=finite]] [--check] [--json]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
  *
@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "usage: axle list\n"
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
-            "                        [--fast-math] [--check] [--json]\n"
+            "                        [--fast-math[=finite]] [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
             "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
@@ -83,6 +83,7 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--no-planner")) a->opt.debug |= AX_DEBUG_NO_PLANNER;
         else if (!strcmp(s, "--no-licm")) a->opt.debug |= AX_DEBUG_NO_LICM;
         else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
+        else if (!strcmp(s, "--fast-math=finite")) a->opt.fast_math = a->opt.finite_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;
         else if (s[0] != '-' && !a->program) a->program = s;
