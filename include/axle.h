@@ -203,7 +203,7 @@ typedef struct ax_options {
     unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */
     int threads;              /* CPU threads; 0: AXLE_THREADS or all cores */
     bool unsafe;              /* true: no bounds checks on user-computed indices */
-    /* true (also AXLE_FAST_MATH=1): relaxed floating point in the compiled
+    /* true (also AXLE_FAST_MATH=1 or on): relaxed floating point in the compiled
      * backends (C, OpenCL, CUDA), as -ffast-math without its licence to
      * ignore NaN and infinities: a*b+c may be fused, sums and products
      * reassociated, x/y computed as x*(1/y), and the sign of a zero result
@@ -229,6 +229,30 @@ typedef struct ax_options {
      * interpreter stays exact.  Default: false, exact IEEE arithmetic
      * everywhere. */
     bool fast_math;
+    /* true (also AXLE_FAST_MATH=finite; implies fast_math): fast_math's
+     * licences and also -ffinite-math-only's, as -ffast-math C, Numba's
+     * fastmath=True and Halide (LLVM's nnan and ninf) assume: no input,
+     * intermediate or result is NaN or infinite, and no argument of sqrt
+     * or 1/sqrt is denormal.  Where that does not hold the results are
+     * unspecified (not an error; e.g. sqrt of a denormal f32 gave -inf,
+     * 1/sqrt(0) and x/0 may give anything).  Where it holds, in the C
+     * backend with GCC on x86, against the exact mode: f32 1/sqrt(x), and
+     * f32 sqrt(x) in vectorised loops, are an approximate reciprocal
+     * square root and one Newton step (GCC's -mrecip=vec-sqrt), within 3
+     * ulp of the exact mode's value (every positive normal f32 checked on
+     * AVX2's vrsqrtps; AVX-512's vrsqrt14ps is more precise), that is
+     * within 6.2u|exact|; f64 sqrt and 1/sqrt, and f32 sqrt in scalar
+     * code, keep the correctly rounded square root; x/y, a*b+c,
+     * sums and products within fast_math's bounds (division stays a
+     * divide: no approximate reciprocal); exp, log, sin, cos, pow
+     * unchanged bit for bit; comparisons and conversions exact.  The C
+     * unit asks for GCC's -funsafe-math-optimizations with a pragma of its
+     * own, not on the command line, so no crtfastmath.o is linked in:
+     * loading a kernel leaves the caller's denormals on.  On OpenCL it adds
+     * -cl-finite-math-only to fast_math's options; on CUDA it is fast_math.
+     * Measured (tests/test_fastmath.c) on finite inputs only.  What it
+     * buys: N-body's 1/sqrt no longer waits on the divider. */
+    bool finite_math;
     int64_t mem_limit;        /* bytes of array memory; 0: AXLE_MEM_LIMIT or a
                                  safe fraction of physical memory; <0: none */
     const char *cc;           /* C compiler for the CPU backend; NULL: AXLE_CC or "cc" */

@@ -4,7 +4,7 @@
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
- *                    [--no-licm] [--no-loops] [--no-epilogues] [--fast-math] [--check] [--json]
+ *                    [--no-licm] [--no-loops] [--no-epilogues] [--fast-math[=finite]] [--check] [--json]
  *                    [--mpi [--comm]]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
  *   (run and dump: --planner ilp|cbc|greedy sets AXLE_PLANNER, the planner's solver)
@@ -29,7 +29,7 @@ static void usage(FILE *f)
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
             "                        [--no-loops] [--no-epilogues]\n"
-            "                        [--fast-math] [--check] [--json] [--mpi [--comm]]\n"
+            "                        [--fast-math[=finite]] [--check] [--json] [--mpi [--comm]]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
             "       (run, dump: --planner ilp|cbc|greedy, the planner's solver: the ILP (the default; CBC where\n"
             "        a search is needed and installed; cbc: CBC always) or the greedy planner; also AXLE_PLANNER)\n"
@@ -99,6 +99,7 @@ static int parse_args(int argc, char **argv, Args *a)
             i++;
         }
         else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
+        else if (!strcmp(s, "--fast-math=finite")) a->opt.fast_math = a->opt.finite_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;
         else if (!strcmp(s, "--mpi")) a->mpi = true;

@@ -9,7 +9,7 @@
  * For each program (default: every built-in program with a hand-written
  * baseline, except the extra ones, which are not Table 2 programs and run
  * only when named: the single-skeleton micro-benchmarks of issue 3 and
- * radixsort-lsd8) and size, five
+ * radixsort-lsd8) and size, these
  * configurations, as the columns of Table 2:
  *
  *   fused      the default pipeline
@@ -20,6 +20,8 @@
  *   fast       ax_options.fast_math (relaxed floating point), to be
  *              compared with baseline-fastmath as `fused` is with
  *              baseline-std
+ *   finite     ax_options.finite_math (fast, and no NaN or infinity, as
+ *              -ffast-math assumes): baseline-fastmath's like for like
  *   baseline   the hand-written C (OpenMP, SIMD, -O3 -march=native), the
  *              faster of its two builds, which are also reported apart as
  *              baseline-std (without -ffast-math) and baseline-fastmath
@@ -154,9 +156,10 @@ static void usage(FILE *f)
             "       axle bench --compile [PROGRAM...] [--runs N] [--threads N] [--json]\n"
             "  each program (default: those with a baseline, less the skeleton micro-benchmarks\n"
             "  map-explog, fold-sum and scanl1-sum, which run only when named) fused, without\n"
-            "  fusion, without sharing recovery, and its hand-written C baseline (with and\n"
-            "  without -ffast-math); the median run time after a warm-up, compile time apart,\n"
-            "  results checked.\n"
+            "  the planner, without fusion, without sharing recovery, with fast maths (fast) and\n"
+            "  with fast maths assuming no NaN or infinity (finite), and its hand-written C\n"
+            "  baseline (with and without -ffast-math); the median run time after a warm-up,\n"
+            "  compile time apart, results checked.\n"
             "  Sizes take 1e6, 4M, 2^20 forms.  --matrix FILE: smvm multiplies this Matrix\n"
             "  Market file instead of a random matrix.  --max-time: stop timing a configuration\n"
             "  after this long (at least one timed run).  --json-file: also append the JSON\n"
@@ -419,11 +422,12 @@ static void cfg_close(const ex_program *p, Cfg *c)
 }
 
 /* Opens configuration c; false, with the row failed, if it cannot run. */
-static bool cfg_open(const Bench *b, const ex_program *p, int64_t n, unsigned debug, bool fast, Row *r, Cfg *c)
+static bool cfg_open(const Bench *b, const ex_program *p, int64_t n, unsigned debug, int fast, Row *r, Cfg *c)
 {
     ax_options o = b->opt;
     o.debug |= debug;
-    o.fast_math |= fast;
+    o.fast_math |= fast > 0;
+    o.finite_math |= fast > 1;
     memset(c, 0, sizeof *c);
     r->run_ms = r->compile_ms = r->compile_cached_ms = -1;
     r->backend = "?";
@@ -520,13 +524,13 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
  * against the exit status. */
 static int bench_one(const Bench *b, const ex_program *p, int64_t n)
 {
-    enum { FUSED, NOPLANNER, NOFUSION, NOSHARING, FAST, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
-    enum { NAX = FAST + 1 };   /* axle's configurations */
+    enum { FUSED, NOPLANNER, NOFUSION, NOSHARING, FAST, FINITE, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
+    enum { NAX = FINITE + 1 };   /* axle's configurations */
     Row rows[NROWS];
     memset(rows, 0, sizeof rows);
-    static const char *const names[NROWS] = {"fused", "noplanner", "nofusion", "nosharing", "fast", "baseline-std",
-                                             "baseline-fastmath", "baseline", "baseline-cuda"};
-    static const unsigned debug[NAX] = {0, AX_DEBUG_NO_PLANNER, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING, 0};
+    static const char *const names[NROWS] = {"fused", "noplanner", "nofusion", "nosharing", "fast", "finite",
+                                             "baseline-std", "baseline-fastmath", "baseline", "baseline-cuda"};
+    static const unsigned debug[NAX] = {0, AX_DEBUG_NO_PLANNER, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING, 0, 0};
     for (int i = 0; i < NROWS; i++) rows[i].config = names[i];
     bool have_bl = p->baseline && p->check_baseline;
 
@@ -536,7 +540,7 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
     for (int i = 0; i < NAX; i++) {
         /* a configuration that cannot run keeps cfg_open's reason */
         ts[i] = (Timed){ax_once, &cfg[i].run, &rows[i], NULL, 0, 0, 0,
-                        cfg_open(b, p, n, debug[i], i == FAST, &rows[i], &cfg[i])};
+                        cfg_open(b, p, n, debug[i], i == FAST ? 1 : i == FINITE ? 2 : 0, &rows[i], &cfg[i])};
     }
     /* The baselines run on the fused configuration's inputs, or, when it
      * could not run, on inputs of their own (then unchecked). */

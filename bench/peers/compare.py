@@ -64,6 +64,7 @@ QUICK_SIZES = {"histogram": [1_000_000], "nbody": [1024], "blackscholes": [1_000
 COLUMNS = [
     ("axle", "axle"),
     ("axle-fast", "axle fast"),
+    ("axle-finite", "axle finite"),
     ("c-std", "hand C (OpenMP)"),
     ("c-fast", "hand C (-ffast-math)"),
     ("halide", "Halide"),
@@ -79,6 +80,13 @@ PEERS = ["halide", "numba", "jax", "numpy"]
 # default) against axle's exact mode.
 RATIO_BASE = {"axle-fast": "axle", "c-std": "axle", "jax": "axle", "numpy": "axle",
               "c-fast": "axle-fast", "halide": "axle-fast", "numba": "axle-fast"}
+# axle's finite level (fast mode that also assumes no NaN or infinity,
+# AXLE_FAST_MATH=finite; `axle bench`'s `finite` row) is a column of its own
+# when the axle has it, against axle fast; the ratios of the peers that
+# assume the same (-ffast-math C, Numba's fastmath=True, Halide: LLVM's
+# nnan and ninf) are then also printed against it, in a table of their own.
+FINITE_RATIO_BASE = {"axle-finite": "axle-fast", "c-fast": "axle-finite", "halide": "axle-finite",
+                     "numba": "axle-finite"}
 
 
 def log(*a):
@@ -250,6 +258,8 @@ def axle_columns(rows, fast_from_extra=None):
     for cfg, v in rows.items():
         if cfg in names:
             out[names[cfg]] = v
+        elif cfg == "finite":
+            out["axle-finite"] = v
         elif "fast" in cfg and not cfg.startswith("baseline"):
             out["axle-fast"] = v
     if fast_from_extra is not None and "axle-fast" not in out:
@@ -1179,7 +1189,7 @@ def run_row(row, args, axle, pio, consts, mods, errs, fast_mode):
         ok, why = prog.check(out)
         if not ok:
             res["checks"][system] = f"FAIL (last run: {why})"
-    for col in ("axle", "axle-fast", "c-std", "c-fast"):
+    for col in ("axle", "axle-fast", "axle-finite", "c-std", "c-fast"):
         if times[col]:
             res["checks"][col] = axle_checks.get(col, "ok (axle bench: against the plain-C reference)")
     res["times"] = {c: v for c, v in times.items() if v}
@@ -1195,7 +1205,8 @@ def fmt_ms(v):
     return f"{v:,.0f}" if v >= 1000 else f"{v:.1f}" if v >= 100 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
 
 
-def table(results, cols, ratios):
+def table(results, cols, ratios, bases=None):
+    bases = bases or RATIO_BASE
     head = "| program | size | " + " | ".join(h for _, h in cols) + " |"
     lines = [head, "|---|---|" + "---:|" * len(cols)]
     for r in results:
@@ -1204,7 +1215,7 @@ def table(results, cols, ratios):
         for key, _ in cols:
             v = med.get(key)
             failed = r["checks"].get(key, "ok").startswith("FAIL")
-            base = med.get(RATIO_BASE.get(key, "axle"))
+            base = med.get(bases.get(key, "axle"))
             if v is None:
                 c = "-"
             elif ratios:
@@ -1309,12 +1320,19 @@ def main():
     with open(args.json, "w") as f:
         json.dump(out, f, indent=1)
 
-    cols = [c for c in COLUMNS if c[0] in ("axle", "axle-fast", "c-std", "c-fast") or c[0] in args.systems]
+    finite = any("axle-finite" in r["medians"] for r in results)
+    cols = [c for c in COLUMNS if c[0] in ("axle", "axle-fast", "c-std", "c-fast") or c[0] in args.systems
+            or (c[0] == "axle-finite" and finite)]
     print(f"\nMedians of {args.runs} interleaved runs, ms ({args.threads} threads each; {cpu_name()}):\n")
     print(table(results, cols, ratios=False))
     print("\nRatios: axle fast, hand C (OpenMP), JAX and NumPy against axle (exact); hand C (-ffast-math),"
           "\nHalide and Numba against axle fast (time / that axle time: below 1 is faster than axle):\n")
     print(table(results, cols, ratios=True))
+    if finite:
+        fcols = [c for c in cols if c[0] in FINITE_RATIO_BASE]
+        print("\nRatios against axle finite (no NaN or infinity assumed, as these peers assume): axle finite"
+              "\nagainst axle fast, the others against axle finite:\n")
+        print(table(results, fcols, ratios=True, bases=FINITE_RATIO_BASE))
     print(f"\nLoad average (1 min) at the start and the end: {load0[0]:.1f}, {load1[0]:.1f} on "
           f"{os.cpu_count()} CPUs (other work on the machine slows every column; the ratios suffer less)")
     print("Versions: " + "; ".join(f"{k} {v}" for k, v in vers.items()))

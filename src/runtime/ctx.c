@@ -175,8 +175,11 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
     if (!cx->opt.cflags && (e = getenv("AXLE_CFLAGS")) && *e) cx->opt.cflags = e;
     if ((e = getenv("AXLE_FAST_MATH")) && *e) {
         if (!strcasecmp(e, "on") || !strcmp(e, "1")) cx->opt.fast_math = true;
-        else if (strcasecmp(e, "off") && strcmp(e, "0")) bad_env(cx, 7, "AXLE_FAST_MATH", e, "on, 1, off or 0");
+        else if (!strcasecmp(e, "finite")) cx->opt.fast_math = cx->opt.finite_math = true;
+        else if (strcasecmp(e, "off") && strcmp(e, "0"))
+            bad_env(cx, 7, "AXLE_FAST_MATH", e, "on, 1, finite, off or 0");
     }
+    if (cx->opt.finite_math) cx->opt.fast_math = true;   /* finite_math implies fast_math */
     if ((e = getenv("AXLE_CACHE_SIZE")) && *e) {
         int64_t b = parse_bytes(e);
         if (b < 0) bad_env(cx, 6, "AXLE_CACHE_SIZE", e, "bytes with an optional K, M, G or T and B: 512M, 2GB");

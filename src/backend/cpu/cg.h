@@ -142,6 +142,8 @@ typedef struct CgNode {
 typedef struct CgConfig {
     bool safe;                /* bounds checks on user-computed indices */
     unsigned simd_mask;       /* CG_SIMD_* functions that have vector versions */
+    bool finite;              /* ax_options.finite_math: the unit asks for
+                                 -funsafe-math-optimizations (emit_prelude) */
 } CgConfig;
 
 /* The maths functions axle calls, as a bit per name (cg_math_names). */

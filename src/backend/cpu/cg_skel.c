@@ -31,15 +31,25 @@ void cg_emit_node(G *g, CgNode *cn);
 
 /* Accumulators of the lane-parallel reduction loop: 128 bytes of the
  * smallest leaf, four AVX2 registers (four independent dependency chains
- * hide the add latency; measured 2 chains with 16 f32 lanes). */
+ * hide the add latency; measured 2 chains with 16 f32 lanes), but for a
+ * tuple no more lanes than fit 256 bytes of accumulators in all (eight of
+ * the sixteen AVX2 registers: the element code needs the rest) and no
+ * fewer than one 32-byte vector of the smallest leaf.  N-body's (x, y, z)
+ * f32 sums had 32 lanes, twelve vectors of accumulators that GCC spilled
+ * to the stack in the loop; 16 lanes (six) keep them in registers (with
+ * the identity start of fold_range: 0.95x of its kernel's time, 1 thread,
+ * GCC 12, Zen 4 with AVX2).  A scalar or a pair keeps its 128 bytes. */
 static int lanes_of(const Type *elt)
 {
-    size_t m = 8;
+    size_t m = 8, all = 0;
     for (int l = 0; l < elt->width; l++) {
         size_t z = ax_scalar_size(ty_leaf(elt, l));
         if (z < m) m = z;
+        all += z;
     }
-    return (int)(128 / m);
+    int lanes = (int)(128 / m), lo = (int)(32 / m);
+    while (lanes > lo && (size_t)lanes * all > 256) lanes /= 2;
+    return lanes;
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -682,12 +692,16 @@ static Val read_row(G *g, const RowRead *rr, const char *pos)
     return read_ix(g, 0, ix);
 }
 
+static const char *leaf_identity(G *g, Prim op, ax_scalar s);
+
 static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
                       const RowRead *rr)
 {
     Val res = cg_decl(g, elt, "r");
     const char *j = cg_fresh(g, "j");
     const int LANES = lanes_of(elt);
+    Prim ops[64];
+    if (comm && (elt->width > (int)(sizeof ops / sizeof *ops) || !lam_comm(f, ops))) comm = false;
     cg_line(g, "i64 %s = %s + 1;", j, lo);
     if (comm) {
         cg_line(g, "if (%s - %s >= %d) {", hi, lo, 2 * LANES);
@@ -697,13 +711,31 @@ static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, cons
             lane.v[k] = cg_fresh(g, "lane");
             cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(elt, k)), lane.v[k], LANES);
         }
+        /* Every lane starts at the operator's identity (leaf_identity;
+         * float min and max, whose identity is NaN, at the range's first
+         * element, which they may take twice), and the blocked loop
+         * starts at lo.  The first block peeled into the lanes instead
+         * made GCC 12 unroll the blocked loop twice and spill its
+         * accumulators (N-body).  The results are the same bit for bit:
+         * each lane still folds its residue class from its first element. */
+        Val first = cg_val(g, 0);
+        const char *init[64];
+        for (int k = 0; k < lane.n; k++) {
+            ax_scalar s = ty_leaf(elt, k);
+            bool fl = s == AX_F32 || s == AX_F64;
+            init[k] = (fl && (ops[k] == P_MIN || ops[k] == P_MAX)) ? NULL : leaf_identity(g, ops[k], s);
+            if (!init[k] && first.n == 0) {
+                g->pos = lo;
+                first = cg_bind(g, elt, read_row(g, rr, lo), "x");
+            }
+            if (!init[k]) init[k] = k < first.n ? first.v[k] : "0";
+        }
         const char *l = cg_fresh(g, "l");
         cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
         g->ind++;
-        g->pos = cg_fmt(g, "(%s + %s)", lo, l);
-        put(g, lane, l, read_row(g, rr, cg_fmt(g, "%s + %s", lo, l)));
+        for (int k = 0; k < lane.n; k++) cg_line(g, "%s[%s] = %s;", lane.v[k], l, init[k]);
         block_end(g);
-        cg_line(g, "for (%s = %s + %d; %s + %d <= %s; %s += %d) {", j, lo, LANES, j, LANES, hi, j, LANES);
+        cg_line(g, "for (%s = %s; %s + %d <= %s; %s += %d) {", j, lo, j, LANES, hi, j, LANES);
         g->ind++;
         cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
         g->ind++;

@@ -338,6 +338,13 @@ static void emit_instances(Buf *b, const char *text, size_t len)
 
 static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used, const char *text, size_t len)
 {
+    /* ax_options.finite_math (cpu.c CPU_FINITE_CFLAGS): on the command
+     * line -funsafe-math-optimizations would make GCC's driver link
+     * crtfastmath.o, whose constructor turns on flush-to-zero for the
+     * thread that loads the kernel; here it changes only the code.
+     * First, so that every function of the unit has the same options
+     * (GCC inlines only between functions whose options agree). */
+    if (cfg->finite) buf_put(b, "#pragma GCC optimize (\"unsafe-math-optimizations\")\n");
     buf_put(b, prelude_types);
     buf_put(b, AXC_STR(AXC_SHARED));
     buf_put(b, "\n");

@@ -537,9 +537,11 @@ static void *cl_open(ax_ctx *cx)
      * (not +inf), -inf for denormals, and up to 4u off elsewhere
      * (tests/test_fastmath.c, fast_mode_keeps_the_maths_functions_and_sqrt) */
     bool fast = cx->opt.fast_math;
-    snprintf(c->options, sizeof c->options, "-cl-std=CL1.2 -w%s%s%s",
+    /* finite_math: also -cl-finite-math-only (no NaN or infinity), which
+     * changes no function's accuracy */
+    snprintf(c->options, sizeof c->options, "-cl-std=CL1.2 -w%s%s%s%s",
              !fast && fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
-             fast ? " -cl-mad-enable -cl-no-signed-zeros" : "",
+             fast ? " -cl-mad-enable -cl-no-signed-zeros" : "", cx->opt.finite_math ? " -cl-finite-math-only" : "",
              gpu_lookback_wanted(GPU_OPENCL) ? " -DAX_LOOKBACK=1" : "");
     c->trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
     if (!strstr(pn, "Portable Computing Language")) c->cache = gpu_disk_cache(cx);
