@@ -459,6 +459,60 @@ TEST(jit_compiler_command)
     jit_free(j);
 }
 
+/* The lean link (GCC: -nostdlib ... -lgcc): the object still reaches the
+ * C library (bound at load time to the process's own) and libm (a
+ * dependency of its own), and its key differs from the ordinary link's. */
+TEST(jit_lean_link)
+{
+    static const char src[] =
+        "typedef __SIZE_TYPE__ size_t;\n"
+        "extern size_t strlen(const char *);\n"
+        "extern int sched_yield(void);\n"
+        "extern double cos(double);\n"
+        "extern double copysign(double, double);\n"
+        "long f(const char *s, double x) { sched_yield(); return (long)strlen(s) + (long)(1000 * cos(x)); }\n"
+        "double g(double x, double y) { return copysign(x, y); }\n"
+        "unsigned long h(unsigned long x, unsigned long y) { return x / y + (unsigned long)__builtin_popcountl(x); }\n";
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    char err[1024];
+    JitOptions o = {.cache_dir = tmp, .version = "v1", .lean_link = true};
+    Jit *lean = jit_new(&o);
+    o.lean_link = false;
+    Jit *plain = jit_new(&o);
+    REQUIRE(lean && plain);
+    JitModule *a = jit_load(lean, src, strlen(src), err, sizeof err, NULL, NULL);
+    CHECKF(a, "%s", err);
+    JitModule *b = jit_load(plain, src, strlen(src), err, sizeof err, NULL, NULL);
+    CHECKF(b, "%s", err);
+    JitModule *ms[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        if (!ms[k]) continue;
+        long (*f)(const char *, double) = (long (*)(const char *, double))jit_sym(ms[k], "f");
+        double (*g)(double, double) = (double (*)(double, double))jit_sym(ms[k], "g");
+        unsigned long (*h)(unsigned long, unsigned long) =
+            (unsigned long (*)(unsigned long, unsigned long))jit_sym(ms[k], "h");
+        REQUIRE(f && g && h);
+        volatile double zero = 0;
+        CHECK_EQ_I(f("abcde", zero), 1005);
+        CHECK(g(2.0, -1.0) == -2.0);
+        volatile unsigned long x = 255, y = 5;
+        CHECK_EQ_I(h(x, y), 51 + 8);
+    }
+    if (a && b) {
+        bool gcc = jit_is_gcc(lean);
+        const char *id = jit_compiler_id(lean);
+        CHECK(gcc == (id && !strstr(id, "clang")));
+        /* only GCC links lean: with another compiler the keys agree */
+        CHECKF(gcc == (strcmp(jit_module_key(a), jit_module_key(b)) != 0), "gcc %d, keys %s %s", gcc,
+               jit_module_key(a), jit_module_key(b));
+    }
+    jit_free(lean);
+    jit_free(plain);
+    rm_rf(tmp);
+}
+
 /* Compiles, but cannot be loaded (RTLD_NOW finds an undefined symbol):
  * an error, and nothing stored. */
 TEST(jit_unloadable_object)

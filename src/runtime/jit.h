@@ -34,6 +34,10 @@ typedef struct JitOptions {
                                group is killed; <= 0: no limit */
     int64_t size_limit;     /* bytes of entries the directory may hold before
                                the least recently used go; <= 0: no limit */
+    /* With GCC (jit_is_gcc), link without the C runtime: -nostdlib, and
+     * -lgcc after libs (see jit.c, "Lean link").  For generated code that
+     * needs no start files and no libc at link time. */
+    bool lean_link;
 } JitOptions;
 
 /* -pipe: no temporary assembly file between the compiler and the
@@ -92,6 +96,9 @@ const char *jit_module_key(const JitModule *m);
  * the compiler's files are unchanged: see jit.c).  NULL if the compiler
  * cannot be run. */
 const char *jit_compiler_id(Jit *j);
+/* Whether the compiler is GCC, from its identity ("gcc (GCC) 13.2.1",
+ * "cc (Debian 12.2.0-14) 12.2.0"; Clang's says "clang"). */
+bool jit_is_gcc(Jit *j);
 /* The disk cache directory in use (checking it on first call), or NULL
  * when the disk cache is off or its directory was refused. */
 const char *jit_cache_dir(Jit *j);

@@ -249,6 +249,11 @@ static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
         o.version = AX_VERSION_STRING;
         o.timeout_s = cx->opt.cc_timeout;
         o.size_limit = cx->opt.cache_limit;
+        /* The lean link (jit.c) unless the user's compiler command or
+         * flags may need the ordinary one (-fsanitize, -pg, -fopenmp,
+         * --coverage and the like bring libraries of their own). */
+        const char *ccmd = cc_name(cx);
+        o.lean_link = !user[0] && ccmd[0] != '-' && !strstr(ccmd, " -") && !strstr(ccmd, "\t-");
         jit = jit_new(&o);
     }
     free(cflags);   /* jit_new copies its options */
@@ -320,17 +325,6 @@ static bool has_role(const CgNode *cn)
     return false;
 }
 
-/* Whether the C compiler is GCC, from the first line of its --version
- * ("gcc (GCC) 13.2.1", "cc (Debian 12.2.0-14) 12.2.0"; Clang's says
- * "clang"): a unit's own flags are GCC's (codegen.c GATHER_CFLAGS), left
- * out for other compilers. */
-static bool is_gcc(Jit *jit)
-{
-    const char *id = jit_compiler_id(jit);
-    if (!id || strstr(id, "clang")) return false;
-    return strstr(id, "gcc") || strstr(id, "GCC") || !strncmp(id, "cc (", 4) || strstr(id, "/cc (");
-}
-
 /* ax_options.progress, from the compiles of jit_load_many. */
 static void progress(void *arg, int done, int total)
 {
@@ -355,7 +349,7 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
 {
     (void)cc;
     int n = g->nunits, jobs = cx->opt.threads > 0 ? cx->opt.threads : 1;
-    bool gcc = is_gcc(jit);
+    bool gcc = jit_is_gcc(jit);
     JitUnit *u = ax__calloc((size_t)n + 1, sizeof *u);
     int *hot = ax__calloc((size_t)n + 1, sizeof *hot), *miss = ax__calloc((size_t)n + 1, sizeof *miss);
     int *bat = ax__calloc((size_t)n + 1, sizeof *bat);
@@ -707,7 +701,7 @@ __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
     if (!jit) return nomem(ex);
     char err[4096] = "";
     const CgUnit *u = &g->units[cn->cold];
-    bool gcc = is_gcc(jit);
+    bool gcc = jit_is_gcc(jit);
     JitUnit one = {.source = u->text, .len = u->len, .cflags = gcc ? u->cflags : NULL};
     JitModule *m = jit_load_many(jit, &one, 1, 1, NULL, NULL, err, sizeof err) ? NULL : one.module;
     if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
