@@ -173,8 +173,10 @@ enum {
     AX_DEBUG_PROFILE     = 1u << 9,  /* [profile]     each array operation's run time */
     AX_DEBUG_NO_PLANNER  = 1u << 10, /* [no-planner]  Accelerate's fusion only: no
                                         multi-generator loops (siblings, filter into fold) */
-    AX_DEBUG_NO_LICM     = 1u << 11  /* [no-licm]     array terms that do not change in an
+    AX_DEBUG_NO_LICM     = 1u << 11, /* [no-licm]     array terms that do not change in an
                                         awhile body are recomputed every iteration */
+    AX_DEBUG_NO_REUSE    = 1u << 12  /* [no-reuse]    compile every program in full: no reuse
+                                        of an equal program compiled in the context before */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero
@@ -746,6 +748,11 @@ typedef struct ax_stats {
                                  no C compiler was found (see ax_options.log) */
     int64_t nodes, lets, kernels, intermediates;
     double sharing_ms, optimise_ms, codegen_ms, compile_ms, run_ms;
+    /* The compilation of an equal program made earlier in the context was
+     * reused (the same operations, functions, constants and types, its
+     * arrays in the same places): nothing was optimised, generated or
+     * compiled, and compile_ms is the time it took to find it. */
+    bool reused;
 } ax_stats;
 const ax_stats *ax_program_stats(const ax_program *p);
 

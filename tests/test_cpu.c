@@ -1436,24 +1436,43 @@ TEST(cpu_generated_c_is_deterministic)
     ax_ctx_free(c2);
 }
 
+/* A program built again over other data: the context's program memory
+ * hands back the compilation it made (nothing prepared); with that off
+ * (no-reuse), the kernel comes from the memory cache (prepared, not
+ * compiled). */
 TEST(cpu_second_compile_hits_the_cache)
 {
     if (cpu_only("cpu_second_compile_hits_the_cache")) return;
-    ax_ctx *cx = ctx_on(AX_BACKEND_CPU, false);
-    ax_array *r = RUN(cx, b_dotp(cx, 1000));
-    ax_array_release(r);
-    CpuCounters c0, c1;
-    REQUIRE(cpu_counters(cx, &c0));
-    double t0 = 0;
-    ax_program *pr = ax_compile(cx, b_dotp(cx, 2000));   /* other data, same code */
-    REQUIRE(pr);
-    t0 = ax_program_stats(pr)->compile_ms;
-    ax_program_free(pr);
-    REQUIRE(cpu_counters(cx, &c1));
-    CHECK_EQ_I(c1.compiled, c0.compiled);
-    CHECK_EQ_I(c1.cached, c0.cached + 1);
-    fprintf(stderr, "dotp from the memory cache: prepare %.3f ms\n", t0);
-    ax_ctx_free(cx);
+    for (int reuse = 1; reuse >= 0; reuse--) {
+        ax_options o;
+        memset(&o, 0, sizeof o);
+        o.backend = AX_BACKEND_CPU;
+        o.threads = 4;
+        o.debug = reuse ? 0 : AX_DEBUG_NO_REUSE;
+        ax_ctx *cx = ax_ctx_new(&o);
+        REQUIRE(cx);
+        ax_array *r = RUN(cx, b_dotp(cx, 1000));
+        ax_array_release(r);
+        CpuCounters c0, c1;
+        REQUIRE(cpu_counters(cx, &c0));
+        ax_program *pr = ax_compile(cx, b_dotp(cx, 2000));   /* other data, same code */
+        REQUIRE(pr);
+        const ax_stats *st = ax_program_stats(pr);
+        CHECK(st->reused == (reuse != 0));
+        CHECK_EQ_I(st->kernels, 1);
+        ax_array *out = NULL;
+        CHECK(ax_program_run(pr, &out, 1) == 1);
+        CHECK(out && ax_array_size(out) == 1);
+        ax_array_release(out);
+        fprintf(stderr, "dotp again (%s): %.4f ms\n", reuse ? "program memory" : "kernel memory cache",
+                st->compile_ms);
+        ax_program_free(pr);
+        REQUIRE(cpu_counters(cx, &c1));
+        CHECK_EQ_I(c1.compiled, c0.compiled);
+        CHECK_EQ_I(c1.prepared, c0.prepared + (reuse ? 0 : 1));
+        CHECK_EQ_I(c1.cached, c0.cached + (reuse ? 0 : 1));
+        ax_ctx_free(cx);
+    }
 }
 
 /* A context on the CPU backend with its own cache directory. */

@@ -310,6 +310,10 @@ struct ax_ctx {
     int ninterned, capinterned;
     /* Compiled programs still alive (run.c): ax_ctx_free orphans them. */
     struct ax_program *programs;
+    /* The program memory (run.c): recent compilations by source key. */
+    struct Compiled *reuse;
+    int nreuse;
+    size_t reuse_bytes;
     /* One thread at a time (ctx_enter): the owning thread's token, its
      * nesting depth, and whether another thread came in meanwhile. */
     _Atomic uintptr_t owner;
@@ -367,7 +371,8 @@ int64_t stack_need(int64_t depth);
 
 /* ax_ctx_free's first step (run.c): every program still compiled in cx
  * gives up its backend state, its IR and its arrays, keeping only the
- * handle, which ax_program_free then frees (order does not matter). */
+ * handle, which ax_program_free then frees (order does not matter); the
+ * program memory is emptied. */
 void programs_orphan(ax_ctx *cx);
 
 /* ----------------------------------------------------------- host arrays */
@@ -482,6 +487,21 @@ extern const Backend backend_cpu;
  * sharing" column).  Returns NULL with an error on cx. */
 Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing);
 void program_free(Program *p);
+
+/* The key of a source graph (srckey.c): equal keys, equal graphs up to the
+ * identity of nodes, variables and arrays.  arrays: the graph's distinct
+ * arrays (USE), in the order the key numbers them. */
+typedef struct SrcKey {
+    unsigned char *bytes;
+    size_t len, cap;
+    uint64_t hash;            /* hash_bytes of bytes */
+    ax_array **arrays;
+    int narrays, caparrays;
+} SrcKey;
+/* 0; 1 when the graph refuses a key (a node or array of another
+ * context); -1 when memory runs out.  k is empty unless 0. */
+int src_key(ax_ctx *cx, const Node *root, SrcKey *k);
+void src_key_free(SrcKey *k);
 
 /* The optimiser (src/opt): each pass rewrites p in place (new nodes in
  * p->arena) and returns 0, or -1 with an error on cx. */

@@ -23,7 +23,7 @@ static const struct { const char *name; unsigned flag; } debug_flags[] = {
     {"dump", AX_DEBUG_DUMP}, {"timing", AX_DEBUG_TIMING}, {"verify", AX_DEBUG_VERIFY},
     {"cache", AX_DEBUG_CACHE}, {"code", AX_DEBUG_CODE},
     {"profile", AX_DEBUG_PROFILE}, {"no-planner", AX_DEBUG_NO_PLANNER},
-    {"no-licm", AX_DEBUG_NO_LICM},
+    {"no-licm", AX_DEBUG_NO_LICM}, {"no-reuse", AX_DEBUG_NO_REUSE},
 };
 
 /* Parses a comma-separated AXLE_DEBUG value; an unknown word is named in

@@ -217,6 +217,7 @@ typedef struct Buf {
     bool oom;
 } Buf;
 void buf_put(Buf *b, const char *s);
+void buf_putn(Buf *b, const char *s, size_t n);   /* n bytes of s */
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct G;
 /* The text of a scratch buffer (`empty` if nothing was written), or a
