@@ -151,6 +151,83 @@ static void sha_block(uint32_t h[8], const uint8_t *p)
     h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
+/* The same with the SHA extensions of x86 (Intel's "SHA Extensions"
+ * paper, 2013: SHA256RNDS2 does two rounds on the state held as ABEF and
+ * CDGH, SHA256MSG1/MSG2 the message schedule four words at a time): 10-20
+ * times the portable code's speed, which matters because a disk cache hit
+ * hashes the unit's source (its key) and the object (its content check):
+ * about 26 KB for dotp, 0.3 ms at the portable code's 85 MB/s on this
+ * machine.  Found with GCC's __builtin_cpu_supports (no CPUID instruction:
+ * that traps to the hypervisor here, 25 us a time); Clang 14 knows no
+ * "sha" feature there, so Clang builds use the portable code. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define SHA_NI 1
+__attribute__((target("sha,sse4.1,ssse3"))) static void sha_blocks_ni(uint32_t h[8], const uint8_t *p, size_t nb)
+{
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_loadu_si128((const __m128i *)&h[0]);      /* A B C D */
+    __m128i s1 = _mm_loadu_si128((const __m128i *)&h[4]);     /* E F G H */
+    t = _mm_shuffle_epi32(t, 0xB1);                           /* C D A B */
+    s1 = _mm_shuffle_epi32(s1, 0x1B);                         /* H G F E */
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);                   /* A B E F */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);                        /* C D G H */
+    for (; nb > 0; nb--, p += 64) {
+        __m128i abef = s0, cdgh = s1, w[4];
+        /* sixteen groups of four rounds; the schedule's next four words are
+         * made from the last sixteen as the rounds go (unrolled: the
+         * conditions and register indices then fold away) */
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; g++) {
+            if (g < 4) w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+            __m128i m = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&sha_k[4 * g]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, m);
+            if (g >= 3 && g < 15) {
+                __m128i x = _mm_add_epi32(w[(g + 1) & 3], _mm_alignr_epi8(w[g & 3], w[(g - 1) & 3], 4));
+                w[(g + 1) & 3] = _mm_sha256msg2_epu32(x, w[g & 3]);
+            }
+            m = _mm_shuffle_epi32(m, 0x0E);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, m);
+            if (g >= 1 && g <= 12) w[(g - 1) & 3] = _mm_sha256msg1_epu32(w[(g - 1) & 3], w[g & 3]);
+        }
+        s0 = _mm_add_epi32(s0, abef);
+        s1 = _mm_add_epi32(s1, cdgh);
+    }
+    t = _mm_shuffle_epi32(s0, 0x1B);                          /* F E B A */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);                         /* D C H G */
+    s0 = _mm_blend_epi16(t, s1, 0xF0);                        /* D C B A */
+    s1 = _mm_alignr_epi8(s1, t, 8);                           /* H G F E */
+    _mm_storeu_si128((__m128i *)&h[0], s0);
+    _mm_storeu_si128((__m128i *)&h[4], s1);
+}
+#else
+#define SHA_NI 0
+#endif
+
+/* nb whole blocks; with the SHA extensions when the CPU has them (and
+ * `portable` is false: tests compare the two). */
+static void sha_blocks(uint32_t h[8], const uint8_t *p, size_t nb, bool portable)
+{
+#if SHA_NI
+    if (!portable && __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) {
+        sha_blocks_ni(h, p, nb);
+        return;
+    }
+#else
+    (void)portable;
+#endif
+    for (; nb > 0; nb--, p += 64) sha_block(h, p);
+}
+
+bool jit_sha256_accelerated(void)
+{
+#if SHA_NI
+    return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+#else
+    return false;
+#endif
+}
+
 void jit_sha256_init(JitSha256 *s)
 {
     /* Section 5.3.3: fractional parts of the square roots of the first
@@ -160,6 +237,7 @@ void jit_sha256_init(JitSha256 *s)
     memcpy(s->h, h0, sizeof h0);
     s->len = 0;
     s->nbuf = 0;
+    s->portable = false;
 }
 
 void jit_sha256_update(JitSha256 *s, const void *data, size_t n)
@@ -173,10 +251,12 @@ void jit_sha256_update(JitSha256 *s, const void *data, size_t n)
         p += k;
         n -= k;
         if (s->nbuf < 64) return;
-        sha_block(s->h, s->buf);
+        sha_blocks(s->h, s->buf, 1, s->portable);
         s->nbuf = 0;
     }
-    for (; n >= 64; p += 64, n -= 64) sha_block(s->h, p);
+    sha_blocks(s->h, p, n / 64, s->portable);
+    p += n / 64 * 64;
+    n %= 64;
     memcpy(s->buf, p, n);
     s->nbuf = n;
 }

@@ -132,10 +132,13 @@ typedef struct JitSha256 {
     uint64_t len;          /* bytes hashed so far */
     uint8_t buf[64];
     size_t nbuf;
+    bool portable;         /* never the SHA extensions (set after init: tests) */
 } JitSha256;
 void jit_sha256_init(JitSha256 *s);
 void jit_sha256_update(JitSha256 *s, const void *data, size_t n);
 void jit_sha256_final(JitSha256 *s, uint8_t out[32]);
 void jit_sha256(const void *data, size_t n, uint8_t out[32]);
+/* Whether jit_sha256 uses the CPU's SHA instructions here. */
+bool jit_sha256_accelerated(void);
 
 #endif
