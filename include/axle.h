@@ -176,7 +176,8 @@ enum {
     AX_DEBUG_NO_LICM     = 1u << 11, /* [no-licm]     array terms that do not change in an
                                         awhile body are recomputed every iteration */
     AX_DEBUG_NO_REUSE    = 1u << 12  /* [no-reuse]    compile every program in full: no reuse
-                                        of an equal program compiled in the context before */
+                                        of an equal program compiled before, in the context
+                                        or (its entry in the disk cache) in another process */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero
@@ -753,6 +754,10 @@ typedef struct ax_stats {
      * arrays in the same places): nothing was optimised, generated or
      * compiled, and compile_ms is the time it took to find it. */
     bool reused;
+    /* The program was found compiled in the disk cache (a program entry an
+     * earlier compile of an equal program stored, in this process or
+     * another): no front end, code generation or C compiler ran. */
+    bool from_disk;
 } ax_stats;
 const ax_stats *ax_program_stats(const ax_program *p);
 

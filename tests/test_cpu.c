@@ -1476,7 +1476,8 @@ TEST(cpu_second_compile_hits_the_cache)
 }
 
 /* A context on the CPU backend with its own cache directory. */
-static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, int, int), void *arg)
+static ax_ctx *ctx_cache_dbg(const char *dir, int threads, void (*progress)(void *, int, int), void *arg,
+                             unsigned debug)
 {
     ax_options o;
     memset(&o, 0, sizeof o);
@@ -1485,7 +1486,20 @@ static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, 
     o.cache_dir = dir;
     o.progress = progress;
     o.progress_arg = arg;
+    o.debug = debug;
     return ax_ctx_new(&o);
+}
+
+static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, int, int), void *arg)
+{
+    return ctx_cache_dbg(dir, threads, progress, arg, 0);
+}
+
+/* ... whose programs are compiled in full (no-reuse: no program entries in
+ * the disk cache), for the tests that count the kernels' entries */
+static ax_ctx *ctx_units(const char *dir, int threads, void (*progress)(void *, int, int), void *arg)
+{
+    return ctx_cache_dbg(dir, threads, progress, arg, AX_DEBUG_NO_REUSE);
 }
 
 static int64_t cache_entries(const char *dir)
@@ -1526,7 +1540,7 @@ TEST(cpu_kernels_cached_apart)
     if (cpu_only("cpu_kernels_cached_apart")) return;
     char dir[] = "/tmp/axle-test-units-XXXXXX";
     REQUIRE(mkdtemp(dir));
-    ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL);
+    ax_ctx *cx = ctx_units(dir, 2, NULL, NULL);
     REQUIRE(cx);
     ax_array *r = RUN(cx, ax_map(f_poly, NULL, input(cx, AX_F32, 1, SH(1000), 7, 0)));
     ax_array_release(r);
@@ -1537,7 +1551,7 @@ TEST(cpu_kernels_cached_apart)
     CHECK_EQ_I(cache_entries(dir), 2);
     /* in a new context (its memory cache empty), at another size: none */
     ax_ctx_free(cx);
-    cx = ctx_cache(dir, 2, NULL, NULL);
+    cx = ctx_units(dir, 2, NULL, NULL);
     REQUIRE(cx);
     CpuCounters c1;
     xs = input(cx, AX_F32, 1, SH(77), 9, 0);
@@ -1600,7 +1614,7 @@ TEST(cpu_kernels_batched_when_fewer_processes)
     REQUIRE(mkdtemp(dir));
     for (int round = 0; round < 2; round++) {
         Progress pg = {0};
-        ax_ctx *cx = ctx_cache(dir, 1, on_progress, &pg), *ci = ctx_on(AX_BACKEND_INTERP, false);
+        ax_ctx *cx = ctx_units(dir, 1, on_progress, &pg), *ci = ctx_on(AX_BACKEND_INTERP, false);
         REQUIRE(cx && ci);
         ax_array *res[2][3] = {{0}};
         for (int b = 0; b < 2; b++) {

@@ -3,9 +3,16 @@
  * source graph, each program reading its own arrays, and any change to
  * what the graph computes misses it.
  * SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE
 #include "harness.h"
+#include "ir.h"
+#include "backend/cpu/cg.h"
+#include "runtime/mvec.h"
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A context on backend k (the CPU one only where a C compiler runs). */
 static ax_ctx *ctx_on(ax_backend_kind k, unsigned debug)
@@ -347,6 +354,309 @@ TEST(reuse_with_parameters)
     }
     ax_program_free(p[0]);
     ax_program_free(p[1]);
+    ax_array_release(x);
+    ax_array_release(y);
+    ax_ctx_free(cx);
+}
+
+/* ------------------------------------------------ program entries (disk) */
+
+/* A CPU context on cache dir with these options (threads 2 unless set). */
+static ax_ctx *ctx_disk(const char *dir, const ax_options *base)
+{
+    ax_options o = base ? *base : (ax_options){0};
+    o.backend = AX_BACKEND_CPU;
+    o.cache_dir = dir;
+    if (!o.threads) o.threads = 2;
+    return ax_ctx_new(&o);
+}
+
+static ax_exp f_half(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_mul(x, ax_f32(0.5f));
+}
+
+/* Three kernels (a map, a fold, a scan) over x: with two compiler
+ * processes, two batches. */
+static ax_acc three(ax_ctx *cx, ax_array *x)
+{
+    ax_acc xs = ax_use(cx, x);
+    return ax_atuple(3, (ax_acc[]){ax_map(f_half, NULL, xs), ax_fold(ax_fn_add, NULL, ax_f32(0), xs),
+                                   ax_scanl1(ax_fn_max, NULL, xs)});
+}
+
+/* Compiles `three` over a vector of n in cx, runs it and compares every
+ * result with the interpreter's, bit for bit; whether the program came
+ * from the disk (-1: it failed). */
+static int three_from_disk(ax_ctx *cx, int64_t n)
+{
+    ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, 0);
+    ax_array *x = vec_f32(cx, n, 0.75f), *xi = vec_f32(ci, n, 0.75f);
+    ax_program *p = ax_compile(cx, three(cx, x)), *q = ax_compile(ci, three(ci, xi));
+    int rc = -1;
+    ax_array *r[3] = {0}, *s[3] = {0};
+    if (p && q && ax_program_run(p, r, 3) == 3 && ax_program_run(q, s, 3) == 3) {
+        rc = ax_program_stats(p)->from_disk;
+        for (int k = 0; k < 3; k++)
+            if (ax_array_size(r[k]) != ax_array_size(s[k]) ||
+                memcmp(ax_array_data(r[k], 0), ax_array_data(s[k], 0), 4 * (size_t)ax_array_size(r[k]))) {
+                fprintf(stderr, "result %d differs from the interpreter's\n", k);
+                rc = -1;
+            }
+    } else {
+        fprintf(stderr, "three: %s / %s\n", ax_error(cx), ax_error(ci));
+    }
+    for (int k = 0; k < 3; k++) {
+        ax_array_release(r[k]);
+        ax_array_release(s[k]);
+    }
+    ax_program_free(p);
+    ax_program_free(q);
+    ax_array_release(x);
+    ax_array_release(xi);
+    ax_ctx_free(ci);
+    return rc;
+}
+
+/* Removes every file of dir whose name ends with suffix; how many. */
+static int remove_kind(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t l = strlen(e->d_name), k = strlen(suffix);
+        if (l > k && !strcmp(e->d_name + l - k, suffix) && strncmp(e->d_name, "tmp-", 4)) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            n += unlink(path) == 0;
+        }
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* Flips a byte in the middle of every program entry (.prog); how many. */
+static int corrupt_programs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l <= 5 || strcmp(e->d_name + l - 5, ".prog")) continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        int fd = open(path, O_RDWR);
+        off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+        unsigned char c;
+        if (fd >= 0 && pread(fd, &c, 1, size / 2) == 1) {
+            c ^= 0x10;
+            n += pwrite(fd, &c, 1, size / 2) == 1;
+        }
+        if (fd >= 0) close(fd);
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* A program compiled in one context is found, compiled, in a new one
+ * (another process would find it alike): at another size, with fewer
+ * compiler processes; nothing compiled, results the interpreter's. */
+TEST(program_entry_found_by_a_new_context)
+{
+    if (!have_cc()) return;
+    char dir[] = "/tmp/axle-test-progent-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    ax_ctx *a = ctx_disk(dir, NULL);
+    REQUIRE(a);
+    CHECK_EQ_I(three_from_disk(a, 5000), 0);
+    ax_ctx_free(a);
+    int64_t sizes[3] = {5000, 123, 70000};
+    for (int k = 0; k < 3; k++) {
+        ax_options o = {0};
+        o.threads = k == 2 ? 1 : 2;
+        ax_ctx *b = ctx_disk(dir, &o);
+        REQUIRE(b);
+        CHECKF(three_from_disk(b, sizes[k]) == 1, "size %lld, %d threads", (long long)sizes[k], o.threads);
+        CpuCounters c;
+        REQUIRE(cpu_counters(b, &c));
+        CHECK_EQ_I(c.compiled, 0);
+        CHECK_EQ_I(c.cached, 1);
+        ax_ctx_free(b);
+    }
+    /* no-reuse: compiled in full, from the kernels' entries */
+    ax_options o = {0};
+    o.debug = AX_DEBUG_NO_REUSE;
+    ax_ctx *c = ctx_disk(dir, &o);
+    REQUIRE(c);
+    CHECK_EQ_I(three_from_disk(c, 5000), 0);
+    ax_ctx_free(c);
+    harness_rm_tree(dir);
+}
+
+/* A damaged entry, or one whose kernels were evicted, is a miss: the
+ * program is compiled (results right) and its entry stored again. */
+TEST(program_entry_damaged_or_incomplete_falls_back)
+{
+    if (!have_cc()) return;
+    char dir[] = "/tmp/axle-test-progbad-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    for (int round = 0; round < 3; round++) {
+        ax_ctx *a = ctx_disk(dir, NULL);
+        REQUIRE(a);
+        CHECK(three_from_disk(a, 3000) >= 0);   /* compiled, or found */
+        ax_ctx_free(a);
+        if (round == 0) CHECK(corrupt_programs(dir) >= 1);
+        else if (round == 1) CHECK(remove_kind(dir, ".so") >= 1);   /* its kernels evicted */
+        else CHECK(remove_kind(dir, ".prog") >= 1);
+        ax_ctx *b = ctx_disk(dir, NULL);
+        REQUIRE(b);
+        CHECKF(three_from_disk(b, 3000) == 0, "round %d: damaged, yet found", round);
+        ax_ctx_free(b);
+        ax_ctx *c = ctx_disk(dir, NULL);
+        REQUIRE(c);
+        CHECKF(three_from_disk(c, 3000) == 1, "round %d: not stored again", round);
+        ax_ctx_free(c);
+    }
+    harness_rm_tree(dir);
+}
+
+/* The entry's key covers what decides the compiled program beyond its
+ * source: each option changed misses it (and gives the interpreter's
+ * results), and the same options find it. */
+TEST(program_entry_key_covers_the_options)
+{
+    if (!have_cc()) return;
+    char dir[] = "/tmp/axle-test-progkey-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    ax_ctx *a = ctx_disk(dir, NULL);
+    REQUIRE(a);
+    CHECK_EQ_I(three_from_disk(a, 2000), 0);
+    ax_ctx_free(a);
+    enum { N = 8 };
+    static const char *const what[N] = {"unsafe", "fast-math", "cflags", "no-fusion", "no-simplify",
+                                        "no-planner", "compiler command", "maths hook"};
+    for (int k = 0; k < N; k++) {
+        ax_options o = {0};
+        if (k == 0) o.unsafe = true;
+        if (k == 1) o.fast_math = true;
+        if (k == 2) o.cflags = "-O2";
+        if (k == 3) o.debug = AX_DEBUG_NO_FUSION;
+        if (k == 4) o.debug = AX_DEBUG_NO_SIMPLIFY;
+        if (k == 5) o.debug = AX_DEBUG_NO_PLANNER;
+        if (k == 6) o.cc = "cc -DAXLE_TEST_OTHER_COMMAND";
+        ax_ctx *b = ctx_disk(dir, &o);
+        REQUIRE(b);
+        if (k == 7) CHECK(ax__ctx_vecmath(b));
+        /* fast-math results may differ from the interpreter's: only
+         * whether the entry was found is asked there */
+        int f = three_from_disk(b, 2000);
+        CHECKF(f == 0 || (k == 1 && f == -1), "%s: found the entry of other options (%d)", what[k], f);
+        ax_ctx_free(b);
+    }
+    ax_ctx *c = ctx_disk(dir, NULL);
+    REQUIRE(c);
+    CHECK_EQ_I(three_from_disk(c, 2000), 1);
+    ax_ctx_free(c);
+    harness_rm_tree(dir);
+}
+
+static ax_exp p_shift(ax_exp ix, void *env)
+{
+    (void)env;
+    return ax_ix1(ax_add(ax_index_get(ix, 0), ax_i64(5)));
+}
+
+/* A program from its entry has no kernel text: a fault's checked copies
+ * are generated and compiled when first needed, with the interpreter's
+ * message. */
+TEST(program_entry_checked_copies_on_need)
+{
+    if (!have_cc()) return;
+    char dir[] = "/tmp/axle-test-progchk-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    char msg[3][512];
+    for (int k = 0; k < 3; k++) {
+        ax_ctx *cx = k == 2 ? ctx_on(AX_BACKEND_INTERP, 0) : ctx_disk(dir, NULL);
+        REQUIRE(cx);
+        ax_array *x = vec_f32(cx, 1000, 1);
+        ax_program *p = ax_compile(cx, ax_backpermute(ax_ix1(ax_i64(1000)), p_shift, NULL, ax_use(cx, x)));
+        REQUIRE(p);
+        if (k < 2) CHECK(ax_program_stats(p)->from_disk == (k == 1));
+        ax_array *r = NULL;
+        CHECK(ax_program_run(p, &r, 1) == -1);
+        snprintf(msg[k], sizeof msg[k], "%s", ax_error(cx));
+        ax_program_free(p);
+        ax_array_release(x);
+        ax_ctx_free(cx);
+    }
+    CHECKF(!strcmp(msg[0], msg[2]) && !strcmp(msg[1], msg[2]), "\"%s\" / \"%s\" / \"%s\"", msg[0], msg[1], msg[2]);
+    harness_rm_tree(dir);
+}
+
+/* ------------------------------------------------ the program's bytes */
+
+static ax_exp f_poly(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_add(ax_mul(x, x), ax_cond(ax_gt(x, ax_f32(1)), ax_f32(2), x));
+}
+
+/* ir_save and ir_load: a program read back prints as it was written; and
+ * any byte of it changed or cut off gives NULL or a program (never a
+ * crash), which the verifier then judges. */
+TEST(program_bytes_round_trip_and_damage)
+{
+    ax_ctx *cx = ctx_on(AX_BACKEND_INTERP, 0);
+    REQUIRE(cx);
+    ax_array *x = vec_f32(cx, 10, 1), *y = vec_f32(cx, 10, 2);
+    int sz = 3;
+    ax_acc xs = ax_use(cx, x), ys = ax_use(cx, y);
+    ax_acc src = ax_zip_with(f_sub, NULL, ax_map(f_poly, NULL, xs),
+                             ax_stencil(sten_sum, NULL, &sz, ax_mirror(), ax_map(f_poly, NULL, ys)));
+    Program *p = sharing_recover(cx, src, true);
+    REQUIRE(p);
+    ax_array *arrays[2] = {x, y};
+    size_t n = 0;
+    unsigned char *b = ir_save(p, arrays, 2, &n);
+    REQUIRE(b && n > 20);
+    /* an array not in the list: no bytes */
+    size_t n1;
+    CHECK(ir_save(p, arrays, 1, &n1) == NULL);
+    int64_t dq = 0;
+    Program *q = ir_load(cx, b, n, arrays, 2, &dq);
+    REQUIRE(q);
+    char *t1 = NULL, *t2 = NULL;
+    size_t l1, l2;
+    FILE *f1 = open_memstream(&t1, &l1), *f2 = open_memstream(&t2, &l2);
+    ir_print(f1, p->root);
+    ir_print(f2, q->root);
+    fclose(f1);
+    fclose(f2);
+    CHECKF(!strcmp(t1, t2), "read back:\n%s\nwritten:\n%s", t2, t1);
+    char m[256];
+    CHECK(ir_verify(q, m, sizeof m) == 0);
+    int64_t dp = ir_depth(p->root, 1000);
+    CHECKF(dq >= dp && dq <= dp + 1, "depth %lld read, %lld written", (long long)dq, (long long)dp);
+    free(t1);
+    free(t2);
+    program_free(q);
+    int loaded = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int bit = 0; bit < 8; bit += 3) {
+            b[i] ^= (unsigned char)(1 << bit);
+            Program *d = ir_load(cx, b, n, arrays, 2, NULL);
+            if (d) {
+                loaded++;
+                (void)ir_verify(d, m, sizeof m);
+                program_free(d);
+            }
+            b[i] ^= (unsigned char)(1 << bit);
+        }
+    for (size_t cut = 0; cut < n; cut++) CHECK(ir_load(cx, b, cut, arrays, 2, NULL) == NULL);
+    fprintf(stderr, "  %zu bytes; %d of %zu damaged copies still read as programs\n", n, loaded, 3 * n);
+    free(b);
+    program_free(p);
     ax_array_release(x);
     ax_array_release(y);
     ax_ctx_free(cx);

@@ -548,7 +548,39 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     }
     c->refs = 1;
     pr->c = c;
-    if (!(c->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) || !(c->be = pick_backend(cx, &pr->stats.fallback)))
+    /* With a source key, the backend's own store of compiled programs
+     * (the CPU's program entries in the disk cache) before the front end:
+     * a program found there needs no front end and no code generation. */
+    if (kr == 0) {
+        if (!(c->be = pick_backend(cx, &pr->stats.fallback))) goto fail;
+        int64_t nl[3] = {0, 0, 0};
+        double t0 = now_ms();
+        if (c->be->find && c->be->find(cx, &key, &c->prog, &c->state, nl) > 0) {
+            pr->stats.nodes = nl[0];
+            pr->stats.lets = nl[1];
+            c->depth = nl[2] < DEPTH_CAP ? nl[2] : DEPTH_CAP;
+            schedule_stats(c->prog, &pr->stats.kernels, &pr->stats.intermediates);
+            int held = find_uses(c, c->prog->root) ? -1 : bind_arrays(pr, NULL);
+            if (held) {
+                if (held == -1) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+                goto fail;
+            }
+            pr->stats.backend = c->be->name;
+            pr->stats.compile_ms = now_ms() - t0;
+            pr->stats.from_disk = true;
+            c->stats = pr->stats;
+            reuse_add(cx, c, &key);
+            if (cx->opt.debug & AX_DEBUG_TIMING)
+                fprintf(stderr, "axle: timing: found compiled (%s) in %.3f ms; %lld nodes\n", c->be->name,
+                        pr->stats.compile_ms, (long long)pr->stats.nodes);
+            src_key_free(&key);
+            program_link(cx, pr);
+            return pr;
+        }
+        if (cx->status != AX_OK) goto fail;
+    }
+    if (!(c->prog = front_end(cx, a, &pr->stats, UPTO_FUSION)) ||
+        (!c->be && !(c->be = pick_backend(cx, &pr->stats.fallback))))
         goto fail;
     int held = find_uses(c, c->prog->root) ? -1 : bind_arrays(pr, NULL);
     if (held) {
@@ -568,6 +600,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     pr->stats.compile_ms = now_ms() - t0;
     pr->stats.codegen_ms = c->prog->codegen_ms;   /* part of compile_ms */
     c->stats = pr->stats;
+    if (kr == 0 && c->be->keep) c->be->keep(cx, c->prog, c->state, &key, pr->stats.nodes, pr->stats.lets);
     if (kr == 0 && !pr->stats.fallback) reuse_add(cx, c, &key);
     if (cx->opt.debug & AX_DEBUG_TIMING)
         fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
@@ -630,7 +663,8 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     if (j.found) {
         compile_job(&j);
     } else {
-        int64_t depth = source_depth(cx, a, "ax_run");
+        /* the key's walk found the depth already */
+        int64_t depth = j.kr == 0 ? (j.key.depth < DEPTH_CAP ? j.key.depth : DEPTH_CAP) : source_depth(cx, a, "ax_run");
         if (depth >= 0 && run_deep(cx, depth, "ax_run", compile_job, &j) != 0) settle_error(cx);
         if (j.kr == 0) src_key_free(&j.key);   /* when compile did not run */
     }

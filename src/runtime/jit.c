@@ -1994,6 +1994,31 @@ int jit_find_many(Jit *j, JitUnit *u, int n, char *err, size_t errsize)
     return load_many(j, u, n, 1, false, NULL, NULL, err, errsize);
 }
 
+JitModule *jit_module_by_key(Jit *j, const uint8_t key[KEY_BYTES])
+{
+    if (!j || !ensure_identity(j, NULL, 0)) return NULL;
+    JitModule *m = mem_find(j, key);
+    if (m) return m;
+    ensure_dir(j);
+    char hex[2 * KEY_BYTES + 1];
+    to_hex(key, KEY_BYTES, hex);
+    void *h = disk_find(j, hex, key);
+    return h ? adopt(j, key, hex, h, NULL, 0) : NULL;
+}
+
+void jit_module_key_bytes(const JitModule *m, uint8_t key[KEY_BYTES]) { memcpy(key, m->key, KEY_BYTES); }
+
+int jit_key_of(Jit *j, const char *tag, const void *data, size_t n, uint8_t key[KEY_BYTES], char *err,
+               size_t errsize)
+{
+    if (!j || !ensure_identity(j, err, errsize)) return -1;
+    JitSha256 s = j->prefix;
+    put_str(&s, tag);
+    put_field(&s, data, n);
+    jit_sha256_final(&s, key);
+    return 0;
+}
+
 void *jit_sym(JitModule *m, const char *name)
 {
     return m && name ? dlsym(m->handle, name) : NULL;

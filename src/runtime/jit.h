@@ -86,6 +86,16 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
  * cache, or module NULL.  0, or -1 with a message (the compiler's
  * identity, which the key holds, could not be had). */
 int jit_find_many(Jit *j, JitUnit *u, int n, char *err, size_t errsize);
+/* The module of a key (jit_module_key_bytes of a module loaded before, in
+ * this process or another): from the memory cache or the disk cache,
+ * never compiled; NULL when neither has it. */
+JitModule *jit_module_by_key(Jit *j, const uint8_t key[32]);
+void jit_module_key_bytes(const JitModule *m, uint8_t key[32]);
+/* A key for other compiled forms (blobs) that depend on everything a
+ * module's key does (the compiler, its flags, axle's version, the host):
+ * SHA-256 over those, tag and data[0..n).  0, or -1 (with a message) when
+ * the compiler's identity cannot be had. */
+int jit_key_of(Jit *j, const char *tag, const void *data, size_t n, uint8_t key[32], char *err, size_t errsize);
 /* dlsym: the address of a symbol of the module, or NULL. */
 void *jit_sym(JitModule *m, const char *name);
 /* The module's key, 64 hex digits (also its cache file's name). */

@@ -169,6 +169,9 @@ typedef struct CgProg {
     int nvars;
 } CgProg;
 
+/* The flags a unit with guarded gathers is compiled with (CgUnit.cflags). */
+extern const char cg_gather_cflags[];
+
 /* Generates the unit for a verified core program; numbers its array nodes
  * (Node.num).  NULL with a message in err on failure (out of memory, or a
  * program the generator does not understand). */

@@ -704,6 +704,7 @@ static bool canonical(const char *t, size_t len, int num, Buf *canon)
  * within noise; the Mandelbrot programs 5-10% slower, and they have no
  * gathers: so it is given to the units with gathers only. */
 #define GATHER_CFLAGS "--param=vect-epilogues-nomask=0"
+const char cg_gather_cflags[] = GATHER_CFLAGS;
 
 static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
 {
@@ -731,7 +732,7 @@ static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
         cgfail(c, "cpu codegen: out of memory");
         return -1;
     }
-    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, c->gather ? GATHER_CFLAGS : NULL, code_off,
+    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, c->gather ? cg_gather_cflags : NULL, code_off,
                                    c->math_used};
     return c->nunits++;
 }
