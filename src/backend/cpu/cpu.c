@@ -393,36 +393,52 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
        so that it does not depend on what the caches hold: a program
        compiled again finds its batches under the same texts (a unit
        alone in its batch is cached alone, and found alone next time).
-       The largest unit first into the least loaded batch, one of its own
-       flags where there is one (a batch of units with different flags
-       gets none). */
+       The largest unit first into the least loaded batch (the longest
+       processing time first rule), a unit's size being its code without
+       the prelude: the C compiler's time goes with that (fluid's units,
+       one at a time: 30 ms for 1.3 KB of code, 130 ms for 8 KB, with
+       preludes of 8-10 KB each), and a batch has one prelude.  Balancing
+       whole texts put 18.5 KB of fluid's code in one batch and 32.2 KB
+       in the other.  A batch gets the flags of its members that have
+       some (GATHER_CFLAGS, codegen.c: measured equal run times on the
+       units without gathers, and a faster compile); members with
+       different flags: none. */
     int want = nhot <= jobs ? nhot : jobs, *ord = miss;
-    for (int k = 0; k < nhot; k++) ord[k] = k;
+    for (int k = 0; k < nhot; k++) {
+        ord[k] = k;
+        const CgUnit *cu = &g->units[hot[k]];
+        bat[k] = (int)(cu->len - cu->code_off < (size_t)INT32_MAX ? cu->len - cu->code_off : INT32_MAX);
+    }
+    /* bat[k] holds unit k's size until it is given its batch */
     for (int a = 0; a < nhot; a++)
         for (int b = a + 1; b < nhot; b++)
-            if (u[ord[b]].len > u[ord[a]].len) {
+            if (bat[ord[b]] > bat[ord[a]]) {
                 int t = ord[a];
                 ord[a] = ord[b];
                 ord[b] = t;
             }
+    bool *conflict = ax__calloc((size_t)n + 1, sizeof *conflict);
+    if (!conflict) {
+        rc = AX_ERR_NOMEM;
+        goto out;
+    }
     for (int a = 0; a < nhot; a++) {
         const JitUnit *x = &u[ord[a]];
+        int64_t size = bat[ord[a]];
         int best = -1;
-        if (nb < want) {
-            best = nb++;
-            bflags[best] = x->cflags;
-        } else {
+        if (nb < want) best = nb++;
+        else
             for (int b = 0; b < nb; b++)
-                if (bflags[b] == x->cflags && (best < 0 || load[b] < load[best])) best = b;
-            if (best < 0) {
-                for (int b = 0; b < nb; b++)
-                    if (best < 0 || load[b] < load[best]) best = b;
-                bflags[best] = NULL;
-            }
+                if (best < 0 || load[b] < load[best]) best = b;
+        if (x->cflags && !bflags[best] && !conflict[best]) bflags[best] = x->cflags;
+        else if (x->cflags && bflags[best] && strcmp(bflags[best], x->cflags)) {
+            bflags[best] = NULL;
+            conflict[best] = true;
         }
         bat[ord[a]] = best;
-        load[best] += (int64_t)x->len;
+        load[best] += size;
     }
+    free(conflict);
     /* each batch's members not found: none (skipped), one (its own text)
        or several (cg_batch) */
     int nc = 0;   /* compiles: bu[0..nc), batch b's at slot[b] (-1: none) */
