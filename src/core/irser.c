@@ -17,6 +17,7 @@
  */
 #include "ir.h"
 #include "hash.h"
+#include "bytes.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,55 +25,18 @@
 enum { T_NODE = 0xB1, T_NULL = 0xB2, MAX_KIDS = 1 << 20, MAX_LEVEL = 2 * AX_DEPTH_LIMIT };
 
 typedef struct Out {
-    unsigned char *b;
-    size_t len, cap;
-    bool bad;
+    Bytes w;
     HMap arrs;                /* array -> its number */
 } Out;
 
-static void put(Out *o, const void *p, size_t n)
-{
-    if (o->bad) return;
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 4096;
-        while (cap < o->len + n) cap *= 2;
-        unsigned char *b = ax__realloc(o->b, cap);
-        if (!b) {
-            o->bad = true;
-            return;
-        }
-        o->b = b;
-        o->cap = cap;
-    }
-    memcpy(o->b + o->len, p, n);
-    o->len += n;
-}
-
-static void put8(Out *o, unsigned v)
-{
-    unsigned char b = (unsigned char)v;
-    put(o, &b, 1);
-}
-
-/* zigzag LEB128, as srckey.c */
-static void putv(Out *o, int64_t v)
-{
-    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-    unsigned char b[10];
-    int n = 0;
-    do {
-        b[n] = (unsigned char)(z & 0x7f);
-        z >>= 7;
-        if (z) b[n] |= 0x80;
-        n++;
-    } while (z);
-    put(o, b, (size_t)n);
-}
+static void put(Out *o, const void *p, size_t n) { bytes_put(&o->w, p, n); }
+static void put8(Out *o, unsigned v) { bytes_put8(&o->w, v); }
+static void putv(Out *o, int64_t v) { bytes_putv(&o->w, v); }
 
 static void put_type(Out *o, const Type *t, int level)
 {
     if (!t || level > 64) {
-        o->bad = !t ? o->bad : true;
+        o->w.bad = !t ? o->w.bad : true;
         put8(o, 0xFF);
         return;
     }
@@ -90,13 +54,13 @@ static void put_type(Out *o, const Type *t, int level)
 
 static void put_node(Out *o, const Node *x, int level)
 {
-    for (; !o->bad; level++) {
+    for (; !o->w.bad; level++) {
         if (!x) {
             put8(o, T_NULL);
             return;
         }
         if (level > MAX_LEVEL) {
-            o->bad = true;
+            o->w.bad = true;
             return;
         }
         put8(o, T_NODE);
@@ -110,14 +74,14 @@ static void put_node(Out *o, const Node *x, int level)
         case OP_CONST: put(o, &x->c, sizeof x->c); break;
         case OP_USE: {
             int64_t *v = x->arr ? hmap_find(&o->arrs, hmap_ptr(x->arr)) : NULL;
-            if (!v) o->bad = true;
+            if (!v) o->w.bad = true;
             else putv(o, *v);
             break;
         }
         case OP_STENCIL: case OP_STENCIL2: {
             const Stencil *s = x->sten;
             if (!s) {
-                o->bad = true;
+                o->w.bad = true;
                 break;
             }
             putv(o, s->rank);
@@ -132,7 +96,7 @@ static void put_node(Out *o, const Node *x, int level)
         case OP_REPLICATE: case OP_SLICE: {
             const Slice *s = x->slice;
             if (!s) {
-                o->bad = true;
+                o->w.bad = true;
                 break;
             }
             putv(o, s->n);
@@ -155,27 +119,25 @@ unsigned char *ir_save(const Program *p, ax_array *const *arrays, int narrays, s
 {
     Out o = {0};
     hmap_init(&o.arrs);
-    for (int i = 0; i < narrays && !o.bad; i++)
-        if (!hmap_insert(&o.arrs, hmap_ptr(arrays[i]), i, NULL)) o.bad = true;
+    for (int i = 0; i < narrays && !o.w.bad; i++)
+        if (!hmap_insert(&o.arrs, hmap_ptr(arrays[i]), i, NULL)) o.w.bad = true;
     put(&o, MAGIC, sizeof MAGIC - 1);
     putv(&o, p->nvars);
     for (int v = 0; v < p->nvars; v++) put_type(&o, p->vartype ? p->vartype[v] : NULL, 0);
     put_node(&o, p->root, 0);
     hmap_free(&o.arrs);
-    if (o.bad) {
-        free(o.b);
+    if (o.w.bad) {
+        free(o.w.b);
         return NULL;
     }
-    *n = o.len;
-    return o.b;
+    *n = o.w.len;
+    return o.w.b;
 }
 
 /* ------------------------------------------------------------ reading */
 
 typedef struct In {
-    const unsigned char *b;
-    size_t len, at;
-    bool bad;
+    Bytes r;
     Program *p;
     ax_ctx *cx;
     ax_array *const *arrays;
@@ -183,64 +145,38 @@ typedef struct In {
     int64_t deepest;          /* the deepest level read + 1: the depth */
 } In;
 
-static unsigned get8(In *in)
-{
-    if (in->bad || in->at >= in->len) {
-        in->bad = true;
-        return 0;
-    }
-    return in->b[in->at++];
-}
-
+static unsigned get8(In *in) { return bytes_get8(&in->r); }
 /* A number in [lo, hi]; else the input is bad. */
-static int64_t getv(In *in, int64_t lo, int64_t hi)
-{
-    uint64_t z = 0;
-    for (int shift = 0;; shift += 7) {
-        unsigned c = get8(in);
-        if (in->bad || shift > 63) {
-            in->bad = true;
-            return lo;
-        }
-        z |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) break;
-    }
-    int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
-    if (v < lo || v > hi) {
-        in->bad = true;
-        return lo;
-    }
-    return v;
-}
+static int64_t getv(In *in, int64_t lo, int64_t hi) { return bytes_getv(&in->r, lo, hi); }
 
 static const Type *get_type(In *in, int level)
 {
     unsigned k = get8(in);
-    if (in->bad || level > 64) return in->bad = true, NULL;
+    if (in->r.bad || level > 64) return in->r.bad = true, NULL;
     Arena *a = &in->p->arena;
     switch (k) {
     case TY_SCALAR: {
         unsigned s = get8(in);
-        return s < AX_NSCALAR ? ty_scalar((ax_scalar)s) : (in->bad = true, NULL);
+        return s < AX_NSCALAR ? ty_scalar((ax_scalar)s) : (in->r.bad = true, NULL);
     }
     case TY_INDEX: return ty_index(a, (int)getv(in, 0, AX_MAX_RANK));
     case TY_ARRAY: {
         const Type *e = get_type(in, level + 1);
         int r = (int)getv(in, 0, AX_MAX_RANK);
-        return in->bad ? NULL : ty_array(a, e, r);
+        return in->r.bad ? NULL : ty_array(a, e, r);
     }
     case TY_TUPLE: case TY_ARRAYS: {
         int n = (int)getv(in, 0, 4096);
-        if (in->bad) return NULL;
+        if (in->r.bad) return NULL;
         const Type *e[64];
         const Type **el = n <= 64 ? e : ax__malloc(sizeof *el * (size_t)n);
-        if (!el) return in->bad = true, NULL;
-        for (int i = 0; i < n && !in->bad; i++) el[i] = get_type(in, level + 1);
-        const Type *t = in->bad ? NULL : k == TY_TUPLE ? ty_tuple(a, n, el) : ty_arrays(a, n, el);
+        if (!el) return in->r.bad = true, NULL;
+        for (int i = 0; i < n && !in->r.bad; i++) el[i] = get_type(in, level + 1);
+        const Type *t = in->r.bad ? NULL : k == TY_TUPLE ? ty_tuple(a, n, el) : ty_arrays(a, n, el);
         if (el != e) free(el);
         return t;
     }
-    default: return in->bad = true, NULL;
+    default: return in->r.bad = true, NULL;
     }
 }
 
@@ -251,32 +187,33 @@ static Node *get_body(In *in, int level)
 {
     Op op = (Op)get8(in);
     int n = (int)getv(in, 0, MAX_KIDS);
-    if (in->bad || (unsigned)op >= OP_NOPS || level > MAX_LEVEL) return in->bad = true, NULL;
+    if (in->r.bad || (unsigned)op >= OP_NOPS || level > MAX_LEVEL) return in->r.bad = true, NULL;
     if (level + 1 > in->deepest) in->deepest = level + 1;
     int a = (int)getv(in, INT32_MIN, INT32_MAX), id = (int)getv(in, -1, INT32_MAX);
     int nparam = (int)getv(in, 0, op == OP_LAM ? MAX_KIDS : 0);
     const Type *t = get_type(in, 0);
-    if (in->bad) return NULL;
+    if (in->r.bad) return NULL;
     Node *x = node_new(&in->p->arena, op, n, t);
-    if (!x) return in->bad = true, NULL;
+    if (!x) return in->r.bad = true, NULL;
     x->cx = in->cx;
     x->a = a;
     x->id = id;
     switch (op) {
-    case OP_CONST:
-        if (in->at + sizeof x->c > in->len) return in->bad = true, NULL;
-        memcpy(&x->c, in->b + in->at, sizeof x->c);
-        in->at += sizeof x->c;
+    case OP_CONST: {
+        const unsigned char *c = bytes_get(&in->r, sizeof x->c);
+        if (!c) return NULL;
+        memcpy(&x->c, c, sizeof x->c);
         break;
+    }
     case OP_USE: {
         int64_t k = getv(in, 0, (int64_t)in->narrays - 1);
-        if (in->bad) return NULL;
+        if (in->r.bad) return NULL;
         x->arr = in->arrays[k];
         break;
     }
     case OP_STENCIL: case OP_STENCIL2: {
         Stencil *s = arena_alloc(&in->p->arena, sizeof *s);
-        if (!s) return in->bad = true, NULL;
+        if (!s) return in->r.bad = true, NULL;
         s->rank = (int)getv(in, 0, AX_MAX_RANK);
         s->ninputs = (int)getv(in, 1, 2);
         for (int i = 0; i < 2; i++) {
@@ -289,7 +226,7 @@ static Node *get_body(In *in, int level)
     }
     case OP_REPLICATE: case OP_SLICE: {
         Slice *s = arena_alloc(&in->p->arena, sizeof *s);
-        if (!s) return in->bad = true, NULL;
+        if (!s) return in->r.bad = true, NULL;
         s->n = (int)getv(in, 0, AX_MAX_RANK);
         for (int d = 0; d < AX_MAX_RANK; d++) s->fixed[d] = (unsigned char)get8(in);
         x->slice = s;
@@ -300,8 +237,8 @@ static Node *get_body(In *in, int level)
     if (op == OP_LAM) {
         x->nparam = nparam;
         if (nparam && !(x->param = arena_alloc(&in->p->arena, sizeof *x->param * (size_t)nparam)))
-            return in->bad = true, NULL;
-        for (int i = 0; i < nparam && !in->bad; i++) x->param[i] = get_node(in, level + 1);
+            return in->r.bad = true, NULL;
+        for (int i = 0; i < nparam && !in->r.bad; i++) x->param[i] = get_node(in, level + 1);
     }
     return x;
 }
@@ -309,15 +246,15 @@ static Node *get_body(In *in, int level)
 static Node *get_node(In *in, int level)
 {
     unsigned tag = get8(in);
-    if (tag == T_NULL || in->bad) return NULL;
-    if (tag != T_NODE) return in->bad = true, NULL;
+    if (tag == T_NULL || in->r.bad) return NULL;
+    if (tag != T_NODE) return in->r.bad = true, NULL;
     Node *root = get_body(in, level);
     /* operands; the last one in the loop (as put_node wrote them) */
-    for (Node *x = root; x && !in->bad && x->n > 0; level++) {
-        for (int i = 0; i + 1 < x->n && !in->bad; i++) x->kid[i] = get_node(in, level + 1);
+    for (Node *x = root; x && !in->r.bad && x->n > 0; level++) {
+        for (int i = 0; i + 1 < x->n && !in->r.bad; i++) x->kid[i] = get_node(in, level + 1);
         tag = get8(in);
-        if (in->bad || tag == T_NULL) break;
-        if (tag != T_NODE) return in->bad = true, NULL;
+        if (in->r.bad || tag == T_NULL) break;
+        if (tag != T_NODE) return in->r.bad = true, NULL;
         Node *last = get_body(in, level + 1);
         x->kid[x->n - 1] = last;
         x = last;
@@ -331,15 +268,16 @@ Program *ir_load(ax_ctx *cx, const unsigned char *b, size_t n, ax_array *const *
     Program *p = ax__calloc(1, sizeof *p);
     if (!p) return NULL;
     arena_init(&p->arena);
-    In in = {.b = b, .len = n, .at = sizeof MAGIC - 1, .p = p, .cx = cx, .arrays = arrays, .narrays = narrays};
+    In in = {.r = bytes_reader(b, n), .p = p, .cx = cx, .arrays = arrays, .narrays = narrays};
+    in.r.at = sizeof MAGIC - 1;
     p->nvars = (int)getv(&in, 0, INT32_MAX / 2);
-    if (!in.bad && p->nvars > 0) {
-        if ((size_t)p->nvars > n) in.bad = true;   /* a type takes a byte at least */
-        else if (!(p->vartype = arena_alloc(&p->arena, sizeof *p->vartype * (size_t)p->nvars))) in.bad = true;
-        for (int v = 0; v < p->nvars && !in.bad; v++) p->vartype[v] = get_type(&in, 0);
+    if (!in.r.bad && p->nvars > 0) {
+        if ((size_t)p->nvars > n) in.r.bad = true;   /* a type takes a byte at least */
+        else if (!(p->vartype = arena_alloc(&p->arena, sizeof *p->vartype * (size_t)p->nvars))) in.r.bad = true;
+        for (int v = 0; v < p->nvars && !in.r.bad; v++) p->vartype[v] = get_type(&in, 0);
     }
-    if (!in.bad) p->root = get_node(&in, 0);
-    if (in.bad || !p->root || in.at != n) {
+    if (!in.r.bad) p->root = get_node(&in, 0);
+    if (in.r.bad || !p->root || in.r.at != n) {
         program_free(p);
         return NULL;
     }

@@ -35,6 +35,7 @@
  */
 #include "ir.h"
 #include "hash.h"
+#include "bytes.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,8 @@ enum { T_NODE = 0xA1, T_REF = 0xA2, T_NULL = 0xA3, T_ARR = 0xA4, T_AREF = 0xA5 }
 
 typedef struct W {
     SrcKey *k;
+    Bytes out;                /* the key's bytes (numbers: bytes.h, a third of
+                                 fixed-width for Mandelbrot) */
     /* Nodes by number: node x has number x->num when seen[x->num] == x
      * (Node.num is scratch; a stale value fails that test), so a revisit
      * costs no hash lookup. */
@@ -53,53 +56,9 @@ typedef struct W {
     bool oom;
 } W;
 
-/* Room for n more bytes. */
-static bool room(W *w, size_t n)
-{
-    SrcKey *k = w->k;
-    if (w->oom) return false;
-    if (k->len + n <= k->cap) return true;
-    size_t cap = k->cap ? 2 * k->cap : 4096;
-    while (cap < k->len + n) cap *= 2;
-    unsigned char *b = ax__realloc(k->bytes, cap);
-    if (!b) {
-        w->oom = true;
-        return false;
-    }
-    k->bytes = b;
-    k->cap = cap;
-    return true;
-}
-
-static inline void put(W *w, const void *p, size_t n)
-{
-    if (!room(w, n)) return;
-    memcpy(w->k->bytes + w->k->len, p, n);
-    w->k->len += n;
-}
-
-static void put8(W *w, unsigned v)
-{
-    unsigned char b = (unsigned char)v;
-    put(w, &b, 1);
-}
-
-/* A signed number in as few bytes as it needs (zigzag, then 7 bits a
- * byte, the high bit saying more follow): self-delimiting, so the key
- * still reads back one way, and Mandelbrot's is a third of fixed-width. */
-static void put32(W *w, int64_t v)
-{
-    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-    unsigned char b[10];
-    int n = 0;
-    do {
-        b[n] = (unsigned char)(z & 0x7f);
-        z >>= 7;
-        if (z) b[n] |= 0x80;
-        n++;
-    } while (z);
-    put(w, b, (size_t)n);
-}
+static void put(W *w, const void *p, size_t n) { bytes_put(&w->out, p, n); }
+static void put8(W *w, unsigned v) { bytes_put8(&w->out, v); }
+static void put32(W *w, int64_t v) { bytes_putv(&w->out, v); }
 
 static void put_type(W *w, const Type *t)
 {
@@ -289,7 +248,10 @@ int src_key(ax_ctx *cx, const Node *root, SrcKey *k)
     free(w.seen);
     hmap_free(&w.ids);
     hmap_free(&w.arrs);
-    if (w.oom) rc = -1;
+    if (w.oom || w.out.bad) rc = -1;
+    k->bytes = w.out.b;
+    k->len = w.out.len;
+    k->cap = w.out.cap;
     if (rc) {
         src_key_free(k);
         return rc;

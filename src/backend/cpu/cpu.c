@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include "cg.h"
 #include "runtime/host.h"
+#include "bytes.h"
 #include "runtime/jit.h"
 #include "runtime/pool.h"
 
@@ -712,69 +713,6 @@ static bool prog_key(ax_ctx *cx, CpuCtx *cc, Jit *jit, const SrcKey *k, uint8_t 
     return jit_key_of(jit, "axle-prog-1", h, sizeof h, key, NULL, 0) == 0;
 }
 
-/* A little writer and reader of the entry's numbers (zigzag LEB128). */
-typedef struct PBuf {
-    unsigned char *b;
-    size_t len, cap, at;
-    bool bad;
-} PBuf;
-
-static void pb_put(PBuf *o, const void *p, size_t n)
-{
-    if (o->bad) return;
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 4096;
-        while (cap < o->len + n) cap *= 2;
-        unsigned char *b = ax__realloc(o->b, cap);
-        if (!b) {
-            o->bad = true;
-            return;
-        }
-        o->b = b;
-        o->cap = cap;
-    }
-    memcpy(o->b + o->len, p, n);
-    o->len += n;
-}
-
-static void pb_putv(PBuf *o, int64_t v)
-{
-    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-    do {
-        unsigned char c = (unsigned char)(z & 0x7f);
-        z >>= 7;
-        if (z) c |= 0x80;
-        pb_put(o, &c, 1);
-    } while (z);
-}
-
-static int64_t pb_getv(PBuf *in, int64_t lo, int64_t hi)
-{
-    uint64_t z = 0;
-    for (int shift = 0;; shift += 7) {
-        if (in->bad || in->at >= in->len || shift > 63) {
-            in->bad = true;
-            return lo;
-        }
-        unsigned c = in->b[in->at++];
-        z |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) break;
-    }
-    int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
-    if (v < lo || v > hi) in->bad = true;
-    return in->bad ? lo : v;
-}
-
-static const unsigned char *pb_get(PBuf *in, size_t n)
-{
-    if (in->bad || n > in->len - in->at) {
-        in->bad = true;
-        return NULL;
-    }
-    in->at += n;
-    return in->b + in->at - n;
-}
-
 /* Stores the entry of a program just prepared (nothing on failure: it is
  * only a cache). */
 static void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_t nodes, int64_t lets)
@@ -788,28 +726,28 @@ static void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k,
     size_t irn = 0;
     unsigned char *ir = ir_save(p, k->arrays, k->narrays, &irn);
     JitModule **mods = ax__calloc((size_t)g->nunits + 1, sizeof *mods);
-    PBuf o = {0};
+    Bytes o = {0};
     o.bad = !ir || !mods;
-    pb_put(&o, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1);
-    pb_putv(&o, nodes);
-    pb_putv(&o, lets);
-    pb_putv(&o, (int64_t)irn);
-    if (ir) pb_put(&o, ir, irn);
-    pb_putv(&o, g->nnodes);
+    bytes_put(&o, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1);
+    bytes_putv(&o, nodes);
+    bytes_putv(&o, lets);
+    bytes_putv(&o, (int64_t)irn);
+    if (ir) bytes_put(&o, ir, irn);
+    bytes_putv(&o, g->nnodes);
     for (int i = 0; i < g->nnodes; i++) {
         const CgNode *cn = &g->nodes[i];
         if (!cn->x) continue;
         unsigned roles = 0;
         for (int r = 0; r < R_NROLE; r++) roles |= (unsigned)cn->role[r] << r;
-        pb_putv(&o, roles);
-        pb_putv(&o, cn->unit);
-        pb_putv(&o, cn->cold);
-        pb_putv(&o, cn->comm);
-        pb_putv(&o, cn->scratch_leaves);
+        bytes_putv(&o, roles);
+        bytes_putv(&o, cn->unit);
+        bytes_putv(&o, cn->cold);
+        bytes_putv(&o, cn->comm);
+        bytes_putv(&o, cn->scratch_leaves);
     }
     /* the units; the modules of the hot ones, each once */
     int nmods = 0;
-    pb_putv(&o, g->nunits);
+    bytes_putv(&o, g->nunits);
     for (int u = 0; u < g->nunits && !o.bad; u++) {
         const CgUnit *cu = &g->units[u];
         int mi = -1;
@@ -822,18 +760,18 @@ static void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k,
                 if (mods[m] == pp->mod[u]) mi = m;
             if (mi < 0) mods[mi = nmods++] = pp->mod[u];
         }
-        pb_putv(&o, cu->node);
-        pb_putv(&o, cu->cold);
-        pb_putv(&o, cu->cflags != NULL);
-        pb_put(&o, &cu->math, sizeof cu->math);
-        pb_putv(&o, mi);
-        pb_putv(&o, cu->cold ? -1 : pp->bpos[u]);
+        bytes_putv(&o, cu->node);
+        bytes_putv(&o, cu->cold);
+        bytes_putv(&o, cu->cflags != NULL);
+        bytes_put(&o, &cu->math, sizeof cu->math);
+        bytes_putv(&o, mi);
+        bytes_putv(&o, cu->cold ? -1 : pp->bpos[u]);
     }
-    pb_putv(&o, nmods);
+    bytes_putv(&o, nmods);
     for (int m = 0; m < nmods; m++) {
         uint8_t mk[32];
         jit_module_key_bytes(mods[m], mk);
-        pb_put(&o, mk, sizeof mk);
+        bytes_put(&o, mk, sizeof mk);
     }
     if (!o.bad) jit_blob_store(jit, "prog", key, o.b, o.len);
     free(o.b);
@@ -859,18 +797,18 @@ static int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, i
     unsigned char *payload = jit_blob_load(jit, "prog", key, &n);
     if (!payload) return 0;
     t[1] = now_ms();
-    PBuf in = {.b = payload, .len = n};
+    Bytes in = bytes_reader(payload, n);
     Program *p = NULL;
     CgProg *g = NULL;
     JitModule **mod = NULL;
     int *bpos = NULL, *umod = NULL;
     const char *why = "malformed";
-    const unsigned char *magic = pb_get(&in, sizeof PROG_MAGIC_TEXT - 1);
+    const unsigned char *magic = bytes_get(&in, sizeof PROG_MAGIC_TEXT - 1);
     if (!magic || memcmp(magic, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1)) goto miss;
-    nl[0] = pb_getv(&in, 0, INT64_MAX);
-    nl[1] = pb_getv(&in, 0, INT64_MAX);
-    size_t irn = (size_t)pb_getv(&in, 0, (int64_t)n);
-    const unsigned char *ir = pb_get(&in, irn);
+    nl[0] = bytes_getv(&in, 0, INT64_MAX);
+    nl[1] = bytes_getv(&in, 0, INT64_MAX);
+    size_t irn = (size_t)bytes_getv(&in, 0, (int64_t)n);
+    const unsigned char *ir = bytes_get(&in, irn);
     char msg[256];
     if (!ir || !(p = ir_load(cx, ir, irn, k->arrays, k->narrays, &nl[2]))) goto miss;
     t[2] = now_ms();
@@ -878,19 +816,19 @@ static int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, i
     if (ir_verify(p, msg, sizeof msg)) goto miss;
     t[3] = now_ms();
     why = "another description";
-    if (!(g = cg_describe(p, msg, sizeof msg)) || pb_getv(&in, g->nnodes, g->nnodes) != g->nnodes || in.bad)
+    if (!(g = cg_describe(p, msg, sizeof msg)) || bytes_getv(&in, g->nnodes, g->nnodes) != g->nnodes || in.bad)
         goto miss;
     for (int i = 0; i < g->nnodes; i++) {
         CgNode *cn = &g->nodes[i];
         if (!cn->x) continue;
-        unsigned roles = (unsigned)pb_getv(&in, 0, (1 << R_NROLE) - 1);
+        unsigned roles = (unsigned)bytes_getv(&in, 0, (1 << R_NROLE) - 1);
         for (int r = 0; r < R_NROLE; r++) cn->role[r] = roles >> r & 1;
-        cn->unit = (int)pb_getv(&in, -1, INT32_MAX);
-        cn->cold = (int)pb_getv(&in, -1, INT32_MAX);
-        cn->comm = pb_getv(&in, 0, 1);
-        cn->scratch_leaves = (int)pb_getv(&in, 0, INT32_MAX);
+        cn->unit = (int)bytes_getv(&in, -1, INT32_MAX);
+        cn->cold = (int)bytes_getv(&in, -1, INT32_MAX);
+        cn->comm = bytes_getv(&in, 0, 1);
+        cn->scratch_leaves = (int)bytes_getv(&in, 0, INT32_MAX);
     }
-    int nu = (int)pb_getv(&in, 0, g->nnodes + 1);
+    int nu = (int)bytes_getv(&in, 0, g->nnodes + 1);
     if (in.bad || !(g->units = ax__calloc((size_t)nu + 1, sizeof *g->units)) ||
         !(mod = ax__calloc((size_t)nu + 1, sizeof *mod)) || !(bpos = ax__calloc((size_t)nu + 1, sizeof *bpos)) ||
         !(umod = ax__calloc((size_t)nu + 1, sizeof *umod)))
@@ -898,13 +836,13 @@ static int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, i
     g->nunits = nu;
     for (int u = 0; u < nu; u++) {
         CgUnit *cu = &g->units[u];
-        cu->node = (int)pb_getv(&in, 0, g->nnodes - 1);
-        cu->cold = pb_getv(&in, 0, 1);
-        cu->cflags = pb_getv(&in, 0, 1) ? cg_gather_cflags : NULL;
-        const unsigned char *m = pb_get(&in, sizeof cu->math);
+        cu->node = (int)bytes_getv(&in, 0, g->nnodes - 1);
+        cu->cold = bytes_getv(&in, 0, 1);
+        cu->cflags = bytes_getv(&in, 0, 1) ? cg_gather_cflags : NULL;
+        const unsigned char *m = bytes_get(&in, sizeof cu->math);
         if (m) memcpy(&cu->math, m, sizeof cu->math);
-        umod[u] = (int)pb_getv(&in, -1, nu);
-        bpos[u] = (int)pb_getv(&in, -1, nu);
+        umod[u] = (int)bytes_getv(&in, -1, nu);
+        bpos[u] = (int)bytes_getv(&in, -1, nu);
         if (!in.bad && (cu->cold != (umod[u] < 0) || !g->nodes[cu->node].x)) in.bad = true;
     }
     for (int i = 0; i < g->nnodes && !in.bad; i++) {
@@ -913,12 +851,12 @@ static int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, i
                       (cn->cold >= 0 && !g->units[cn->cold].cold)))
             in.bad = true;
     }
-    int nmods = (int)pb_getv(&in, 0, nu);
+    int nmods = (int)bytes_getv(&in, 0, nu);
     if (in.bad) goto miss;
     why = "a module is missing";
     t[4] = now_ms();
     for (int mi = 0; mi < nmods; mi++) {
-        const unsigned char *mk = pb_get(&in, 32);
+        const unsigned char *mk = bytes_get(&in, 32);
         JitModule *m = mk ? jit_module_by_key(jit, mk) : NULL;
         if (!m) goto miss;
         for (int u = 0; u < nu; u++)
