@@ -202,11 +202,17 @@ static ax_acc variant(ax_ctx *cx, int k, ax_array *a, ax_array *b, ax_array *m, 
         return ax_map(f_var, &vs[0], ax_use(cx, m));
     case 20:
         return ax_map(f_sq, NULL, ax_use(cx, a));
+    case 21:   /* parameters of other types: [f32]^2, [f32]^1, [f64]^1 */
+        return ax_map(f_sq, NULL, ax_param(cx, 0, f32, 2));
+    case 22:
+        return ax_map(f_sq, NULL, ax_param(cx, 0, f32, 1));
+    case 23:
+        return ax_map(f_sq, NULL, ax_param(cx, 1, ax_type_scalar(AX_F64), 1));
     }
     return NULL;
 }
 
-enum { NVARIANTS = 21 };
+enum { NVARIANTS = 24 };
 
 /* Each variant compiled after every other one in one context: reused
  * exactly when it is the same variant, and its results always equal
@@ -244,7 +250,10 @@ TEST(reuse_misses_on_every_change)
             REQUIRE(q);
             CHECK(!ax_program_stats(q)->reused);
             ax_array *r = NULL, *s = NULL;
-            ax_array *args[2][2] = {{x[0][4], x[0][1]}, {x[1][4], x[1][1]}};
+            /* the arguments for the parameters: [f32]^1 or (21) [f32]^2,
+               and [f32]^1 or (23) [f64]^1 */
+            int a0 = second == 21 ? 2 : 4, a1 = second == 23 ? 3 : 1;
+            ax_array *args[2][2] = {{x[0][a0], x[0][a1]}, {x[1][a0], x[1][a1]}};
             int nr = ax_program_run_with(p2, args[0], 2, &r, 1), ns = ax_program_run_with(q, args[1], 2, &s, 1);
             CHECKF(nr == 1 && ns == 1, "variant %d: %s / %s", second, ax_error(cx), ax_error(alone));
             if (r && s) {
