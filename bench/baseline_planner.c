@@ -55,6 +55,18 @@ float BL(bl_filterfold)(const float *restrict x, int64_t n)
     return s;
 }
 
+float BL(bl_mapfold)(const float *restrict x, float *restrict y, int64_t n)
+{
+    float s = 0;
+#pragma omp parallel for simd reduction(+ : s) schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i] * 2.0f - 1.0f;
+        y[i] = v;
+        s += v;
+    }
+    return s;
+}
+
 static inline float dist(float x, float y) { return 2000.0f * (y + 300.0f) - 500.0f * (x + 1000.0f); }
 
 int BL(bl_quickhull)(const float *restrict px, const float *restrict py, int64_t n, float *restrict ax,

@@ -14,6 +14,8 @@
  *               (sibling reductions over one array)
  *   filterfold  fold (+) 0 (filter (> 0) (map (\x -> 4 x^2 - 1) xs))
  *               (a filter feeding a fold, read by nothing else)
+ *   mapfold     ys = map (\x -> 2 x - 1) xs; (ys, fold (+) 0 ys)
+ *               (a map that is a result, and a fold of it: one loop)
  *   quickhull   one QuickHull partition step over points (x, y) and the
  *               line from (-1000, -300) to (1000, 200):
  *               above = filter (\p -> d p > 0) pts,
@@ -317,6 +319,78 @@ const ex_program ex_prog_filterfold = {
     .teardown = vec_teardown,
     .baseline = ff_baseline,
     .check_baseline = ff_check_baseline,
+    .bench_size = 20000000,
+    .test_size = 1001,
+    .extra = true,
+};
+
+/* ------------------------------------------------------------ mapfold */
+
+static ax_exp mf_f(ax_exp x, void *env) { (void)env; return ax_sub(ax_mul(x, ax_f32(2)), ax_f32(1)); }
+
+static ax_acc mf_build(ax_ctx *cx, void *st)
+{
+    Vec *v = st;
+    ax_acc ys = ax_map(mf_f, NULL, ax_use(cx, v->ax));
+    ax_acc r[2] = {ys, ax_fold(ax_fn_add, NULL, ax_f32(0), ys)};
+    return ax_atuple(2, r);
+}
+
+/* y = 2 x - 1 is exact in f32 for these x (in [0.5, 1.5)); the sum of
+ * the y (in [0, 2)) has an f32 sum's tolerance. */
+static int mf_compare(const Vec *v, const float *y, double s, const char *who, char *msg, size_t size)
+{
+    for (int64_t i = 0; i < v->n; i++)
+        if (y[i] != v->x[i] * 2.0f - 1.0f) {
+            snprintf(msg, size, "mapfold: %s element %lld is %.9g, expected %.9g", who, (long long)i, y[i],
+                     v->x[i] * 2.0f - 1.0f);
+            return -1;
+        }
+    double want = 2 * v->sum - (double)v->n;
+    if (!(fabs(s - want) <= sum_rtol(v->n) * (2 * v->sum) + 1e-6)) {
+        snprintf(msg, size, "mapfold: %s sum %.9g, expected %.9g", who, s, want);
+        return -1;
+    }
+    return 0;
+}
+
+static int mf_check(void *st, ax_array *const *res, int nres, char *msg, size_t size)
+{
+    Vec *v = st;
+    if (nres != 2 || ax_array_size(res[0]) != v->n || ax_array_component_type(res[0], 0) != AX_F32 ||
+        ax_array_size(res[1]) != 1 || ax_array_component_type(res[1], 0) != AX_F32) {
+        snprintf(msg, size, "mapfold: expected a [f32] of %lld elements and an f32 unit", (long long)v->n);
+        return -1;
+    }
+    return mf_compare(v, ax_array_data(res[0], 0), *(float *)ax_array_data(res[1], 0), "axle's", msg, size);
+}
+
+static int mf_baseline(void *st, int variant)
+{
+    Vec *v = st;
+    v->bl_a = (variant ? bl_mapfold_fast : bl_mapfold_std)(v->x, v->bl_y, v->n);
+    v->bl_done = true;
+    return 0;
+}
+
+static int mf_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
+{
+    Vec *v = st;
+    if (!v->bl_done) return snprintf(msg, size, "mapfold: the baseline has not run"), -1;
+    if (mf_check(st, res, nres, msg, size)) return -1;
+    return mf_compare(v, v->bl_y, v->bl_a, "the baseline's", msg, size);
+}
+
+const ex_program ex_prog_mapfold = {
+    .name = "mapfold",
+    .about = "planner: ys = map (\\x -> 2 x - 1) xs and fold (+) 0 ys, both results (a collect and a reduce in one loop)",
+    .default_size = 1000000,
+    .setup = vec_setup_pos,
+    .build = mf_build,
+    .check = mf_check,
+    .teardown = vec_teardown,
+    .baseline = mf_baseline,
+    .check_baseline = mf_check_baseline,
     .bench_size = 20000000,
     .test_size = 1001,
     .extra = true,

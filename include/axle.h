@@ -203,8 +203,17 @@ typedef struct ax_options {
      * 3u(|a*b| + |c|) (one rounding fewer when fused); a sum or product of
      * n terms within the usual
      * reassociation bound, (n-1)u times the sum of magnitudes; the maths
-     * functions (exp, log, sin, ...) and sqrt unchanged (the exact mode's
-     * vector library; 1/sqrt(x) stays a square root and a division).  NaN
+     * functions (exp, log, sin, cos, pow, ...) and sqrt unchanged, bit for
+     * bit (the exact mode's vector library, vectorised in both modes);
+     * 1/sqrt(x) stays a square root and a division, within x/y's bound (no
+     * approximate reciprocal or reciprocal square root: with NaN and
+     * infinities kept they measured slower than the divider).  On OpenCL
+     * fast mode contracts and drops the sign of zeros only (its
+     * -cl-unsafe-math-optimizations gave 1/sqrt(0) = NaN).  On CUDA it
+     * also takes NVRTC's approximate division and square root
+     * (--prec-div=false, --prec-sqrt=false), whose errors (CUDA's
+     * programming guide lists them in ulp) these bounds do not cover: not
+     * measured (the tests run on the CPU and OpenCL).  NaN
      * and infinities are kept; comparisons and conversions are exact;
      * denormals are kept (no flush-to-zero: loading a fast-mode kernel
      * leaves the caller's floating-point environment alone).  The

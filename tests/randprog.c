@@ -176,7 +176,8 @@ static const char *const op_names[RP_NOPS] = {
     "use", "unit", "generate", "map", "zip_with", "zip_with3", "backpermute", "permute",
     "replicate", "slice", "reshape", "flatten", "fold", "fold1", "fold_all", "fold_seg",
     "fold1_seg", "scanl", "scanl1", "scanr", "scanr1", "scanl_ex", "scanr_ex", "filter",
-    "stencil", "stencil2", "acond", "awhile", "atuple", "aget", "siblings", "filterfold",
+    "stencil", "stencil2", "acond", "awhile", "atuple", "aget", "siblings", "filterfold", "loopmap",
+    "loopfilter", "epilogue",
     "e_arith", "e_minmax", "e_intdiv", "e_floatdiv", "e_bits", "e_floatfn", "e_round", "e_cmp",
     "e_logic", "e_cvt", "e_bitcast", "e_cond", "e_tuple", "e_proj", "e_at", "e_at_linear",
     "e_shape", "e_size", "e_while", "e_const",
@@ -1088,7 +1089,7 @@ static ax_exp cbw_body(ax_exp x, void *env) { return lam_run(&((LamPair *)env)->
 
 enum {
     AS_ADD, AS_MUL, AS_MIN, AS_MAX, AS_BAND, AS_BOR, AS_BXOR, AS_AND, AS_OR, AS_NE, AS_EQ,
-    AS_FST, AS_SND, AS_AFFINE, AS_TUPLE, AS_IXMIN, AS_IXMAX
+    AS_FST, AS_SND, AS_AFFINE, AS_TUPLE, AS_IXMIN, AS_IXMAX, AS_SEL
 };
 
 /* An associative operator on t (commutative too if comm): integers wrap,
@@ -1134,6 +1135,10 @@ static Assoc *pick_assoc(G *g, const GT *t, bool comm)
     }
     n = m;
     if (!comm) opts[n++] = AS_FST, opts[n++] = AS_SND;
+    /* a selection operator (the larger, the earlier of equals): not
+     * commutative; the planner's conditional reductions (floats' NaNs
+     * would make it not associative) */
+    if (!comm && t->s != AX_BOOL && !s_float(t->s) && ok(g, RP_E_COND) && ok(g, RP_E_CMP)) opts[n++] = AS_SEL;
     if (!n) {
         opts[n++] = t->s == AX_BOOL ? AS_AND : AS_MIN;
         opts[n++] = t->s == AX_BOOL ? AS_OR : AS_MAX;
@@ -1168,6 +1173,7 @@ static Ex assoc_apply(G *g, const Assoc *as, Ex x, Ex y)
     case AS_EQ: count(g, RP_E_CMP); return bin(g, "ax_eq", ax_eq, x, y, t);
     case AS_FST: return x;
     case AS_SND: return y;
+    case AS_SEL: count(g, RP_E_CMP); return cond_ex(g, bin(g, "ax_ge", ax_ge, x, y, T_BOOL), x, y);
     case AS_IXMIN:
     case AS_IXMAX: {
         /* componentwise min / max of two indices */
@@ -2469,6 +2475,83 @@ static Arr *op_filterfold(G *g, const GT *elt, int rank, int d, int fl, int64_t 
     (void)rank;
     return zip_of(g, x, fold_of(g, pct(g, 50) ? map_of(g, f) : f, false));
 }
+/* An inclusive scan of a (same shape), by a random associative operator. */
+static Arr *scan1_of(G *g, Arr *a)
+{
+    const Assoc *as = pick_assoc(g, a->elt, false);
+    a = tame_arr(g, a, as);
+    Fn2 f;
+    assoc_fn(g, as, &f);
+    ax_acc r = ax_scanl1(f.f, f.env, a->a);
+    return arr_mk(g, RP_SCANL1, r, a->elt, a->rank, a->lo, a->hi, elems(a) * fn2_cost(&f), a->work + f.lam.awork,
+                  "ax_scanl1(%s, %s)", fn2_txt(&f), a->name);
+}
+
+/* A filter of a (any rank: its elements in row-major order). */
+static Arr *filter_of(G *g, Arr *a)
+{
+    Lam l;
+    lam_init(&l, g, LK_GEN, 1, T_BOOL);
+    l.pt[0] = a->elt;
+    int64_t lo = 0, hi = (int64_t)sz_hi(a);
+    ax_acc r = ax_filter(cb1, &l, a->a);
+    return arr_mk(g, RP_FILTER, r, a->elt, 1, &lo, &hi, elems(a) * (l.cost + 1), a->work + l.awork,
+                  "ax_filter(%s, %s)", ltxt(&l), a->name);
+}
+
+/* A map of an array, kept (a scan reads it too), and folds of the array
+ * and of the map: src/opt/plan.c makes them one loop (a collect and
+ * reductions); the results combined elementwise. */
+static Arr *op_loopmap(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    (void)cap;
+    Arr *a = gen_arr(g, elt, rank + 1, d - 1, fl, g->cfg.max_elems);
+    touch(g, a);
+    Arr *m = map_of(g, a);
+    touch(g, m);
+    Arr *x = fold_of(g, a, false), *y = fold_of(g, pct(g, 50) ? m : map_of(g, m), false);
+    Arr *z = fold_of(g, scan1_of(g, m), false);
+    count(g, RP_LOOPMAP);
+    return zip_of(g, zip_of(g, x, y), z);
+}
+
+/* Two filters of one vector, each read elsewhere too (by a scan), and
+ * folds of the first: src/opt/plan.c makes one loop of the filters and
+ * the folds (a known operator through its neutral element, a selection
+ * operator as a conditional reduction; others stay apart). */
+static Arr *op_loopfilter(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    (void)rank, (void)fl;
+    Arr *a = gen_arr(g, elt, 1, d - 1, 0, cap);
+    touch(g, a);
+    Arr *f1 = filter_of(g, a), *f2 = filter_of(g, a);
+    touch(g, f1), touch(g, f1);
+    Arr *x = fold_of(g, pct(g, 40) ? map_of(g, f1) : f1, false), *y = fold_of(g, f1, false);
+    Arr *z = fold_of(g, scan1_of(g, f1), false), *w = fold_of(g, scan1_of(g, f2), false);
+    count(g, RP_LOOPFILTER);
+    return zip_of(g, zip_of(g, x, y), zip_of(g, z, w));
+}
+
+/* A map over a fold's result (rows of a matrix), a scan's or a
+ * stencil's: src/opt/plan.c applies it as the consumer stores its
+ * result (an epilogue). */
+static Arr *op_stencil1(G *g, const GT *elt, int rank, int d, int fl, int64_t cap);
+static Arr *op_epilogue(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    Arr *c;
+    int k = rn(g, 3);
+    if (k == 0 && rank >= 1) {
+        bool one = pct(g, 20);
+        c = fold_of(g, gen_arr(g, elt, rank + 1, d - 1, one ? NE : fl, g->cfg.max_elems), one);
+    } else if (k == 1 && rank >= 1) {
+        c = scan1_of(g, gen_arr(g, elt, rank, d - 1, fl, cap));
+    } else {
+        c = op_stencil1(g, elt, rank, d - 1, fl, cap);
+        if (!c) return NULL;
+    }
+    count(g, RP_EPILOGUE);
+    return map_of(g, c);
+}
 static Arr *op_fold1(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_fold(g, elt, rank, d, fl, cap, RP_FOLD1); }
 static Arr *op_foldall(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_fold(g, elt, rank, d, fl, cap, RP_FOLDALL); }
 
@@ -3040,7 +3123,8 @@ static const struct {
     {RP_SCANLEX, 2, op_scanlex}, {RP_SCANREX, 2, op_scanrex}, {RP_FILTER, 4, op_filter},
     {RP_STENCIL, 3, op_stencil1}, {RP_STENCIL2, 2, op_stencil2}, {RP_ACOND, 3, op_acond},
     {RP_AWHILE, 2, op_awhile}, {RP_ATUPLE, 1, op_atuple}, {RP_SIBLINGS, 2, op_siblings},
-    {RP_FILTERFOLD, 2, op_filterfold},
+    {RP_FILTERFOLD, 2, op_filterfold}, {RP_LOOPMAP, 2, op_loopmap}, {RP_LOOPFILTER, 2, op_loopfilter},
+    {RP_EPILOGUE, 2, op_epilogue},
 };
 
 static bool op_fits(G *g, int op, int rank, int fl)
@@ -3055,6 +3139,13 @@ static bool op_fits(G *g, int op, int rank, int fl)
     case RP_FOLDALL: return rank == 0;
     case RP_SIBLINGS: return rank < mr && ok(g, RP_FOLD) && ok(g, RP_FOLD1) && ok(g, RP_ZIPWITH) && ok(g, RP_MAP);
     case RP_FILTERFOLD: return rank == 0 && ok(g, RP_FILTER) && ok(g, RP_FOLD) && ok(g, RP_ZIPWITH) && ok(g, RP_MAP);
+    case RP_LOOPMAP:
+        return rank < mr && ok(g, RP_FOLD) && ok(g, RP_SCANL1) && ok(g, RP_ZIPWITH) && ok(g, RP_MAP);
+    case RP_LOOPFILTER:
+        return rank == 0 && ok(g, RP_FILTER) && ok(g, RP_FOLD) && ok(g, RP_SCANL1) && ok(g, RP_ZIPWITH) && ok(g, RP_MAP);
+    case RP_EPILOGUE:
+        return rank >= 1 && rank < mr && ok(g, RP_FOLD) && ok(g, RP_FOLD1) && ok(g, RP_SCANL1) && ok(g, RP_STENCIL) &&
+               ok(g, RP_MAP);
     case RP_FOLDSEG: case RP_FOLD1SEG: return rank >= 1;
     case RP_SCANL: case RP_SCANL1: case RP_SCANR: case RP_SCANR1: return rank >= 1;
     case RP_SCANLEX: case RP_SCANREX: return rank >= 1 || rank < mr;

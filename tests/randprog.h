@@ -44,8 +44,11 @@ typedef enum RandOp {
     RP_FOLD1SEG, RP_SCANL, RP_SCANL1, RP_SCANR, RP_SCANR1, RP_SCANLEX, RP_SCANREX, RP_FILTER,
     RP_STENCIL, RP_STENCIL2, RP_ACOND, RP_AWHILE, RP_ATUPLE, RP_AGET,
     /* shapes the planner (src/opt/plan.c) rewrites: sibling folds over one
-     * array combined by a zipWith; a fold (maybe of a map) of a filter */
-    RP_SIBLINGS, RP_FILTERFOLD,
+     * array combined by a zipWith; a fold (maybe of a map) of a filter; a
+     * map kept and folds of it and of its input (one loop); two filters
+     * of one vector, kept, and folds of the first (one loop); a map over
+     * a fold's, a scan's or a stencil's result (an epilogue) */
+    RP_SIBLINGS, RP_FILTERFOLD, RP_LOOPMAP, RP_LOOPFILTER, RP_EPILOGUE,
     /* scalar operations */
     RP_E_ARITH,     /* add sub mul neg abs signum                          */
     RP_E_MINMAX,    /* min max                                             */

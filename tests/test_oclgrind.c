@@ -223,6 +223,35 @@ TEST(oclgrind_filter)
     same("filter", b_filter, 2, SH(3, 257), 1, 0);
 }
 
+/* ------------------------------------------------------------ multi-generator loops */
+
+/* The planner's loops (src/opt/plan.c): a map and folds of one input
+ * (a commutative and a non-commutative reduction, rows of a matrix too),
+ * two filters and a fold of one of them (a conditional reduction). */
+static ax_exp negative(ax_exp x, void *env) { return ax_lt(x, ax_i32(0)); }
+static ax_exp keep_larger(ax_exp a, ax_exp b, void *env) { return ax_cond(ax_ge(a, b), a, b); }
+static ax_exp sq(ax_exp x, void *env) { return ax_mul(x, x); }
+static ax_acc b_loop(ax_ctx *cx, int rank, const int64_t *sh, int which)
+{
+    ax_acc xs = input(cx, AX_I32, rank, sh, 80 + (uint64_t)which);
+    if (which == 0) {
+        ax_acc r[3] = {ax_map(sq, NULL, xs), ax_fold(ax_fn_add, NULL, ax_i32(1), xs),
+                       ax_fold(op_aff, NULL, ax_tuple2(ax_i32(1), ax_i32(0)), ax_map(to_aff, NULL, xs))};
+        return ax_atuple(3, r);
+    }
+    ax_acc f1 = ax_filter(positive, NULL, xs), f2 = ax_filter(negative, NULL, xs);
+    ax_acc r[4] = {f1, f2, ax_fold(ax_fn_add, NULL, ax_i32(2), f1), ax_fold(keep_larger, NULL, ax_i32(-9), f1)};
+    return ax_atuple(4, r);
+}
+
+TEST(oclgrind_loops)
+{
+    same("loop", b_loop, 1, SH(2500), 0, 0);
+    same("loop", b_loop, 2, SH(3, 1100), 0, 0);
+    same("loop", b_loop, 1, SH(2500), 1, 0);
+    same("loop", b_loop, 1, SH(9000), 1, 0);
+}
+
 /* ------------------------------------------------------------ stencils, producers */
 
 static ax_exp sum9(const ax_exp *nb, void *env)

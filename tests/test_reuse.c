@@ -8,6 +8,7 @@
 #include "ir.h"
 #include "backend/cpu/cg.h"
 #include "runtime/mvec.h"
+#include "opt/opt.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -669,4 +670,235 @@ TEST(program_bytes_round_trip_and_damage)
     ax_array_release(x);
     ax_array_release(y);
     ax_ctx_free(cx);
+}
+
+/* ------------------------------------ the planner's loops and epilogues */
+
+static ax_exp lp_sq1(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_add(ax_mul(x, x), ax_i32(1));
+}
+static ax_exp lp_even(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_eq(ax_band(x, ax_i32(1)), ax_i32(0));
+}
+/* a selection operator (ir_selection): the larger, the first of equals */
+static ax_exp lp_pick(ax_exp a, ax_exp b, void *env)
+{
+    (void)env;
+    return ax_cond(ax_ge(a, b), a, b);
+}
+static ax_exp lp_affine(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_sub(ax_mul(x, ax_i32(3)), ax_i32(7));
+}
+
+/* Over xs ([i32]) and ms ([i32] of two dimensions): a map that is a result
+ * and its sum, a filter that is a result, its sum and its largest element
+ * by a selection operator (a loop of collect, filter and folds, the last
+ * one conditional), and maps over a fold's and a scan's results that
+ * nothing else reads (epilogues). */
+enum { NLOOPRES = 7 };
+static ax_acc loops_and_epilogues(ax_ctx *cx, ax_array *x, ax_array *m)
+{
+    ax_acc xs = ax_use(cx, x), ms = ax_use(cx, m);
+    ax_acc sq = ax_map(lp_sq1, NULL, xs), ev = ax_filter(lp_even, NULL, xs);
+    ax_acc r[NLOOPRES] = {sq,
+                          ax_fold(ax_fn_add, NULL, ax_i32(0), sq),
+                          ev,
+                          ax_fold(ax_fn_add, NULL, ax_i32(3), ev),
+                          ax_fold(lp_pick, NULL, ax_i32(-1000), ev),
+                          ax_map(lp_affine, NULL, ax_fold(ax_fn_max, NULL, ax_i32(-1000000), ms)),
+                          ax_map(lp_affine, NULL, ax_scanl1(ax_fn_add, NULL, xs))};
+    return ax_atuple(NLOOPRES, r);
+}
+
+static ax_array *vec_i32(ax_ctx *cx, int rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= shape[d];
+    int32_t *v = malloc(sizeof *v * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) v[i] = (int32_t)((i * 7919) % 201) - 100;
+    ax_array *a = ax_array_from(cx, AX_I32, rank, shape, v);
+    free(v);
+    return a;
+}
+
+/* The program as the driver optimises it (run.c front_end's passes, in its
+ * order), or NULL. */
+static Program *optimised(ax_ctx *cx, ax_acc a)
+{
+    Program *p = sharing_recover(cx, a, true);
+    if (!p) return NULL;
+    bool ch = false;
+    simplify_program(cx, p, true);
+    fuse_program(cx, p);
+    opt_array_cse(cx, p, &ch);
+    simplify_program(cx, p, true);
+    opt_licm(cx, p);
+    opt_plan(cx, p, NULL);
+    simplify_program(cx, p, true);
+    char m[256];
+    if (ax_status_of(cx) != AX_OK || ir_verify(p, m, sizeof m)) {
+        fprintf(stderr, "optimised: %s / %s\n", ax_error(cx), m);
+        program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static char *printed(const Node *x)
+{
+    char *t = NULL;
+    size_t l;
+    FILE *f = open_memstream(&t, &l);
+    if (!f) return NULL;
+    ir_print(f, x);
+    fclose(f);
+    return t;
+}
+
+/* A program with the planner's loops (collect, filter, folds, a
+ * conditional one) and epilogues (over a fold and a scan) reads back from
+ * its bytes as it was written (the loops' generators, the epilogues'
+ * marks), and any byte of it damaged gives NULL or a program the verifier
+ * judges. */
+TEST(program_bytes_round_trip_loops_and_epilogues)
+{
+    ax_ctx *cx = ctx_on(AX_BACKEND_INTERP, 0);
+    REQUIRE(cx);
+    int64_t nx = 100, sm[2] = {10, 8};
+    ax_array *x = vec_i32(cx, 1, &nx), *m = vec_i32(cx, 2, sm);
+    Program *p = optimised(cx, loops_and_epilogues(cx, x, m));
+    REQUIRE(p);
+    char *t1 = printed(p->root);
+    REQUIRE(t1);
+    /* what the test is about: the planner made them */
+    const char *lp = strstr(t1, "loop[");
+    CHECKF(lp && strstr(lp, "filter .") && strstr(lp, "fold .") && strstr(t1, "map<epilogue>"),
+           "no loop with a filter and folds, or no epilogue:\n%s", t1);
+    bool cond_fold = false;   /* a fold with its predicate (" if .k by") */
+    for (const char *f = lp; f && (f = strstr(f, "fold .")); f++) {
+        const char *e = strstr(f, " by @"), *i = strstr(f, " if .");
+        if (e && i && i < e) cond_fold = true;
+    }
+    CHECKF(cond_fold, "no conditional fold in the loop:\n%s", t1);
+    ax_array *arrays[2] = {x, m};
+    size_t n = 0;
+    unsigned char *b = ir_save(p, arrays, 2, &n);
+    REQUIRE(b);
+    Program *q = ir_load(cx, b, n, arrays, 2, NULL);
+    REQUIRE(q);
+    char *t2 = printed(q->root);
+    CHECKF(t2 && !strcmp(t1, t2), "read back:\n%s\nwritten:\n%s", t2, t1);
+    char msg[256];
+    CHECKF(ir_verify(q, msg, sizeof msg) == 0, "%s", msg);
+    /* the loops' generators and the epilogues' marks are in the bytes:
+     * the program written again is the same bytes */
+    size_t n2 = 0;
+    unsigned char *b2 = ir_save(q, arrays, 2, &n2);
+    CHECK(b2 && n2 == n && !memcmp(b, b2, n));
+    free(b2);
+    free(t2);
+    program_free(q);
+    int loaded = 0;
+    for (size_t i = 0; i < n; i++) {
+        b[i] ^= 0x04;
+        Program *d = ir_load(cx, b, n, arrays, 2, NULL);
+        if (d) {
+            loaded++;
+            (void)ir_verify(d, msg, sizeof msg);
+            program_free(d);
+        }
+        b[i] ^= 0x04;
+    }
+    for (size_t cut = 0; cut < n; cut += 7) CHECK(ir_load(cx, b, cut, arrays, 2, NULL) == NULL);
+    fprintf(stderr, "  %zu bytes; %d of %zu damaged copies still read as programs\n", n, loaded, n);
+    free(b);
+    free(t1);
+    program_free(p);
+    ax_array_release(x);
+    ax_array_release(m);
+    ax_ctx_free(cx);
+}
+
+/* Compiles loops_and_epilogues in cx over xs of nx and a matrix of
+ * (nx / 8, 8), runs it and compares each result with the interpreter's
+ * with the passes off, exactly; whether it came from the disk (-1: it
+ * failed, or a result differs). */
+static int loops_from_disk(ax_ctx *cx, int64_t nx)
+{
+    ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, AX_DEBUG_NO_FUSION | AX_DEBUG_NO_SIMPLIFY | AX_DEBUG_NO_CSE |
+                                               AX_DEBUG_NO_PLANNER);
+    int64_t sm[2] = {nx / 8, 8};
+    ax_array *x = vec_i32(cx, 1, &nx), *m = vec_i32(cx, 2, sm), *xi = vec_i32(ci, 1, &nx), *mi = vec_i32(ci, 2, sm);
+    ax_program *p = ax_compile(cx, loops_and_epilogues(cx, x, m)), *q = ax_compile(ci, loops_and_epilogues(ci, xi, mi));
+    int rc = -1;
+    ax_array *r[NLOOPRES] = {0}, *s[NLOOPRES] = {0};
+    if (p && q && ax_program_run(p, r, NLOOPRES) == NLOOPRES && ax_program_run(q, s, NLOOPRES) == NLOOPRES) {
+        rc = ax_program_stats(p)->from_disk;
+        for (int k = 0; k < NLOOPRES; k++)
+            if (ax_array_size(r[k]) != ax_array_size(s[k]) || ax_array_rank(r[k]) != ax_array_rank(s[k]) ||
+                memcmp(ax_array_data(r[k], 0), ax_array_data(s[k], 0), 4 * (size_t)ax_array_size(r[k]))) {
+                fprintf(stderr, "result %d differs from the interpreter's\n", k);
+                rc = -1;
+            }
+    } else {
+        fprintf(stderr, "loops: %s / %s\n", ax_error(cx), ax_error(ci));
+    }
+    for (int k = 0; k < NLOOPRES; k++) {
+        ax_array_release(r[k]);
+        ax_array_release(s[k]);
+    }
+    ax_program_free(p);
+    ax_program_free(q);
+    ax_array_release(x);
+    ax_array_release(m);
+    ax_array_release(xi);
+    ax_array_release(mi);
+    ax_ctx_free(ci);
+    return rc;
+}
+
+/* ... is reused from its program entry by a new context (at other sizes,
+ * nothing compiled) and from the program memory, with the interpreter's
+ * results; without the planner it is another program (a miss). */
+TEST(program_entry_loops_and_epilogues)
+{
+    if (!have_cc()) return;
+    char dir[] = "/tmp/axle-test-progloop-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    ax_ctx *a = ctx_disk(dir, NULL);
+    REQUIRE(a);
+    CHECK_EQ_I(loops_from_disk(a, 4096), 0);
+    ax_ctx_free(a);
+    int64_t sizes[3] = {4096, 800, 33333 / 8 * 8};
+    for (int k = 0; k < 3; k++) {
+        ax_ctx *b = ctx_disk(dir, NULL);
+        REQUIRE(b);
+        CHECKF(loops_from_disk(b, sizes[k]) == 1, "size %lld", (long long)sizes[k]);
+        CpuCounters c;
+        REQUIRE(cpu_counters(b, &c));
+        CHECK_EQ_I(c.compiled, 0);
+        /* again in this context: the program memory */
+        int64_t nx = sizes[k], sm[2] = {nx / 8, 8};
+        ax_array *x = vec_i32(b, 1, &nx), *m = vec_i32(b, 2, sm);
+        ax_program *pr = ax_compile(b, loops_and_epilogues(b, x, m));
+        CHECK(pr && ax_program_stats(pr)->reused);
+        ax_program_free(pr);
+        ax_array_release(x);
+        ax_array_release(m);
+        CHECK_EQ_I(loops_from_disk(b, sizes[k]), 0);   /* reused: not from the disk, results right */
+        ax_ctx_free(b);
+    }
+    ax_options o = {0};
+    o.debug = AX_DEBUG_NO_PLANNER;
+    ax_ctx *c = ctx_disk(dir, &o);
+    REQUIRE(c);
+    CHECK_EQ_I(loops_from_disk(c, 4096), 0);
+    ax_ctx_free(c);
+    harness_rm_tree(dir);
 }

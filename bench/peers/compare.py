@@ -1035,12 +1035,43 @@ def load_peers(wanted, hugepages):
         try:
             import halide
             mods["halide"] = halide
-            tgt = halide.get_jit_target_from_environment()
+            tgt = halide_host_target(halide)
             mods["hl_vl"] = tgt.natural_vector_size(halide.Float(32))
             vers["halide"] = f"{metadata.version('halide')} (JIT target {tgt})"
         except Exception as e:   # noqa: BLE001
             errs["halide"] = unavailable(e)
     return mods, vers, errs
+
+
+def cpu_flags():
+    """The CPU features the kernel reports and enables (/proc/cpuinfo's
+    flags), or None where that file is not there."""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+def halide_host_target(hl):
+    """Halide's JIT target, less the AVX-512 features that the kernel does
+    not enable.  Halide 21 takes them from CPUID alone, which on a virtual
+    machine whose hypervisor hides AVX-512 (family 25 model 17 reporting
+    only AVX2 in /proc/cpuinfo) still lists them: its code then dies of
+    SIGILL.  HL_JIT_TARGET, when set, is the user's choice and is kept; the
+    target chosen here is put there so that every realize() uses it."""
+    if os.environ.get("HL_JIT_TARGET"):
+        return hl.get_jit_target_from_environment()
+    tgt = hl.get_jit_target_from_environment()
+    flags = cpu_flags()
+    if flags is not None and "avx512f" not in flags:
+        for name in dir(hl.TargetFeature):
+            if name.startswith("AVX512"):
+                tgt = tgt.without_feature(getattr(hl.TargetFeature, name))
+    os.environ["HL_JIT_TARGET"] = str(tgt)
+    return tgt
 
 
 def median(xs):

@@ -123,8 +123,10 @@ typedef enum Prim {
     P_FLOOR, P_CEIL, P_ROUND, P_TRUNC,
     /* conversions (node type is the target) */
     P_CVT, P_BITCAST,
-    /* shapes: SIZE(sh)->i64, TOLIN(sh, ix)->i64, FROMLIN(sh, i64)->ix */
-    P_SHAPESIZE, P_TOLIN, P_FROMLIN,
+    /* shapes: SIZE(sh)->i64, TOLIN(sh, ix)->i64, FROMLIN(sh, i64)->ix;
+     * RESHAPE(sh', sh)->sh': sh' when its size is sh's, else a fault (a
+     * fused reshape's check, src/opt/fusion.c; made by no builder) */
+    P_SHAPESIZE, P_TOLIN, P_FROMLIN, P_RESHAPE,
     P_NPRIM
 } Prim;
 
@@ -215,6 +217,10 @@ typedef enum Op {
     OP_DELAYED,    /* a consumer's fused input: kid[0] shape exp, kid[1]
                       LAM(ix)->elt (index form), kid[2] LAM(i64)->elt
                       (linear-index form); only as an operand of a consumer */
+    /* ---- made by the planner (src/opt/plan.c), never by the builder ---- */
+    OP_LOOP,       /* a multi-generator loop (Loop below): kid[0] the space
+                      (an array of rank >= 1, usually DELAYED), then the
+                      reductions' operators and initial values */
     OP_NOPS
 } Op;
 
@@ -235,6 +241,38 @@ typedef struct Slice {
     unsigned char fixed[AX_MAX_RANK];
 } Slice;
 
+/* A multi-generator loop (OP_LOOP; seed 003 s."Loop Fusion and
+ * Deforestation": one loop over an iteration space computing several
+ * generators, horizontally and vertically fused).  The space is kid[0],
+ * an array of rank r >= 1 whose element x is computed once per position
+ * (its code holds every member's element work); each generator takes a
+ * component of x (comp; -1: all of x) and makes one result, in order,
+ * the node's type being the tuple of those arrays:
+ *   LOOP_COLLECT  [t]^r: the component at every position (a map's result);
+ *   LOOP_FILTER   [t]^1 (r = 1): the component where component `pred`
+ *                 (bool) holds, in order (a filter: seed 001's
+ *                 conditional Collect, its size a sub-size of the space's);
+ *   LOOP_REDUCE   [t]^(r-1): per row of the innermost dimension, fold
+ *                 kid[op] (a LAM (t, t) -> t) from kid[z] (-1: fold1, a
+ *                 non-empty row) over the components, in order; with pred
+ *                 >= 0, over those where component pred (bool) holds
+ *                 only (a fold of a filter's output, in the filter's loop:
+ *                 seed 001's size types).
+ * t is the component's type.  Faults are those of the space's elements
+ * and of the operators, as the separate operations would make them. */
+typedef enum LoopKind { LOOP_COLLECT, LOOP_FILTER, LOOP_REDUCE } LoopKind;
+typedef struct LoopGen {
+    LoopKind kind;
+    int comp;                 /* component of the element, -1: the whole */
+    int pred;                 /* FILTER, and REDUCE (or -1): the bool component
+                                 deciding which elements count */
+    int op, z;                /* REDUCE: kid indices (z: -1 for fold1) */
+} LoopGen;
+typedef struct Loop {
+    int ngen;
+    LoopGen gen[];
+} Loop;
+
 typedef struct ax_node Node;
 struct ax_node {
     Op op;
@@ -251,11 +289,29 @@ struct ax_node {
     ax_array *arr;            /* USE */
     const Stencil *sten;      /* STENCIL/STENCIL2 */
     const Slice *slice;       /* REPLICATE/SLICE */
+    const Loop *loop;         /* LOOP */
     int num;                  /* scratch numbering for the pass at hand */
 };
 
 bool op_is_array(Op op);      /* array stratum */
 const char *op_name(Op op);
+/* An epilogue (the planner's, src/opt/plan.c): x is `map f c` marked so
+ * (Node.a = MAP_EPILOGUE) with c a fold or a scan of one result written
+ * right there, not let-bound; the backends run c's kernels applying f as
+ * they store (no pass over c's result), and c counts as x's kernel.  c,
+ * or NULL. */
+#define MAP_EPILOGUE 1
+const Node *ir_epilogue(const Node *x);
+/* A selection operator, \a b -> if c then a else b (*keep_then: the
+ * first operand is kept when c holds; may be NULL) or then b else a: its
+ * result is always one of its operands (max, min, argmax by a key), so a
+ * reduction replaces its accumulator, or does not, as c says (a branch,
+ * rarely taken by a running maximum, rather than a chain of selects).
+ * Its condition c, else NULL. */
+const Node *ir_selection(const Node *f, bool *keep_then);
+/* The type of component comp (-1: the whole) of a LOOP's space element,
+ * or NULL when there is no such component. */
+const Type *loop_comp_type(const Node *x, int comp);
 
 /* Allocates a node with n kids (zeroed) in the arena. */
 Node *node_new(Arena *a, Op op, int n, const Type *type);

@@ -6,6 +6,10 @@
  * the caller gives (the arrays of the program's source key, srckey.c), so
  * that the program read back reads the arrays of the graph it is read for.
  *
+ * A planner's loop (OP_LOOP) carries its generators (kind, component,
+ * predicate, operator and initial value); an epilogue map is told by its
+ * immediate (Node.a, MAP_EPILOGUE) like every node's.
+ *
  * Reading trusts nothing: every count, operation, type and number is
  * checked against its range, and the caller runs the verifier on the
  * result (types and scoping), so malformed bytes give NULL, never a
@@ -21,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "axle-ir-1\n"
+#define MAGIC "axle-ir-2\n"
 enum { T_NODE = 0xB1, T_NULL = 0xB2, MAX_KIDS = 1 << 20, MAX_LEVEL = 2 * AX_DEPTH_LIMIT };
 
 typedef struct Out {
@@ -101,6 +105,23 @@ static void put_node(Out *o, const Node *x, int level)
             }
             putv(o, s->n);
             for (int d = 0; d < AX_MAX_RANK; d++) put8(o, s->fixed[d]);
+            break;
+        }
+        case OP_LOOP: {
+            const Loop *l = x->loop;
+            if (!l) {
+                o->w.bad = true;
+                break;
+            }
+            putv(o, l->ngen);
+            for (int g = 0; g < l->ngen; g++) {
+                const LoopGen *gn = &l->gen[g];
+                putv(o, (int)gn->kind);
+                putv(o, gn->comp);
+                putv(o, gn->pred);
+                putv(o, gn->op);
+                putv(o, gn->z);
+            }
             break;
         }
         default: break;
@@ -230,6 +251,26 @@ static Node *get_body(In *in, int level)
         s->n = (int)getv(in, 0, AX_MAX_RANK);
         for (int d = 0; d < AX_MAX_RANK; d++) s->fixed[d] = (unsigned char)get8(in);
         x->slice = s;
+        break;
+    }
+    case OP_LOOP: {
+        /* the generators' numbers in range here; what they name (their
+         * components' types, the operands) is the verifier's */
+        int ng = (int)getv(in, 1, MAX_KIDS);
+        if (in->r.bad) return NULL;
+        if ((size_t)ng > in->r.len - in->r.at) return in->r.bad = true, NULL;   /* a byte each at least */
+        Loop *l = arena_alloc(&in->p->arena, sizeof *l + sizeof *l->gen * (size_t)ng);
+        if (!l) return in->r.bad = true, NULL;
+        l->ngen = ng;
+        for (int g = 0; g < ng && !in->r.bad; g++) {
+            LoopGen *gn = &l->gen[g];
+            gn->kind = (LoopKind)getv(in, LOOP_COLLECT, LOOP_REDUCE);
+            gn->comp = (int)getv(in, -1, MAX_KIDS);
+            gn->pred = (int)getv(in, -1, MAX_KIDS);
+            gn->op = (int)getv(in, -1, n - 1);
+            gn->z = (int)getv(in, -1, n - 1);
+        }
+        x->loop = l;
         break;
     }
     default: break;

@@ -20,7 +20,7 @@ static const char *const op_names[OP_NOPS] = {
     [OP_SCANREX] = "scanr'", [OP_FILTER] = "filter", [OP_STENCIL] = "stencil",
     [OP_STENCIL2] = "stencil2", [OP_ACOND] = "acond", [OP_AWHILE] = "awhile",
     [OP_ATUPLE] = "atuple", [OP_APROJ] = "aproj", [OP_TRANSFORM] = "transform",
-    [OP_DELAYED] = "delayed",
+    [OP_DELAYED] = "delayed", [OP_LOOP] = "loop",
 };
 
 const char *op_name(Op op) { return op < OP_NOPS && op_names[op] ? op_names[op] : "?"; }
@@ -91,4 +91,35 @@ int program_fresh_var(Program *p, const Type *t)
     }
     p->vartype[p->nvars] = t;
     return p->nvars++;
+}
+
+const Type *loop_comp_type(const Node *x, int comp)
+{
+    const Type *e = x->kid[0]->type->elt;
+    if (comp < 0) return e;
+    return e->kind == TY_TUPLE && comp < e->n ? e->elts[comp] : NULL;
+}
+
+const Node *ir_epilogue(const Node *x)
+{
+    if (!x || x->op != OP_MAP || x->n != 2 || x->a != MAP_EPILOGUE) return NULL;
+    const Node *c = x->kid[1];
+    switch (c->op) {
+    case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1:
+        return c;
+    default:
+        return NULL;
+    }
+}
+
+const Node *ir_selection(const Node *f, bool *keep_then)
+{
+    if (!f || f->op != OP_LAM || f->nparam != 2 || f->n < 1 || f->kid[0]->op != OP_COND) return NULL;
+    const Node *c = f->kid[0], *t = c->kid[1], *e = c->kid[2];
+    int a = f->param[0]->id, b = f->param[1]->id;
+    if (t->op != OP_VAR || e->op != OP_VAR) return NULL;
+    bool keep = t->id == a && e->id == b;
+    if (!keep && !(t->id == b && e->id == a)) return NULL;
+    if (keep_then) *keep_then = keep;
+    return c->kid[0];
 }

@@ -112,6 +112,7 @@ const PrimInfo prim_info[P_NPRIM] = {
     [P_SHAPESIZE]= {"shapesize", "ax_shape_size", 1},
     [P_TOLIN]    = {"tolin", "ax_to_linear", 2},
     [P_FROMLIN]  = {"fromlin", "ax_from_linear", 2},
+    [P_RESHAPE]  = {"reshapechk", "ax_reshape", 2},
 };
 
 /* ------------------------------------------------------- scalar kinds */
@@ -421,6 +422,9 @@ const Type *prim_type(Arena *a, Prim p, int n, const Type *const *args, const Ty
         if (!is_index(x) || !is_index(y)) return fail(why, "operands must be indices (shape, index)");
         if (x->n != y->n) return fail(why, "shape and index must have the same rank");
         return ty_i64();
+    case P_RESHAPE:
+        if (!is_index(x) || !is_index(y)) return fail(why, "operands must be indices (shapes)");
+        return x;
     case P_FROMLIN: {
         if (!is_index(x)) return fail(why, "first operand must be an index (shape)");
         if (!is_scalar(y) || y->s != AX_I64) return fail(why, "linear index must be i64");
@@ -781,6 +785,17 @@ int prim_eval(Prim p, const Type *const *argt, const Scalar *args, const Type *r
 
     case P_SHAPESIZE:
         return shape_size(t0->n, args, out);
+
+    case P_RESHAPE: {
+        /* sh' (the first operand) if its size is sh's: ax_reshape's check */
+        Scalar n1, n0;
+        int st = shape_size(t0->n, args, &n1);
+        if (!st) st = shape_size(argt[1]->n, args + t0->n, &n0);
+        if (!st && n1.i != n0.i) st = AX_ERR_SHAPE;
+        if (st) return st;
+        for (int d = 0; d < t0->n; d++) out[d] = args[d];
+        return 0;
+    }
 
     case P_TOLIN: {
         /* Row-major: ((ix0 * sh1 + ix1) * sh2 + ix2) ...; the outermost

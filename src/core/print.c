@@ -335,6 +335,29 @@ static void pr_body(Pr *pr, const Node *n)
     case OP_PROJ: case OP_APROJ: case OP_IXGET:
         putf(pr, "%s %d", op_name(n->op), n->a);
         break;
+    case OP_MAP:
+        /* an epilogue (ir.h ir_epilogue): the map as its consumer stores */
+        put(pr, n->a == MAP_EPILOGUE ? "map<epilogue>" : "map");
+        break;
+    case OP_LOOP:
+        /* the generators: what each makes of which component (.k; .*:
+         * the whole element), a reduction's operator and initial value
+         * by operand number */
+        put(pr, "loop[");
+        for (int g = 0; n->loop && g < n->loop->ngen; g++) {
+            const LoopGen *q = &n->loop->gen[g];
+            static const char *const kinds[] = {"collect", "filter", "fold"};
+            putf(pr, "%s%s ", g ? ", " : "", (unsigned)q->kind <= LOOP_REDUCE ? kinds[q->kind] : "?");
+            if (q->comp < 0) put(pr, ".*");
+            else putf(pr, ".%d", q->comp);
+            if (q->kind != LOOP_COLLECT && q->pred >= 0) putf(pr, " if .%d", q->pred);
+            if (q->kind == LOOP_REDUCE) {
+                putf(pr, " by @%d", q->op);
+                if (q->z >= 0) putf(pr, " from @%d", q->z);
+            }
+        }
+        put(pr, "]");
+        break;
     default:
         put(pr, op_name(n->op));
         break;

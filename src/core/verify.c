@@ -501,6 +501,68 @@ static bool stencil(V *v, const Node *n)
 
 /* awhile's functions take the loop's value: one parameter of its type, or
  * one per array of a tuple. */
+/* A multi-generator loop (ir.h Loop): the space, then per generator its
+ * result; every kid after the space is a reduction's operator or initial
+ * value, each used once. */
+static bool loop_node(V *v, const Node *n)
+{
+    char *b1 = v->b1, *b2 = v->b2;
+    const Loop *lp = n->loop;
+    if (!lp || lp->ngen < 1) return bad(v, n, "a loop without generators");
+    const Type *t = n->type;
+    if (!t || t->kind != TY_ARRAYS || t->n != lp->ngen)
+        return bad(v, n, "the type %s is not a tuple of the %d generators' arrays", ts(t, b1), lp->ngen);
+    if (n->n < 1) return bad(v, n, "a loop without its space");
+    const Type *sp = arr_kid(v, n, 0);
+    if (!sp) return false;
+    int r = sp->rank;
+    if (r < 1) return bad(v, n, "the space %s has rank 0; it needs rank 1 or more", ts(sp, b1));
+    int used = 1;
+    for (int g = 0; g < lp->ngen; g++) {
+        const LoopGen *gn = &lp->gen[g];
+        const Type *ct = loop_comp_type(n, gn->comp);
+        if (!ct) return bad(v, n, "generator %d reads component %d of %s", g, gn->comp, ts(sp->elt, b1));
+        switch (gn->kind) {
+        case LOOP_COLLECT:
+            if (!is_arr_of(t->elts[g], ct, r)) return bad(v, n, "generator %d (collect) gives %s, not [%s]^%d", g,
+                                                           ts(t->elts[g], b1), ts(ct, b2), r);
+            break;
+        case LOOP_FILTER: {
+            if (r != 1) return bad(v, n, "generator %d (filter) over a space of rank %d, not 1", g, r);
+            const Type *pt = loop_comp_type(n, gn->pred);
+            if (gn->pred < 0 || !is_bool(pt)) return bad(v, n, "generator %d (filter) decides by a component that is not bool", g);
+            if (!is_arr_of(t->elts[g], ct, 1)) return bad(v, n, "generator %d (filter) gives %s, not [%s]^1", g,
+                                                           ts(t->elts[g], b1), ts(ct, b2));
+            break;
+        }
+        case LOOP_REDUCE: {
+            if (gn->op < 1 || gn->op >= n->n || (gn->z >= 0 && (gn->z < 1 || gn->z >= n->n || gn->z == gn->op)))
+                return bad(v, n, "generator %d (reduce) names operands out of range", g);
+            if (gn->pred >= 0 && !is_bool(loop_comp_type(n, gn->pred)))
+                return bad(v, n, "generator %d (reduce) decides by a component that is not bool", g);
+            const Type *pt[2] = {ct, ct};
+            const Type *rt = lam(v, n, gn->op, 2, pt, false);
+            if (!rt) return false;
+            if (!ty_eq(rt, ct)) return bad(v, n, "generator %d's operator returns %s, not %s", g, ts(rt, b1), ts(ct, b2));
+            used += 1;
+            if (gn->z >= 0) {
+                const Type *zt = exp_kid(v, n, gn->z);
+                if (!zt) return false;
+                if (!ty_eq(zt, ct)) return bad(v, n, "generator %d's initial value is %s, not %s", g, ts(zt, b1), ts(ct, b2));
+                used += 1;
+            }
+            if (!is_arr_of(t->elts[g], ct, r - 1)) return bad(v, n, "generator %d (reduce) gives %s, not [%s]^%d", g,
+                                                               ts(t->elts[g], b1), ts(ct, b2), r - 1);
+            break;
+        }
+        default:
+            return bad(v, n, "generator %d has an unknown kind", g);
+        }
+    }
+    if (used != n->n) return bad(v, n, "%d operands, but the generators use %d", n->n, used);
+    return true;
+}
+
 static const Type *awhile_lam(V *v, const Node *n, int k, const Type *t)
 {
     const Node *l = n->kid[k];
@@ -644,6 +706,8 @@ static bool acc_node(V *v, const Node *n)
             return bad(v, n, "the index form gives %s but the linear form %s", ts(r, b1), ts(u, b2));
         return want_arr(v, n, r, t->n);
     }
+    case OP_LOOP:
+        return loop_node(v, n);
     case OP_APROJ:
         if (!want_nkids(v, n, 1) || !(t = acc_kid(v, n, 0))) return false;
         if (t->kind != TY_ARRAYS) return bad(v, n, "projects from %s, not a tuple of arrays", ts(t, b1));

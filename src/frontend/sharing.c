@@ -312,7 +312,7 @@ static int fallible(St *st, const Node *n, int depth)
         f = 1;
         break;
     case OP_PRIM:
-        if (n->a == P_SHAPESIZE) f = 1;
+        if (n->a == P_SHAPESIZE || n->a == P_RESHAPE) f = 1;
         else if ((n->a == P_DIV || n->a == P_QUOT || n->a == P_REM || n->a == P_IDIV || n->a == P_MOD) &&
                  n->type && ty_is_int(n->type))
             f = 1;

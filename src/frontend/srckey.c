@@ -8,9 +8,9 @@
  * The graph is written in one depth-first walk from the root, operands in
  * order (a lambda's parameters before its body).  A node reached for the
  * first time gets the next number and is written in full: its operation,
- * operand count, immediate (component, primitive), type (structurally),
- * and what its operation carries (a constant's bits, a stencil's or a
- * slice's description); a node reached again is written as a reference to
+ * operand count, immediate (component, primitive, an epilogue's mark),
+ * type (structurally), and what its operation carries (a constant's bits,
+ * a stencil's, a slice's or a loop's description); a node reached again is written as a reference to
  * its number, so the key holds the graph's sharing exactly (sharing
  * recovery's result depends on it: paper s.3, the stable names).
  * Variables are written by their first-appearance number, not their id
@@ -163,6 +163,22 @@ static bool put_node(W *w, ax_ctx *cx, const Node *x)
         if (!s) return false;
         put32(w, s->n);
         for (int d = 0; d < AX_MAX_RANK; d++) put8(w, s->fixed[d]);
+        break;
+    }
+    case OP_LOOP: {
+        /* made by the planner, not by a builder; written in full all the
+         * same, so that no graph holding one is keyed short */
+        const Loop *l = x->loop;
+        if (!l) return false;
+        put32(w, l->ngen);
+        for (int g = 0; g < l->ngen; g++) {
+            const LoopGen *gn = &l->gen[g];
+            put32(w, (int)gn->kind);
+            put32(w, gn->comp);
+            put32(w, gn->pred);
+            put32(w, gn->op);
+            put32(w, gn->z);
+        }
         break;
     }
     default: break;

@@ -181,7 +181,7 @@ bool opt_op_fallible(const ax_ctx *cx, const Node *n)
     case OP_INDEX: case OP_LINDEX: return true;
     case OP_PRIM:
         switch (n->a) {
-        case P_SHAPESIZE: return true;
+        case P_SHAPESIZE: case P_RESHAPE: return true;
         case P_DIV: case P_QUOT: case P_REM: case P_IDIV: case P_MOD:
             /* Integer division faults only on a zero divisor; a nonzero
              * constant divisor cannot (INT_MIN / -1 wraps). */
@@ -590,6 +590,7 @@ static Node *copy_node(C *c, const Node *n)
     x->arr = n->arr;
     x->sten = n->sten;
     x->slice = n->slice;
+    x->loop = n->loop;
     if (n->op == OP_LAM) {
         x->nparam = n->nparam;
         if (n->nparam > 0) {

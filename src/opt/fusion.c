@@ -70,9 +70,10 @@
  *    input, or a zipWith of such inputs of rank <= 1 or of equal extents),
  *    so that the dot product's consumer reads both vectors linearly; in
  *    rank 0 and 1 the linear form never needs fromLinear.
- *  - reshape fuses only when its new extent provably has the size of its
- *    input (the same extent, or a flatten / unflatten); otherwise it is
- *    computed over a manifest input so that its size check is kept.
+ *  - reshape fuses as a backpermute; when its new extent does not
+ *    provably have the size of its input (the same extent, or a flatten /
+ *    unflatten), the extent and the index transform carry its size check
+ *    (prim RESHAPE), so the fault it makes unfused is made still.
  *  - compute also recovers replicate and slice of a manifest array, so
  *    that their run-time errors still name the operation.
  *  - Segment lengths of the segmented folds may be delayed too.
@@ -1082,15 +1083,13 @@ static bool reshape(F *f, Node *x, Cunc *out)
     Node *sh = cp(f, x->kid[0]), *from = shape_t(f, &in);
     if (!sh || !from) return false;
     if (!same_size(f, sh, from)) {
-        /* Not provably size-preserving: computed over a manifest input. */
-        Node *y = mk(f, OP_RESHAPE, 2, x->type);
-        if (!y) return false;
-        y->kid[0] = sh;
-        if (!(y->kid[1] = var(f, manifest_var(f, &in)))) return false;
-        y->num = x->num = ++f->ntag;
-        return bind_done(f, y, out);
-    }
-    if (ty_eq(x->type, in.type) && aeq(f, sh, from)) {
+        /* Not provably size-preserving: ax_reshape's size check goes into
+         * the index transform and the extent (prim RESHAPE: sh' if its
+         * size is the input's, else the fault unfused reshape makes), and
+         * the reshape fuses like a backpermute (issue: reshape as an
+         * index transform, its check kept as a check) */
+        if (!(sh = prim(f, P_RESHAPE, sh->type, sh, from))) return false;
+    } else if (ty_eq(x->type, in.type) && aeq(f, sh, from)) {
         *out = in;
         return true;
     }

@@ -132,6 +132,8 @@ static void walk(S *s, const Node *x)
         }
         if (is_kernel(x->op)) {
             s->kernels++;
+            const Node *in = ir_epilogue(x);   /* map f (fold ...): one kernel */
+            if (in) x = in;
             for (int i = 0; i < x->n; i++) {
                 const Node *k = x->kid[i];
                 if (op_is_array(k->op)) operand(s, k);

@@ -689,6 +689,18 @@ static Node *algebra(S *s, Node *x, int depth)
     case P_CVT: case P_BITCAST:
         if (ty_eq(k0->type, t)) DONE(k0);
         break;
+    case P_FROMLIN:
+        /* fromLinear of a vector's shape is ix(i) whatever the shape (prim.c;
+         * a fused producer's linear form over a vector): the read it feeds
+         * is then at a known position (cg_exp.c's range facts) */
+        if (k0->type->kind == TY_INDEX && k0->type->n == 1 && !fallible(k0)) {
+            Node *ix = fresh(s, OP_IXCONS, 1, t);
+            if (!ix) return NULL;
+            ix->kid[0] = k1;
+            drop(s, k0, depth);
+            DONE(finish(s, ix));
+        }
+        break;
     default:
         break;
     }
@@ -1093,6 +1105,7 @@ static Node *simp_acc(S *s, const Node *n, int depth)
         x->arr = n->arr;
         x->sten = n->sten;
         x->slice = n->slice;
+        x->loop = n->loop;
         for (int i = 0; i < n->n; i++) {
             const Node *k = n->kid[i];
             Node *k2 = k->op == OP_LAM ? simp_lam(s, k, depth + 1)

@@ -73,7 +73,9 @@ enum {
     SITE_BACKPERMUTE,  /* ax_backpermute (and transform): ix, shape */
     SITE_PERMUTE,      /* ax_permute's target: ix, shape */
     SITE_PRIM,         /* a primitive (aux: Prim): division by zero, shape size */
-    SITE_EMPTY         /* fold1 of an empty row/segment (aux: segment or -1) */
+    SITE_EMPTY,        /* fold1 of an empty row/segment (aux: segment or -1) */
+    SITE_RESHAPE       /* a fused reshape's sizes (P_RESHAPE): ix the new shape
+                          (aux: its rank), shape the array's */
 };
 
 /* ------------------------------------------------- program description */
@@ -113,6 +115,10 @@ typedef struct CgFree {
 /* What the executor needs to know about one array operation. */
 typedef struct CgNode {
     const Node *x;            /* NULL: the number is not an operation with code */
+    const Node *top;          /* the node the host walk runs (x, or a map whose
+                                 function is x's epilogue: ir_epilogue) */
+    const Node *epi;          /* NULL, or the map's function: applied to each of
+                                 x's results as it is stored (output slot 0) */
     int nout, nopd, nfree, nslot;
     int *opd_kid;             /* operand i is x->kid[opd_kid[i]] */
     CgFree *free;
@@ -410,6 +416,9 @@ bool cg_has_z(Op op);
  * tests, through rb<q> + j + o<q>_<k>; else the boundary rule per
  * coordinate), and their number in *nargs. */
 Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs);
+/* The leaves of component comp (-1: all) of a loop's space element x
+ * (ir.h Loop). */
+Val cg_loop_comp(G *g, Val x, int comp);
 /* A fresh i64 local for e unless e is an atom. */
 const char *cg_atom(G *g, const char *e);
 

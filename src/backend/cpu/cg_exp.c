@@ -357,7 +357,7 @@ static bool lane_pure(const Node *e)
         case OP_WHILE: case OP_INDEX: case OP_LINDEX: case OP_LAM:
             return false;
         case OP_PRIM:
-            if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN) return false;
+            if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN || e->a == P_RESHAPE) return false;
             break;
         default:
             break;
@@ -436,7 +436,7 @@ static bool step_eq(const Chain *c, const Node *x, const Node *y, int s, int per
         return ty == tx && tx < s - per;
     }
     case OP_PRIM:
-        if (int_division(x) || x->a == P_SHAPESIZE || x->a == P_TOLIN || x->a == P_FROMLIN) return false;
+        if (int_division(x) || x->a == P_SHAPESIZE || x->a == P_TOLIN || x->a == P_FROMLIN || x->a == P_RESHAPE) return false;
         break;
     case OP_TUPLE: case OP_PROJ: case OP_COND: case OP_IXCONS: case OP_IXGET:
         break;
@@ -544,7 +544,7 @@ static bool lane_walk(const Node *e, LaneInfo *li)
         return lane_walk(e->kid[0], li) && lane_pure(e->kid[1]) && lane_pure(e->kid[2]);
     case OP_PRIM:
         if (e->a == P_AND || e->a == P_OR) return e->n == 2 && lane_walk(e->kid[0], li) && lane_pure(e->kid[1]);
-        if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN) return false;
+        if (int_division(e) || e->a == P_SHAPESIZE || e->a == P_TOLIN || e->a == P_FROMLIN || e->a == P_RESHAPE) return false;
         break;
     case OP_INDEX: case OP_LINDEX: case OP_LAM:
         return false;
@@ -613,10 +613,10 @@ bool cg_free_ident(const Node *a, int *id, int *off, const Node **use) { return 
 
 const Type *cg_slot_type(const CgNode *cn, int s)
 {
-    const Node *x = cn->x;
+    const Node *x = cn->x, *t = cn->top ? cn->top : x;
     if (s < cn->nout) {
-        if (x->type->kind == TY_ARRAYS) return x->type->elts[s];
-        return x->type;
+        if (t->type->kind == TY_ARRAYS) return t->type->elts[s];
+        return t->type;
     }
     s -= cn->nout;
     if (s < cn->nopd) return x->kid[cn->opd_kid[s]]->type;
@@ -775,6 +775,31 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
         return NULL;
     }
     return pre_add(g, c) ? c : NULL;
+}
+
+/* A let that names a position or index a range fact knows of (a copy, or
+ * ix(p) of a position p inside a vector's extent: a fused producer's
+ * element read at its own index) holds one too. */
+static void let_fact(G *g, const Node *let)
+{
+    const Node *b = let->kid[0];
+    int f = -1;
+    bool lin = true;
+    if (b->op == OP_VAR) {
+        f = fact_of(g, b);
+        if (f >= 0) lin = g->fact[f].lin;
+    } else if (b->op == OP_IXCONS && b->n == 1) {
+        f = fact_of(g, b->kid[0]);
+        if (f < 0 || !g->fact[f].lin || g->fact[f].pos || cg_slot_type(g->cn, g->fact[f].slot)->rank != 1) return;
+        lin = false;
+    }
+    if (f < 0 || g->nfact >= (int)(sizeof g->fact / sizeof *g->fact)) return;
+    for (int k = 0; k < g->nfact; k++)
+        if (g->fact[k].id == let->id) return;
+    g->fact[g->nfact] = g->fact[f];
+    g->fact[g->nfact].id = let->id;
+    g->fact[g->nfact].lin = lin;
+    g->nfact++;
 }
 
 static Val gen_index(G *g, const Node *e)
@@ -950,6 +975,47 @@ static const char *shift_amount(G *g, const Node *n, const char *x, bool rot, in
     return is_signed(ns) ? cg_fmt(g, "ax_shamt_s((i64)%s)", x) : cg_fmt(g, "ax_shamt_u((u64)%s)", x);
 }
 
+/* The size of shape sh (r leaves) into a fresh local *n, and whether it
+ * is bad (an extent negative, or the size overflows) into *bad, in
+ * prim.c's order: a negative extent is an error, then a zero extent makes
+ * the size 0, then an overflow is an error. */
+static void gen_size(G *g, Val sh, int r, const char **n, const char **bad)
+{
+    *n = cg_fresh(g, "t");
+    *bad = cg_fresh(g, "t");
+    if (r == 0) {
+        cg_line(g, "const i64 %s = 1; const u8 %s = 0;", *n, *bad);
+        return;
+    }
+    if (g->gpu) {
+        const char *z = cg_fresh(g, "t");
+        cg_line(g, "i64 %s = 1;", *n);
+        cg_line(g, "u8 %s = 0, %s = 0;", *bad, z);
+        for (int d = 0; d < r; d++) cg_line(g, "%s |= (u8)(%s < 0); %s |= (u8)(%s == 0);", *bad, sh.v[d], z, sh.v[d]);
+        for (int d = 0; d < r; d++) cg_line(g, "%s |= (u8)(!%s & ax_mul_ovf(%s, %s, &%s));", *bad, z, *n, sh.v[d], *n);
+        cg_line(g, "if (%s) %s = 0;", z, *n);
+        return;
+    }
+    Buf t = {0};
+    for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", sh.v[d]);
+    cg_line(g, "i64 %s;", *n);
+    cg_line(g, "const u8 %s = ax_shape_size(%d, (const i64[]){%s}, &%s);", *bad, r, cg_buf_text(g, &t, "0"), *n);
+    free(t.s);
+}
+
+/* (const i64[]){v...} */
+static const char *i64_list(G *g, Val v)
+{
+    if (v.n == 0) return "0";
+    Buf t = {0};
+    buf_put(&t, "(const i64[]){");
+    for (int d = 0; d < v.n; d++) buf_printf(&t, "%s%s", d ? ", " : "", v.v[d]);
+    buf_put(&t, "}");
+    const char *r = cg_fmt(g, "%s", cg_buf_text(g, &t, "0"));
+    free(t.s);
+    return r;
+}
+
 static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
 {
     const Type *t0 = e->kid[0]->type;
@@ -960,32 +1026,26 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
             out.v[0] = "((i64)1LL)";
             return out;
         }
-        const char *n = cg_fresh(g, "t");
-        const char *bad = cg_fresh(g, "t");
-        if (g->gpu) {
-            /* prim.c's order: a negative extent is an error, then a zero
-             * extent makes the size 0, then an overflow is an error */
-            const char *z = cg_fresh(g, "t");
-            cg_line(g, "i64 %s = 1;", n);
-            cg_line(g, "u8 %s = 0, %s = 0;", bad, z);
-            for (int d = 0; d < r; d++)
-                cg_line(g, "%s |= (u8)(%s < 0); %s |= (u8)(%s == 0);", bad, args[0].v[d], z, args[0].v[d]);
-            for (int d = 0; d < r; d++) cg_line(g, "%s |= (u8)(!%s & ax_mul_ovf(%s, %s, &%s));", bad, z, n, args[0].v[d], n);
-            cg_line(g, "if (%s) %s = 0;", z, n);
-            cg_guard(g, bad, cg_fail_prim(g, AX_ERR_SHAPE, (int)p));
-            cg_line(g, "if (%s) %s = 0;", bad, n);
-            out.v[0] = n;
-            return out;
-        }
-        Buf t = {0};
-        for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", args[0].v[d]);
-        cg_line(g, "i64 %s;", n);
-        cg_line(g, "const u8 %s = ax_shape_size(%d, (const i64[]){%s}, &%s);", bad, r, cg_buf_text(g, &t, "0"), n);
-        free(t.s);
+        const char *n, *bad;
+        gen_size(g, args[0], r, &n, &bad);
         cg_guard(g, bad, cg_fail_prim(g, AX_ERR_SHAPE, (int)p));
         cg_line(g, "if (%s) %s = 0;", bad, n);
         out.v[0] = n;
         return out;
+    }
+    if (p == P_RESHAPE) {
+        /* sh' when its size is sh's: ax_reshape's check (the host words
+         * the fault from both shapes, SITE_RESHAPE) */
+        int r0 = e->kid[1]->type->n;
+        const char *n1, *b1, *n0, *b0;
+        gen_size(g, args[0], r, &n1, &b1);
+        gen_size(g, args[1], r0, &n0, &b0);
+        const char *bad = cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s | %s | (%s != %s))", b1, b0, n1, n0));
+        const char *report = g->gpu ? cg_fail_prim(g, AX_ERR_SHAPE, (int)p)
+                                    : cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, %d, %s, %d, %s);", AX_ERR_SHAPE, SITE_RESHAPE,
+                                             r, g->pos, r, i64_list(g, args[0]), r0, i64_list(g, args[1]));
+        cg_guard(g, bad, report);
+        return args[0];
     }
     if (p == P_TOLIN) {
         Val out = cg_val(g, 1);
@@ -1073,7 +1133,7 @@ static Val gen_prim(G *g, const Node *e)
         args[k] = cg_exp(g, e->kid[k]);
         if (args[k].n != e->kid[k]->type->width) return cg_val(g, 0);
     }
-    if (p == P_SHAPESIZE || p == P_TOLIN || p == P_FROMLIN) return gen_shape_prim(g, e, p, args);
+    if (p == P_SHAPESIZE || p == P_TOLIN || p == P_FROMLIN || p == P_RESHAPE) return gen_shape_prim(g, e, p, args);
 
     ax_scalar s = scalar_of(e->kid[0]->type), rs = scalar_of(e->type);
     const char *a = args[0].v[0], *b = e->n > 1 ? args[1].v[0] : NULL;
@@ -1428,6 +1488,7 @@ Val cg_exp(G *g, const Node *e)
         /* A chain of lets in a loop (long chains must not use the stack). */
         while (e->op == OP_LET && !g->failed) {
             g->env[e->id] = cg_exp(g, e->kid[0]);
+            let_fact(g, e);
             e = e->kid[1];
         }
         return cg_exp(g, e);

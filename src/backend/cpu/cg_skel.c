@@ -142,6 +142,14 @@ static Val read_ix(G *g, int i, Val ix)
 
 static void store(G *g, int slot, const Type *elt, const char *pos, Val v)
 {
+    if (slot == 0 && g->cn->epi) {
+        /* the epilogue, as the result is stored (ir_epilogue) */
+        const char *was = g->pos;
+        g->pos = pos;
+        v = cg_apply(g, g->cn->epi, &v, 1);
+        g->pos = was;
+        elt = cg_slot_type(g->cn, 0)->elt;
+    }
     for (int k = 0; k < elt->width && k < v.n; k++) cg_line(g, "a%d_%d[%s] = %s;", slot, k, pos, v.v[k]);
 }
 
@@ -1681,6 +1689,354 @@ static void emit_filter(G *g)
     }
 }
 
+/* ------------------------------------------------------------ loop */
+
+/* A multi-generator loop (ir.h Loop; seed 003's fused loop with several
+ * generators): one pass over the space computes its element once and
+ * hands each generator its component: a collect stores it, a filter counts
+ * where its predicate holds, a reduction folds it.  The part kernel is the
+ * fold's (task t is chunk k of a row; every reduction's partials in one
+ * scratch area, the filters' counts per chunk in c->s2) with the lane-
+ * parallel loop when every operator is commutative; comb combines the
+ * partials in chunk order as fold's does; scatter (rank 1, only with
+ * filters) writes each filter's kept components from its chunk's offset. */
+typedef struct LoopG {
+    const Loop *lp;
+    int nred, nflt;
+    int *roff;                /* per generator: its first leaf in the partials (reductions) */
+    const Type *rt;           /* the partials' element: the tuple of the reductions' */
+    Val acc;                  /* per reduction leaf: the accumulators (res) */
+    Val *lane;                /* per generator: its lane arrays (reductions, comm) */
+    const char **cnt;         /* per generator: its count (filters) */
+    const char **hv;          /* per generator: has it an element yet (conditional reductions) */
+    bool hv_known;            /* every one has: the elements after the first kept */
+    RowRead rr;
+} LoopG;
+
+enum { LE_INIT, LE_STEP, LE_LANE0, LE_LANE };
+
+/* The leaves of component comp (-1: all) of the space's element x. */
+static Val loop_comp(G *g, Val x, int comp)
+{
+    const Node *sp = opd_node(g->cn, 0);
+    if (comp < 0) return x;
+    const Type *e = sp->type->elt;
+    return cg_slice(x, ty_leaf_offset(e, comp), e->elts[comp]->width);
+}
+
+/* One element at position pos: collects stored, filters counted, the
+ * reductions' accumulators (mode LE_INIT/LE_STEP) or lanes at l (LE_LANE0:
+ * set, LE_LANE: combined) updated. */
+static void loop_elem(G *g, LoopG *L, const char *pos, int mode, const char *l)
+{
+    const Node *x = g->cn->x;
+    g->pos = atom(g, pos);
+    Val v = read_row(g, &L->rr, g->pos);
+    for (int q = 0; q < L->lp->ngen && !g->failed; q++) {
+        const LoopGen *gn = &L->lp->gen[q];
+        Val c = loop_comp(g, v, gn->comp);
+        const Type *ct = loop_comp_type(x, gn->comp);
+        switch (gn->kind) {
+        case LOOP_COLLECT:
+            store(g, q, ct, g->pos, c);
+            break;
+        case LOOP_FILTER:
+            cg_line(g, "%s += %s;", L->cnt[q], loop_comp(g, v, gn->pred).v[0]);
+            break;
+        case LOOP_REDUCE: {
+            Val acc = cg_slice(L->acc, L->roff[q], ct->width);
+            const Node *f = x->kid[gn->op];
+            if (gn->pred >= 0 || ((mode == LE_STEP) && ir_selection(f, NULL))) {
+                /* a selection operator: the accumulator replaced or not,
+                 * a branch (taken rarely by a running max) rather than a
+                 * dependency through selects; a conditional one counts
+                 * only the elements its predicate keeps, from none
+                 * (hv: whether it has one yet) */
+                bool keep_then;
+                const Node *cnd = ir_selection(f, &keep_then);
+                if (!cnd) return cg_fail(g, "cpu codegen: a conditional reduction without a selection operator");
+                if (mode == LE_INIT && gn->pred < 0) {
+                    cg_assign(g, acc, c);
+                    break;
+                }
+                g->env[f->param[0]->id] = acc;
+                g->env[f->param[1]->id] = c;
+                Val cv = cg_exp(g, cnd);
+                const char *take = cg_fmt(g, "%s%s", keep_then ? "!" : "", cv.n ? cv.v[0] : "0");
+                const char *p = gn->pred >= 0 ? loop_comp(g, v, gn->pred).v[0] : NULL;
+                if (p && L->hv_known) take = cg_fmt(g, "%s & %s", p, take);
+                else if (p) take = cg_fmt(g, "%s & (!%s | %s)", p, L->hv[q], take);
+                cg_line(g, "if (__builtin_expect(%s, 0)) {", take);
+                g->ind++;
+                cg_assign(g, acc, c);
+                block_end(g);
+                if (p && !L->hv_known) cg_line(g, "%s |= %s;", L->hv[q], p);
+                break;
+            }
+            if (mode == LE_INIT) cg_assign(g, acc, c);
+            else if (mode == LE_STEP) update(g, ct, acc, apply2(g, f, acc, c));
+            else if (mode == LE_LANE0) put(g, L->lane[q], l, c);
+            else update(g, ct, at(g, L->lane[q], l), apply2(g, f, at(g, L->lane[q], l), c));
+            break;
+        }
+        }
+    }
+}
+
+static void emit_loop(G *g)
+{
+    CgNode *cn = (CgNode *)g->cn;
+    const Node *x = cn->x;
+    LoopG L = {x->loop, 0, 0, NULL, NULL, {0, NULL}, NULL, NULL, NULL, false, {false, {0, NULL}, NULL}};
+    const Loop *lp = x->loop;
+    int ng = lp->ngen;
+    L.roff = arena_alloc(g->ar, sizeof *L.roff * (size_t)ng);
+    L.lane = arena_alloc(g->ar, sizeof *L.lane * (size_t)ng);
+    L.cnt = arena_alloc(g->ar, sizeof *L.cnt * (size_t)ng);
+    L.hv = arena_alloc(g->ar, sizeof *L.hv * (size_t)ng);
+    const Type **rts = arena_alloc(g->ar, sizeof *rts * (size_t)ng);
+    if (!L.roff || !L.lane || !L.cnt || !L.hv || !rts) return cg_fail(g, "cpu codegen: out of memory");
+    bool comm = true, cond = false;
+    int w = 0;
+    for (int q = 0; q < ng; q++) {
+        const LoopGen *gn = &lp->gen[q];
+        if (gn->kind == LOOP_FILTER) L.nflt++;
+        if (gn->kind != LOOP_REDUCE) continue;
+        rts[L.nred++] = loop_comp_type(x, gn->comp);
+        L.roff[q] = w;
+        w += rts[L.nred - 1]->width;
+        comm = comm && gn->pred < 0 && lam_comm(x->kid[gn->op], NULL);
+        cond = cond || gn->pred >= 0;
+    }
+    L.rt = ty_tuple(g->ar, L.nred, rts);
+    if (!L.rt) return cg_fail(g, "cpu codegen: out of memory");
+    cn->comm = comm;
+    cn->scratch_leaves = L.rt->width;
+
+    /* part */
+    kernel_begin(g, R_PART, 0, true);
+    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
+    Val qp = scratch(g, L.rt, "c->s1");
+    if (L.nflt || cond) cg_line(g, "i64 *restrict cnt = (i64 *)c->s2;");
+    if (cond) cg_line(g, "u8 *restrict hv = (u8 *)(cnt + %d * 2 * c->m);", ng);
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
+    L.rr = row_read(g, "row", "row * n");
+    for (int q = 0; q < ng; q++)
+        if (lp->gen[q].kind == LOOP_FILTER) {
+            L.cnt[q] = cg_fresh(g, "cnt");
+            cg_line(g, "i64 %s = 0;", L.cnt[q]);
+        }
+    L.acc = cg_decl(g, L.rt, "r");
+    for (int q = 0; q < ng; q++)
+        if (lp->gen[q].kind == LOOP_REDUCE && lp->gen[q].pred >= 0) {
+            if (lp->gen[q].z < 0) return cg_fail(g, "cpu codegen: a conditional fold1");
+            L.hv[q] = cg_fresh(g, "hv");
+            cg_line(g, "u8 %s = 0;", L.hv[q]);
+        }
+    if (L.nred == 0) {
+        cg_line(g, "for (i64 j = lo; j < hi; j++) {");
+        g->ind++;
+        loop_elem(g, &L, "j", LE_STEP, NULL);
+        block_end(g);
+    } else {
+        const char *j = cg_fresh(g, "j");
+        const int LANES = lanes_of(L.rt);
+        cg_line(g, "i64 %s = lo + 1;", j);
+        if (comm) {
+            cg_line(g, "if (hi - lo >= %d) {", 2 * LANES);
+            g->ind++;
+            for (int q = 0; q < ng; q++) {
+                if (lp->gen[q].kind != LOOP_REDUCE) continue;
+                const Type *ct = loop_comp_type(x, lp->gen[q].comp);
+                L.lane[q] = cg_val(g, ct->width);
+                for (int k = 0; k < L.lane[q].n; k++) {
+                    L.lane[q].v[k] = cg_fresh(g, "lane");
+                    cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(ct, k)), L.lane[q].v[k], LANES);
+                }
+            }
+            const char *l = cg_fresh(g, "l");
+            cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+            g->ind++;
+            loop_elem(g, &L, cg_fmt(g, "lo + %s", l), LE_LANE0, l);
+            block_end(g);
+            cg_line(g, "for (%s = lo + %d; %s + %d <= hi; %s += %d) {", j, LANES, j, LANES, j, LANES);
+            g->ind++;
+            cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+            g->ind++;
+            loop_elem(g, &L, cg_fmt(g, "%s + %s", j, l), LE_LANE, l);
+            block_end(g);
+            block_end(g);
+            for (int q = 0; q < ng; q++) {
+                if (lp->gen[q].kind != LOOP_REDUCE) continue;
+                const Type *ct = loop_comp_type(x, lp->gen[q].comp);
+                Val acc = cg_slice(L.acc, L.roff[q], ct->width);
+                cg_assign(g, acc, at(g, L.lane[q], "0"));
+                cg_line(g, "for (int %s = 1; %s < %d; %s++) {", l, l, LANES, l);
+                g->ind++;
+                update(g, ct, acc, apply2(g, x->kid[lp->gen[q].op], acc, at(g, L.lane[q], l)));
+                block_end(g);
+            }
+            g->ind--;
+            cg_line(g, "} else {");
+            g->ind++;
+        }
+        loop_elem(g, &L, "lo", LE_INIT, NULL);
+        if (comm) block_end(g);
+        if (cond) {
+            /* the conditional reductions' first elements kept, then the
+             * rest without asking whether they have one (the loop peeled) */
+            const char *all = "1";
+            for (int q = 0; q < ng; q++)
+                if (lp->gen[q].kind == LOOP_REDUCE && lp->gen[q].pred >= 0) all = cg_fmt(g, "%s & %s", all, L.hv[q]);
+            cg_line(g, "for (; %s < hi && !(%s); %s++) {", j, all, j);
+            g->ind++;
+            loop_elem(g, &L, j, LE_STEP, NULL);
+            block_end(g);
+            L.hv_known = true;
+        }
+        cg_line(g, "for (; %s < hi; %s++) {", j, j);
+        g->ind++;
+        loop_elem(g, &L, j, LE_STEP, NULL);
+        block_end(g);
+        L.hv_known = false;
+        /* one chunk per row: the row's results (after z); else partials */
+        cg_line(g, "if (nch == 1) {");
+        g->ind++;
+        for (int q = 0; q < ng; q++) {
+            const LoopGen *gn = &lp->gen[q];
+            if (gn->kind != LOOP_REDUCE) continue;
+            const Type *ct = loop_comp_type(x, gn->comp);
+            Val acc = cg_slice(L.acc, L.roff[q], ct->width);
+            if (gn->z >= 0) {
+                Val z = param(g, cn->kid_thunk[gn->z], ct);
+                Val y = cg_bind(g, ct, apply2(g, x->kid[gn->op], z, acc), "y");
+                if (gn->pred >= 0) {
+                    /* none kept: z */
+                    cg_line(g, "if (!%s) {", L.hv[q]);
+                    g->ind++;
+                    cg_assign(g, y, z);
+                    block_end(g);
+                }
+                acc = y;
+            }
+            store(g, q, ct, "row", acc);
+        }
+        g->ind--;
+        cg_line(g, "} else {");
+        g->ind++;
+        put(g, qp, "t", L.acc);
+        for (int q = 0; q < ng; q++)
+            if (lp->gen[q].kind == LOOP_REDUCE && lp->gen[q].pred >= 0) cg_line(g, "hv[%d * c->m + t] = %s;", q, L.hv[q]);
+        block_end(g);
+    }
+    for (int q = 0; q < ng; q++)
+        if (lp->gen[q].kind == LOOP_FILTER) cg_line(g, "cnt[%d * c->m + t] = %s;", q, L.cnt[q]);
+    block_end(g);
+    kernel_end(g);
+
+    /* comb: per row, z and the partials in chunk order */
+    if (L.nred) {
+        kernel_begin(g, R_COMB, 0, true);
+        cg_line(g, "const i64 nch = c->nchunk;");
+        qp = scratch(g, L.rt, "c->s1");
+        if (cond) cg_line(g, "const u8 *restrict hv = (const u8 *)((const i64 *)c->s2 + %d * 2 * c->m);", ng);
+        cg_line(g, "for (i64 r = start; r < end; r++) {");
+        g->ind++;
+        for (int q = 0; q < ng; q++) {
+            const LoopGen *gn = &lp->gen[q];
+            if (gn->kind != LOOP_REDUCE) continue;
+            const Type *ct = loop_comp_type(x, gn->comp);
+            Val part = cg_slice(qp, L.roff[q], ct->width);
+            Val acc = cg_decl(g, ct, "y");
+            cg_assign(g, acc, gn->z >= 0 ? param(g, cn->kid_thunk[gn->z], ct) : at(g, part, "r * nch"));
+            cg_line(g, "for (i64 k = %d; k < nch; k++) {", gn->z >= 0 ? 0 : 1);
+            g->ind++;
+            /* (a conditional one's chunks without an element kept add nothing) */
+            if (gn->pred >= 0) cg_line(g, "if (!hv[%d * c->m + r * nch + k]) continue;", q);
+            update(g, ct, acc, apply2(g, x->kid[gn->op], acc, at(g, part, "r * nch + k")));
+            block_end(g);
+            store(g, q, ct, "r", acc);
+        }
+        block_end(g);
+        kernel_end(g);
+    }
+
+    /* scatter: each filter's kept components from its chunk's offset, no
+     * branch on the predicates: every element is stored at a filter's
+     * next place and the place advances where the predicate holds (the
+     * next one kept overwrites it).  Up to the first filter's last kept
+     * element (found from the chunk's end: usually its last or so) every
+     * place is in the chunk's share; past it, where another filter still
+     * has elements to place, a place past the share goes to a local
+     * instead (the next chunk's first).  A filter with none kept in the
+     * chunk stores nothing. */
+    if (L.nflt) {
+        kernel_begin(g, R_SCATTER, 0, true);
+        cg_line(g, "const i64 n = c->n, ch = c->chunk, m = c->m;");
+        cg_line(g, "const i64 *restrict cnt = (const i64 *)c->s2, *restrict offs = cnt + %d * m;", ng);
+        L.rr.ix = false;
+        const char **e = arena_alloc(g->ar, sizeof *e * (size_t)ng), **has = arena_alloc(g->ar, sizeof *has * (size_t)ng);
+        if (!e || !has) return cg_fail(g, "cpu codegen: out of memory");
+        cg_line(g, "for (i64 t = start; t < end; t++) {");
+        g->ind++;
+        cg_line(g, "const i64 lo = t * ch, hi = ax_min64(lo + ch, n);");
+        cg_line(g, "i64 stop = hi;");
+        const char *more = "0";
+        for (int q = 0; q < ng; q++) {
+            if (lp->gen[q].kind != LOOP_FILTER) continue;
+            const Type *ct = loop_comp_type(x, lp->gen[q].comp);
+            L.cnt[q] = cg_fresh(g, "m");
+            e[q] = cg_fresh(g, "e");
+            has[q] = cg_fresh(g, "h");
+            cg_line(g, "i64 %s = offs[%d * m + t];", L.cnt[q], q);
+            cg_line(g, "const i64 %s = %s + cnt[%d * m + t];", e[q], L.cnt[q], q);
+            cg_line(g, "const u8 %s = %s > %s;", has[q], e[q], L.cnt[q]);
+            /* its last element kept, from the chunk's end */
+            cg_line(g, "if (%s) {", has[q]);
+            g->ind++;
+            cg_line(g, "i64 j = hi - 1;");
+            cg_line(g, "for (; j > lo; j--) {");
+            g->ind++;
+            g->pos = "j";
+            cg_line(g, "if (%s) break;", loop_comp(g, read_lin(g, 0, "j"), lp->gen[q].pred).v[0]);
+            block_end(g);
+            cg_line(g, "stop = ax_min64(stop, j + 1);");
+            block_end(g);
+            for (int k = 0; k < ct->width; k++) cg_line(g, "%s sink%d_%d;", cg_ctype(ty_leaf(ct, k)), q, k);
+            more = cg_fmt(g, "%s || %s < %s", more, L.cnt[q], e[q]);
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 0) cg_line(g, "i64 i = lo;");
+            if (pass == 0) cg_line(g, "for (; i < stop; i++) {");
+            else cg_line(g, "for (; i < hi && (%s); i++) {", more);
+            g->ind++;
+            g->pos = "i";
+            Val v = read_lin(g, 0, "i");
+            for (int q = 0; q < ng; q++) {
+                const LoopGen *gn = &lp->gen[q];
+                if (gn->kind != LOOP_FILTER) continue;
+                const Type *ct = loop_comp_type(x, gn->comp);
+                Val c = loop_comp(g, v, gn->comp);
+                cg_line(g, "if (%s) {", has[q]);
+                g->ind++;
+                for (int k = 0; k < ct->width && k < c.n; k++) {
+                    if (pass == 0) cg_line(g, "a%d_%d[%s] = %s;", q, k, L.cnt[q], c.v[k]);
+                    else cg_line(g, "*(%s < %s ? &a%d_%d[%s] : &sink%d_%d) = %s;", L.cnt[q], e[q], q, k, L.cnt[q], q, k,
+                                 c.v[k]);
+                }
+                cg_line(g, "%s += %s;", L.cnt[q], loop_comp(g, v, gn->pred).v[0]);
+                block_end(g);
+            }
+            block_end(g);
+        }
+        block_end(g);
+        kernel_end(g);
+    }
+}
+
 /* ------------------------------------------------------------ thunks */
 
 static void emit_thunk(G *g, int t)
@@ -1772,6 +2128,9 @@ static void emit_kernels(G *g, CgNode *cn)
     case OP_FILTER:
         emit_filter(g);
         break;
+    case OP_LOOP:
+        emit_loop(g);
+        break;
     case OP_UNIT: case OP_ACOND:
         break;   /* thunks only */
     default:
@@ -1799,6 +2158,7 @@ bool cg_comm_leaf(const Node *e, const Node *x, const Node *y, int k, int w, Pri
 bool cg_has_z(Op op) { return has_z(op); }
 Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs) { return sten_args(g, interior, ix, j, nargs); }
 const char *cg_atom(G *g, const char *e) { return atom(g, e); }
+Val cg_loop_comp(G *g, Val x, int comp) { return loop_comp(g, x, comp); }
 
 void cg_producer_elem(G *g, bool lin, Val ix, const char *pos)
 {

@@ -413,11 +413,17 @@ static bool structural(Op op)
     }
 }
 
-/* Preorder numbers for the array stratum (lambdas of awhile included). */
+/* Preorder numbers for the array stratum (lambdas of awhile included);
+ * an epilogue's consumer (ir_epilogue) shares its map's number. */
 static int number(const Node *x, int n, int depth)
 {
     while (x && depth < 2 * AX_DEPTH_LIMIT) {
         ((Node *)x)->num = n++;
+        const Node *in = ir_epilogue(x);
+        if (in) {
+            ((Node *)in)->num = x->num;
+            x = in;
+        }
         if (x->op == OP_ALET && x->n == 2) {
             n = number(x->kid[0], n, depth + 1);
             x = x->kid[1];
@@ -501,10 +507,13 @@ static void *alloc(CG *c, size_t n)
     return p;
 }
 
-/* Fills cn for the array operation x: slots, thunks, free variables. */
-static void describe(CG *c, const Node *x, CgNode *cn)
+/* Fills cn for the array operation x: slots, thunks, free variables (of
+ * the epilogue epi's too, when x is one's consumer). */
+static void describe(CG *c, const Node *x, CgNode *cn, const Node *top, const Node *epi)
 {
     cn->x = x;
+    cn->top = top;
+    cn->epi = epi;
     bool has_kernels = !(x->op == OP_AVAR || x->op == OP_ALET || x->op == OP_USE || x->op == OP_AWHILE ||
                          x->op == OP_ATUPLE || x->op == OP_APROJ || x->op == OP_DELAYED || x->op == OP_ACOND);
     cn->nout = x->op == OP_ACOND ? 0 : x->type->kind == TY_ARRAYS ? x->type->n : 1;
@@ -543,6 +552,7 @@ static void describe(CG *c, const Node *x, CgNode *cn)
         }
     }
     if (!has_kernels && x->op != OP_ACOND) cn->nout = 0;
+    if (epi) collect(c, &l, epi->kid[0], 0);
     int off = 0;
     for (int t = 0; t < cn->nthunk; t++) {
         cn->poff[t] = off;
@@ -597,7 +607,13 @@ static void walk(CG *c, const Node *x, int depth)
     while (x && !c->failed) {
         if (depth > 2 * AX_DEPTH_LIMIT) return cgfail(c, "cpu codegen: program too deep");
         if (x->num < 0 || x->num >= c->out->nnodes) return cgfail(c, "cpu codegen: numbering");
-        if (has_code(x)) describe(c, x, &c->out->nodes[x->num]);
+        const Node *in = ir_epilogue(x);
+        if (in) {
+            describe(c, in, &c->out->nodes[x->num], x, x->kid[0]);
+            x = in;
+        } else if (has_code(x)) {
+            describe(c, x, &c->out->nodes[x->num], x, NULL);
+        }
         if (x->op == OP_ALET && x->n == 2) {
             walk(c, x->kid[0], depth + 1);
             x = x->kid[1];

@@ -956,6 +956,15 @@ __attribute__((noinline, cold)) static int report(Ex *ex, const AxErr *e)
         return fail(ex, AX_ERR_INDEX, "ax_at_linear: position %" PRId64 " out of bounds for shape (%s) (%" PRId64
                     " elements)", e->ix[0], b, n);
     }
+    case SITE_RESHAPE: {
+        int r1 = e->aux < 0 ? 0 : e->aux > AX_MAX_RANK ? AX_MAX_RANK : e->aux;
+        int64_t n1 = shape_size_checked(ex->cx, "ax_reshape", r1, e->ix), n0 = 1;
+        if (n1 < 0) return -1;   /* (the message is the interpreter's) */
+        for (int d = 0; d < r; d++) n0 *= e->shape[d];
+        fmt_ints(a, sizeof a, r1, e->ix);
+        return fail(ex, AX_ERR_SHAPE, "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
+                    " elements)", b, n0, a, n1);
+    }
     case SITE_PRIM: {
         const char *name = (unsigned)e->aux < P_NPRIM ? prim_info[e->aux].api : "a primitive";
         if (e->code == AX_ERR_DIVZERO) return fail(ex, AX_ERR_DIVZERO, "%s: integer division by zero", name);
@@ -1130,10 +1139,11 @@ static ax_array **free_array(Ex *ex, const CgFree *f)
 static int op_begin(Ex *ex, const Node *x, Op1 *o)
 {
     memset(o, 0, sizeof *o);
-    o->x = x;
     if ((unsigned)x->num >= (unsigned)ex->pp->cg->nnodes) return malformed(ex, x, "not numbered");
     const CgNode *cn = o->cn = &ex->pp->cg->nodes[x->num];
-    if (cn->x != x) return malformed(ex, x, "no generated code");
+    if (!cn->x || cn->top != x) return malformed(ex, x, "no generated code");
+    x = cn->x;   /* an epilogue's consumer (ir_epilogue) */
+    o->x = x;
     o->k = ex->pp->k[x->num];
     o->th = ex->pp->th[x->num];
     int ns = cn->nslot;
@@ -1307,7 +1317,7 @@ __attribute__((noinline)) static int ex_fold(Ex *ex, const Node *x, Op1 *o)
     const AxArg *src = opd(o, 0);
     if (src->rank < 1) return malformed(ex, x, "rank 0");
     int64_t n = src->shape[src->rank - 1];
-    if (out_alloc(ex, o, 0, elt, src->rank - 1, src->shape)) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, src->rank - 1, src->shape)) return -1;
     int64_t rows = o->args[0].size;
     if (rows == 0) return 0;
     if (!z && n == 0)
@@ -1436,7 +1446,7 @@ __attribute__((noinline)) static int ex_scan(Ex *ex, const Node *x, Op1 *o)
     int64_t ext = n + (z && !exl), sh[AX_MAX_RANK];
     memcpy(sh, src->shape, sizeof *sh * (size_t)r);
     sh[r - 1] = ext;
-    if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, r, sh)) return -1;
     if (exl && out_alloc(ex, o, 1, elt, r - 1, src->shape)) return -1;
     int64_t rows = exl ? o->args[1].size : ext > 0 ? o->args[0].size / ext : 0;
     if (rows == 0 || (!z && n == 0)) return 0;
@@ -1560,6 +1570,79 @@ __attribute__((noinline)) static int ex_filter(Ex *ex, const Node *x, Op1 *o)
     return run_kernel(ex, o->k[R_SCATTER], &o->call, nch, 1);
 }
 
+/* A multi-generator loop (cg_skel.c emit_loop): the fold's chunks of rows
+ * (or, with filters, a vector's chunks as filter's), part over every
+ * chunk (collects written, reductions' partials and filters' counts),
+ * comb per row, then each filter's offsets per chunk and the scatter. */
+/* (noinline: see ex_op) */
+__attribute__((noinline)) static int ex_loop(Ex *ex, const Node *x, Op1 *o)
+{
+    const Loop *lp = x->loop;
+    const AxArg *src = opd(o, 0);
+    int r = src->rank, ng = lp->ngen, nflt = 0, nred = 0;
+    if (r < 1) return malformed(ex, x, "rank 0");
+    int64_t n = src->shape[r - 1], sbytes = 0;
+    int64_t rows = shape_size_checked(ex->cx, "a loop", r - 1, src->shape);
+    if (rows < 0) return -1;
+    for (int q = 0; q < ng; q++) {
+        const LoopGen *gn = &lp->gen[q];
+        const Type *rt = x->type->elts[q];
+        if (gn->kind == LOOP_COLLECT && out_alloc(ex, o, q, rt->elt, r, src->shape)) return -1;
+        if (gn->kind == LOOP_FILTER) nflt++;
+        if (gn->kind != LOOP_REDUCE) continue;
+        nred++;
+        if (out_alloc(ex, o, q, rt->elt, r - 1, src->shape)) return -1;
+        if (gn->z < 0 && n == 0 && rows > 0)
+            return fail(ex, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
+    }
+    if (nflt && r != 1) return malformed(ex, x, "a filter over rank > 1");
+    if (nflt) {
+        /* the filter's chunks: about four a thread */
+        int64_t want = (int64_t)ex->nthreads * 4, chunk = (n + want - 1) / want;
+        if (chunk < GRAIN) chunk = GRAIN;
+        o->call.n = n;
+        o->call.chunk = chunk;
+        o->call.nchunk = n > 0 ? (n + chunk - 1) / chunk : 0;
+        o->call.m = o->call.nchunk;
+    } else {
+        plan_rows(ex, o, rows, n);
+    }
+    int64_t m = o->call.m, nch = o->call.nchunk;
+    o->call.s1 = o->call.s2 = &o->call;   /* never read when empty; not NULL */
+    /* s2: per generator and chunk, filters' counts, then their offsets,
+     * then conditional reductions' "has an element" flags */
+    bool cond = false;
+    for (int q = 0; q < ng; q++) {
+        if (lp->gen[q].kind != LOOP_REDUCE) continue;
+        sbytes += cg_scratch_bytes(loop_comp_type(x, lp->gen[q].comp), m);
+        cond = cond || lp->gen[q].pred >= 0;
+    }
+    if ((nflt || cond) && !(o->s2 = o->call.s2 = ax__calloc((size_t)(3 * ng * m + 1), sizeof(int64_t)))) return nomem(ex);
+    if (rows > 0 && n > 0) {
+        if (nred && nch > 1) {
+            if (!(o->s1 = ax__aligned_alloc(64, (size_t)((sbytes + 63) & ~(int64_t)63) + 64))) return nomem(ex);
+            o->call.s1 = o->s1;
+        }
+        if (run_kernel(ex, o->k[R_PART], &o->call, m, nch == 1 ? GRAIN / n + 1 : 1)) return -1;
+        if (nred && nch > 1 && run_kernel(ex, o->k[R_COMB], &o->call, rows, 1)) return -1;
+    } else if (nred && rows > 0) {
+        o->call.nchunk = 0;   /* every row is z */
+        if (run_kernel(ex, o->k[R_COMB], &o->call, rows, GRAIN)) return -1;
+    }
+    if (!nflt) return 0;
+    int64_t *cnt = o->s2, *offs = cnt + (int64_t)ng * m;
+    for (int q = 0; q < ng; q++) {
+        if (lp->gen[q].kind != LOOP_FILTER) continue;
+        int64_t total = 0;
+        for (int64_t t = 0; t < m; t++) {
+            offs[q * m + t] = total;
+            total += cnt[q * m + t];
+        }
+        if (out_alloc(ex, o, q, x->type->elts[q]->elt, 1, &total)) return -1;
+    }
+    return m > 0 ? run_kernel(ex, o->k[R_SCATTER], &o->call, m, 1) : 0;
+}
+
 /* (noinline: see ex_op) */
 __attribute__((noinline)) static int ex_unit(Ex *ex, const Node *x, Op1 *o)
 {
@@ -1583,6 +1666,7 @@ static int ex_op(Ex *ex, const Node *x, ax_array **out)
 {
     Op1 o;
     int rc = op_begin(ex, x, &o);   /* evaluates the operands */
+    if (rc == 0) x = o.x;           /* (an epilogue's consumer: ir_epilogue) */
     /* AXLE_DEBUG=profile: each operation's own time (its allocations
      * included), with the number `axle dump --stage c` shows. */
     bool prof = (ex->cx->opt.debug & AX_DEBUG_PROFILE) != 0;
@@ -1602,6 +1686,7 @@ static int ex_op(Ex *ex, const Node *x, ax_array **out)
         case OP_PERMUTE: rc = ex_permute(ex, x, &o); break;
         case OP_STENCIL: case OP_STENCIL2: rc = ex_stencil(ex, x, &o); break;
         case OP_FILTER: rc = ex_filter(ex, x, &o); break;
+        case OP_LOOP: rc = ex_loop(ex, x, &o); break;
         default: rc = malformed(ex, x, "not an array operation"); break;
         }
     }

@@ -503,10 +503,10 @@ static void set_slot(GOp *o, int s, ax_array *a)
 static int op_begin(GEx *ex, const Node *x, GOp *o)
 {
     memset(o, 0, sizeof *o);
-    o->x = x;
     if ((unsigned)x->num >= (unsigned)ex->gp->cg->nnodes) return host_malformed(&ex->h, x, "not numbered");
     const CgNode *cn = o->cn = &ex->gp->cg->nodes[x->num];
-    if (cn->x != x) return host_malformed(&ex->h, x, "no generated code");
+    if (!cn->x || cn->top != x) return host_malformed(&ex->h, x, "no generated code");
+    o->x = x = cn->x;   /* an epilogue's consumer (ir_epilogue) */
     int ns = cn->nslot;
     o->arr = ax__calloc((size_t)ns + 1, sizeof *o->arr);
     o->slot = ax__calloc((size_t)ns + 1, sizeof *o->slot);
@@ -738,7 +738,7 @@ static int ex_fold(GEx *ex, const Node *x, GOp *o)
     int src = o->cn->nout, r = x->kid[o->cn->opd_kid[0]]->type->rank;
     if (r < 1) return host_malformed(&ex->h, x, "rank 0");
     int64_t n = o->shape[src][r - 1];
-    if (out_alloc(ex, o, 0, elt, r - 1, o->shape[src])) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, r - 1, o->shape[src])) return -1;
     int64_t rows = o->size[0];
     if (rows == 0) return 0;
     if (!z && n == 0)
@@ -826,7 +826,7 @@ static int ex_scan(GEx *ex, const Node *x, GOp *o)
     int64_t ext = n + (z && !exl), sh[AX_MAX_RANK];
     memcpy(sh, o->shape[src], sizeof *sh * (size_t)r);
     sh[r - 1] = ext;
-    if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, r, sh)) return -1;
     if (exl && out_alloc(ex, o, 1, elt, r - 1, o->shape[src])) return -1;
     int64_t rows = exl ? o->size[1] : ext > 0 ? o->size[0] / ext : 0;
     if (rows == 0 || (!z && n == 0)) return 0;
@@ -907,6 +907,94 @@ static int ex_filter(GEx *ex, const Node *x, GOp *o)
     return launch(ex, o, R_SCATTER, nch);
 }
 
+/* A multi-generator loop (gpu_skel.c emit_loop): the fold's tasks (a
+ * chunk of a row each; with filters, a rank-1 space's chunks as filter's,
+ * a group each), part, comb per row, then each filter's offsets and the
+ * scatter.  s2 holds, per generator and task, the filters' counts, their
+ * offsets, and the reductions' "has an element" flags. */
+static int ex_loop(GEx *ex, const Node *x, GOp *o)
+{
+    const Loop *lp = x->loop;
+    int src = o->cn->nout, r = x->kid[o->cn->opd_kid[0]]->type->rank, ng = lp->ngen, nflt = 0, nred = 0;
+    if (r < 1) return host_malformed(&ex->h, x, "rank 0");
+    int64_t n = o->shape[src][r - 1];
+    int64_t rows = shape_size_checked(ex->cx, "a loop", r - 1, o->shape[src]);
+    if (rows < 0) return -1;
+    for (int q = 0; q < ng; q++) {
+        const LoopGen *gn = &lp->gen[q];
+        const Type *rt = x->type->elts[q];
+        if (gn->kind == LOOP_COLLECT && out_alloc(ex, o, q, rt->elt, r, o->shape[src])) return -1;
+        if (gn->kind == LOOP_FILTER) nflt++;
+        if (gn->kind != LOOP_REDUCE) continue;
+        nred++;
+        if (out_alloc(ex, o, q, rt->elt, r - 1, o->shape[src])) return -1;
+        if (gn->z < 0 && n == 0 && rows > 0)
+            return fail(ex, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
+    }
+    if (nflt && r != 1) return host_malformed(&ex->h, x, "a filter over rank > 1");
+    if (rows > 0 && n > 0) {
+        if (nflt) {
+            int64_t nch = groups_for(ex, n, 4 * GPU_WG), ch = (n + nch - 1) / nch;
+            o->w = GPU_WG;
+            o->n = n;
+            o->ch = ch;
+            o->nch = o->m = (n + ch - 1) / ch;
+        } else {
+            plan_rows(ex, o, rows, n);
+        }
+    } else {
+        o->n = n;
+        o->ch = o->nch = 0;
+        o->m = rows;   /* comb's rows: every one z */
+        o->w = 1;
+    }
+    int64_t m = o->m, sb = 0;
+    for (int q = 0; q < ng; q++)
+        if (lp->gen[q].kind == LOOP_REDUCE) sb += scratch_bytes(loop_comp_type(x, lp->gen[q].comp), m);
+    if (scratch(ex, &o->s2, &o->s2b, 3 * (int64_t)ng * (m > 0 ? m : 1) * 8, true)) return -1;
+    if (rows > 0 && n > 0) {
+        if (nred && o->nch > 1 && scratch(ex, &o->s1, &o->s1b, sb, false)) return -1;
+        if (launch(ex, o, R_PART, groups_for(ex, m, GPU_WG / o->w))) return -1;
+        if (nred && o->nch > 1 && launch_n(ex, o, R_COMB, rows)) return -1;
+    } else if (nred && rows > 0 && launch_n(ex, o, R_COMB, rows)) {
+        return -1;
+    }
+    if (!nflt) return 0;
+    int64_t nch = rows > 0 && n > 0 ? o->nch : 0, *cnt = NULL, *tot = NULL;
+    if (nch > 0) {
+        size_t half = (size_t)ng * (size_t)nch;
+        cnt = ax__malloc(sizeof *cnt * 2 * half);
+        tot = ax__calloc((size_t)ng, sizeof *tot);
+        if (!cnt || !tot) {
+            free(cnt), free(tot);
+            return host_nomem(&ex->h);
+        }
+        int rc = dops_download(ex->gc, ex->cx, cnt, o->s2, (int64_t)half * 8);
+        for (int q = 0; rc == 0 && q < ng; q++)
+            for (int64_t t = 0; t < nch; t++) {
+                cnt[half + (size_t)q * (size_t)nch + (size_t)t] = tot[q];
+                tot[q] += cnt[(size_t)q * (size_t)nch + (size_t)t];
+            }
+        if (rc == 0 && ex->api->upload(ex->gc->d, o->s2, cnt, (int64_t)(2 * half * 8))) rc = api_fail(ex, "uploading offsets");
+        free(cnt);
+        if (rc) {
+            free(tot);
+            return -1;
+        }
+    }
+    for (int q = 0; q < ng; q++) {
+        if (lp->gen[q].kind != LOOP_FILTER) continue;
+        int64_t total = tot ? tot[q] : 0;
+        if (out_alloc(ex, o, q, x->type->elts[q]->elt, 1, &total)) {
+            free(tot);
+            return -1;
+        }
+    }
+    free(tot);
+    if (nch == 0) return 0;
+    return launch(ex, o, R_SCATTER, nch);
+}
+
 static int ex_unit(GEx *ex, const Node *x, GOp *o)
 {
     int64_t none[1] = {0};
@@ -927,6 +1015,7 @@ static int ex_op(GEx *ex, const Node *x, ax_array **out)
 {
     GOp o;
     int rc = op_begin(ex, x, &o);
+    if (rc == 0) x = o.x;   /* (an epilogue's consumer: ir_epilogue) */
     bool prof = (ex->cx->opt.debug & AX_DEBUG_PROFILE) != 0;
     double t0 = prof ? now_ms() : 0;
     if (rc == 0) {
@@ -944,6 +1033,7 @@ static int ex_op(GEx *ex, const Node *x, ax_array **out)
         case OP_PERMUTE: rc = ex_permute(ex, x, &o); break;
         case OP_STENCIL: case OP_STENCIL2: rc = ex_stencil(ex, x, &o); break;
         case OP_FILTER: rc = ex_filter(ex, x, &o); break;
+        case OP_LOOP: rc = ex_loop(ex, x, &o); break;
         default: rc = host_malformed(&ex->h, x, "not an array operation"); break;
         }
     }

@@ -149,6 +149,24 @@ static int prim_fail(Interp *in, Prim p, int st)
     }
 }
 
+/* A fused reshape's check failed (P_RESHAPE: the new shape, then the
+ * array's): op_reshape's messages. */
+static int reshape_fail(Interp *in, const Type *const *argt, const Scalar *args)
+{
+    int r1 = argt[0]->n, r0 = argt[1]->n;
+    int64_t sh1[AX_MAX_RANK], sh0[AX_MAX_RANK], n0 = 1;
+    for (int d = 0; d < r1 && d < AX_MAX_RANK; d++) sh1[d] = args[d].i;
+    for (int d = 0; d < r0 && d < AX_MAX_RANK; d++) n0 *= (sh0[d] = args[r1 + d].i);
+    int64_t n1 = shape_size_checked(in->cx, "ax_reshape", r1, sh1);
+    if (n1 < 0) return -1;
+    char a[256], b[256];
+    fmt_ints(a, sizeof a, r0, sh0);
+    fmt_ints(b, sizeof b, r1, sh1);
+    return fail(in, AX_ERR_SHAPE,
+                "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64 " elements)",
+                a, n0, b, n1);
+}
+
 /* --------------------------------------------------------- scratch stack */
 
 static Chunk *chunk_new(size_t cap)
@@ -439,7 +457,8 @@ static int ev_prim(Interp *in, const Node *e, Scalar *out)
         /* a test's differential run: the CPU backend's maths (mvec.h) */
     } else if (rc == 0) {
         int st = prim_eval(p, argt, args, e->type, out);
-        if (st) rc = prim_fail(in, p, st);
+        if (st && p == P_RESHAPE) rc = reshape_fail(in, argt, args);
+        else if (st) rc = prim_fail(in, p, st);
     }
     srelease(in, m);
     return rc;
@@ -1404,6 +1423,127 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
     return finish(rc, res, out);
 }
 
+/* A multi-generator loop (ir.h Loop; the planner's, src/opt/plan.c): the
+ * space is evaluated (every member's element work, position by position),
+ * then each generator takes its component: a collect copies it, a filter
+ * keeps it where its predicate component holds, a reduction folds it
+ * along the innermost dimension as op_fold does. */
+typedef struct LoopOut {
+    ax_array *a;
+    View v;
+    int off, w;               /* the component's leaves in the space's element */
+    Scalar *acc, *nxt, *el, *z;   /* a reduction's */
+    bool have;                /* acc holds a value (z, or an element) */
+} LoopOut;
+
+static int op_loop(Interp *in, const Node *x, ax_array **out)
+{
+    const Loop *lp = x->loop;
+    if (!lp || lp->ngen < 1 || x->type->kind != TY_ARRAYS || x->type->n != lp->ngen)
+        return malformed(in, x, "no generators");
+    int ng = lp->ngen;
+    ax_array *src = NULL;
+    View sv = VIEW_NONE;
+    LoopOut *o = ax__calloc((size_t)ng, sizeof *o);
+    Mark m = smark(in);
+    int rc = o ? eval1(in, x->kid[0], &src) : nomem(in);
+    if (rc == 0) rc = view(in, src, &sv);
+    if (rc == 0 && src->rank < 1) rc = malformed(in, x, "rank 0");
+    int r = rc == 0 ? src->rank : 1;
+    int64_t n = rc == 0 ? src->shape[r - 1] : 0, rows = 0;
+    if (rc == 0 && (rows = shape_size_checked(in->cx, "a loop", r - 1, src->shape)) < 0) rc = -1;
+    const Type *se = rc == 0 ? x->kid[0]->type->elt : NULL;
+    for (int g = 0; rc == 0 && g < ng; g++) {
+        const LoopGen *q = &lp->gen[g];
+        const Type *ct = loop_comp_type(x, q->comp), *rt = x->type->elts[g];
+        if (!ct || rt->kind != TY_ARRAY) {
+            rc = malformed(in, x, "a generator does not fit");
+            break;
+        }
+        o[g].off = q->comp < 0 ? 0 : ty_leaf_offset(se, q->comp);
+        o[g].w = ct->width;
+        if (q->kind == LOOP_COLLECT) {
+            o[g].a = new_array(in, rt->elt, r, src->shape, "ax_map");
+        } else if (q->kind == LOOP_REDUCE) {
+            size_t w = (size_t)ct->width + 1;
+            o[g].acc = salloc(in, w), o[g].nxt = salloc(in, w), o[g].el = salloc(in, w), o[g].z = salloc(in, w);
+            if (!o[g].acc || !o[g].nxt || !o[g].el || !o[g].z) { rc = -1; break; }
+            rc = check_lam(in, x->kid[q->op], 2, 2 * ct->width);
+            if (rc == 0 && q->z >= 0) rc = ev_top(in, x->kid[q->z], o[g].z);
+            if (rc == 0) o[g].a = new_array(in, rt->elt, r - 1, src->shape, q->z >= 0 ? "ax_fold" : "ax_fold1");
+            if (rc == 0 && q->z < 0 && n == 0 && rows > 0)
+                rc = fail(in, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
+        } else if (q->kind == LOOP_FILTER) {
+            if (r != 1) { rc = malformed(in, x, "a filter over rank > 1"); break; }
+            int pl = ty_leaf_offset(se, q->pred);
+            int64_t count = 0;
+            for (int64_t i = 0; i < n; i++) count += truth(sc_load(src->buf[pl], sv.lt[pl], i));
+            o[g].a = new_array(in, rt->elt, 1, &count, "ax_filter");
+        } else {
+            rc = malformed(in, x, "an unknown generator");
+        }
+        if (rc == 0 && (!o[g].a || view(in, o[g].a, &o[g].v))) rc = -1;
+    }
+    /* element by element (a fault is the first one in that order) */
+    for (int64_t row = 0; rc == 0 && row < rows; row++) {
+        for (int g = 0; g < ng; g++)
+            if (lp->gen[g].kind == LOOP_REDUCE && lp->gen[g].z >= 0 && o[g].w > 0)
+                memcpy(o[g].acc, o[g].z, sizeof *o[g].z * (size_t)o[g].w);
+        for (int g = 0; g < ng; g++) o[g].have = lp->gen[g].z >= 0;
+        for (int64_t j = 0; rc == 0 && j < n; j++) {
+            int64_t i = row * n + j;
+            for (int g = 0; rc == 0 && g < ng; g++) {
+                const LoopGen *q = &lp->gen[g];
+                LoopOut *a = &o[g];
+                if (q->kind != LOOP_REDUCE) continue;
+                if (q->pred >= 0) {
+                    int pl = ty_leaf_offset(se, q->pred);
+                    if (!truth(sc_load(src->buf[pl], sv.lt[pl], i))) continue;
+                }
+                Scalar *e = a->have ? a->el : a->acc;
+                for (int c = 0; c < a->w; c++) e[c] = sc_load(src->buf[a->off + c], sv.lt[a->off + c], i);
+                if (!a->have) {
+                    a->have = true;
+                    continue;
+                }
+                if ((rc = call2(in, x->kid[q->op], a->acc, e, a->nxt))) break;
+                Scalar *t = a->acc;
+                a->acc = a->nxt;
+                a->nxt = t;
+            }
+        }
+        for (int g = 0; rc == 0 && g < ng; g++)
+            if (lp->gen[g].kind == LOOP_REDUCE && !o[g].have)
+                rc = fail(in, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
+        for (int g = 0; rc == 0 && g < ng; g++)
+            if (lp->gen[g].kind == LOOP_REDUCE) vstore(&o[g].v, row, o[g].acc);
+    }
+    for (int g = 0; rc == 0 && g < ng; g++) {
+        const LoopGen *q = &lp->gen[g];
+        LoopOut *a = &o[g];
+        if (q->kind == LOOP_COLLECT) {
+            for (int c = 0; c < a->w; c++)
+                memcpy(a->a->buf[c], src->buf[a->off + c], (size_t)src->size * ax_scalar_size(sv.lt[a->off + c]));
+        } else if (q->kind == LOOP_FILTER) {
+            int pl = ty_leaf_offset(se, q->pred);
+            for (int64_t i = 0, k = 0; i < n; i++) {
+                if (!truth(sc_load(src->buf[pl], sv.lt[pl], i))) continue;
+                for (int c = 0; c < a->w; c++)
+                    sc_store(a->a->buf[c], sv.lt[a->off + c], k, sc_load(src->buf[a->off + c], sv.lt[a->off + c], i));
+                k++;
+            }
+        }
+    }
+    srelease(in, m);
+    ax_array_release(src);
+    for (int g = 0; o && g < ng; g++) {
+        if (rc == 0) out[g] = o[g].a;
+        else ax_array_release(o[g].a);
+    }
+    free(o);
+    return rc ? -1 : 0;
+}
+
 /* One array operation (the host walk's callback: lets, tuples, acond and
  * awhile are walked in src/runtime/host.c). */
 static int interp_op(Host *h, const Node *x, ax_array **out)
@@ -1436,6 +1576,7 @@ static int interp_op(Host *h, const Node *x, ax_array **out)
     case OP_FILTER: return op_filter(in, x, out);
     case OP_STENCIL:
     case OP_STENCIL2: return op_stencil(in, x, out);
+    case OP_LOOP: return op_loop(in, x, out);
 
 
 

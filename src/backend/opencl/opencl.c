@@ -530,12 +530,16 @@ static void *cl_open(ax_ctx *cx)
      * has them (the interpreter's); OpenCL's default allows 2.5 ulp. */
     cl_bitfield fp = 0;
     c->f.GetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    /* fast_math: contraction, reassociation, reciprocals; no licence to
-     * drop NaN and infinities (not -cl-finite-math-only) */
+    /* fast_math: contraction and the sign of zeros; no licence to drop NaN
+     * and infinities (not -cl-finite-math-only), and not
+     * -cl-unsafe-math-optimizations: with it PoCL computed 1/sqrt(x) as an
+     * approximate reciprocal square root and a Newton step, NaN for 0
+     * (not +inf), -inf for denormals, and up to 4u off elsewhere
+     * (tests/test_fastmath.c, fast_mode_keeps_the_maths_functions_and_sqrt) */
     bool fast = cx->opt.fast_math;
     snprintf(c->options, sizeof c->options, "-cl-std=CL1.2 -w%s%s%s",
              !fast && fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
-             fast ? " -cl-mad-enable -cl-no-signed-zeros -cl-unsafe-math-optimizations" : "",
+             fast ? " -cl-mad-enable -cl-no-signed-zeros" : "",
              gpu_lookback_wanted(GPU_OPENCL) ? " -DAX_LOOKBACK=1" : "");
     c->trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
     if (!strstr(pn, "Portable Computing Language")) c->cache = gpu_disk_cache(cx);
