@@ -175,9 +175,13 @@ enum {
                                         multi-generator loops (siblings, filter into fold) */
     AX_DEBUG_NO_LICM     = 1u << 11, /* [no-licm]     array terms that do not change in an
                                         awhile body are recomputed every iteration */
-    AX_DEBUG_NO_REUSE    = 1u << 12  /* [no-reuse]    compile every program in full: no reuse
+    AX_DEBUG_NO_REUSE    = 1u << 12, /* [no-reuse]    compile every program in full: no reuse
                                         of an equal program compiled before, in the context
                                         or (its entry in the disk cache) in another process */
+    AX_DEBUG_NO_LOOPS    = 1u << 14, /* [no-loops]    the planner makes no multi-generator
+                                        loops (its sibling and filter rewrites stay) */
+    AX_DEBUG_NO_EPILOGUES = 1u << 15 /* [no-epilogues] a map over a fold's, a scan's or a
+                                        stencil's result stays a pass of its own */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero
@@ -187,8 +191,14 @@ enum {
  * here.  AXLE_MEM_LIMIT and AXLE_CACHE_SIZE take a number of bytes with
  * an optional K, M, G or T and an optional B ("512M", "1GB", "100b");
  * AXLE_THREADS and threads are capped at 4,096 (what ax_ctx_options
- * reports is used).  A malformed value is ignored with a notice naming
- * the variable and the accepted values (see log and strict). */
+ * reports is used).  The planner's solver has no field: AXLE_PLANNER
+ * (ilp, the default: an integer linear program, solved by CBC where a
+ * search is needed and CBC can be loaded; cbc: by CBC always; greedy),
+ * AXLE_PLANNER_LIMIT (the solve's limit, milliseconds of CPU time;
+ * default 10; past it the planner is greedy) and AXLE_CBC (the CBC
+ * library to load) choose it.  A malformed value is ignored with a
+ * notice naming the variable and the accepted values (see log and
+ * strict). */
 typedef struct ax_options {
     ax_backend_kind backend;  /* default: AX_BACKEND_DEFAULT */
     unsigned debug;           /* AX_DEBUG_* flags, or-ed with AXLE_DEBUG */

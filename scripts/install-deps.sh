@@ -5,7 +5,7 @@
 #   install-deps.sh [--check] [PURPOSE...]
 #
 # PURPOSE is any of build, test, python, demo, docs (default: build test
-# demo; test includes python).
+# demo; test includes python and CBC, the planner's optional ILP solver).
 # With --check nothing is installed: the missing packages are listed and
 # the exit status is 1 if there are any.  The check is quick (command -v,
 # dpkg -s and one small compile) and never runs apt-get.  Without --check,
@@ -52,6 +52,11 @@ for purpose in "$@"; do
         fi
         add "libclang-rt-${v:-14}-dev"
       fi
+      # CBC, the planner's ILP solver (COIN-OR, EPL-2.0): optional at build
+      # and run time (libaxle loads it with dlopen; without it the planner
+      # is greedy and the tests that need it say so and skip), installed
+      # so that they run
+      have_pkg coinor-libcbc-dev || add coinor-libcbc-dev
       want_python=yes
       ;;
     python)

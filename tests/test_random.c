@@ -79,6 +79,12 @@ static const RunConfig configs[] = {
      * folds must give the interpreter's results bit for bit */
     {"interp/no-planner",   AX_BACKEND_INTERP, AX_DEBUG_NO_PLANNER,                  0,    0,    false, 1, 0, false, false},
     {"interp/no-licm",      AX_BACKEND_INTERP, AX_DEBUG_NO_LICM,                     0,    0,    false, 1, 0, false, false},
+    /* the planner's last two steps off, each alone */
+    {"interp/no-loops",     AX_BACKEND_INTERP, AX_DEBUG_NO_LOOPS,                    0,    0,    false, 1, 0, false, false},
+    {"interp/no-epilogues", AX_BACKEND_INTERP, AX_DEBUG_NO_EPILOGUES,                0,    0,    false, 1, 0, false, false},
+    /* the greedy planner (AXLE_PLANNER=greedy, a row named so) rather than
+     * the ILP, where CBC loads (src/opt/ilp.c) */
+    {"interp/greedy-planner", AX_BACKEND_INTERP, 0,                                  0,    0,    false, 1, 0, false, false},
     /* The CPU backend may reassociate float folds and scans (issue 3:
      * associative by contract): tolerances. */
     {"cpu",                 AX_BACKEND_CPU,    0,                                    1e-4, 1e-5, false, 5,  VS_CPU, false, false},
@@ -88,6 +94,8 @@ static const RunConfig configs[] = {
     {"cpu/no-cse",          AX_BACKEND_CPU,    AX_DEBUG_NO_CSE,                      1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/no-planner",      AX_BACKEND_CPU,    AX_DEBUG_NO_PLANNER,                  1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/no-licm",         AX_BACKEND_CPU,    AX_DEBUG_NO_LICM,                     1e-4, 1e-5, false, 25, VS_CPU, false, false},
+    {"cpu/no-loops",        AX_BACKEND_CPU,    AX_DEBUG_NO_LOOPS,                    1e-4, 1e-5, false, 25, VS_CPU, false, false},
+    {"cpu/no-epilogues",    AX_BACKEND_CPU,    AX_DEBUG_NO_EPILOGUES,                1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/unsafe",          AX_BACKEND_CPU,    0,                                    1e-4, 1e-5, true,  25, VS_CPU, false, false},
     /* The GPU backends likewise, against the interpreter (the device's
      * maths functions are its own); OpenCL runs on PoCL where there is no
@@ -131,7 +139,17 @@ static ax_ctx *new_ctx(const RunConfig *c)
     o.backend = c->backend;
     o.debug = c->debug;
     o.unsafe = c->unsafe;
+    /* the planner is chosen by the environment, read when the context is made */
+    bool greedy = strstr(c->name, "greedy-planner") != NULL;
+    const char *was = getenv("AXLE_PLANNER");
+    char *keep = was ? strdup(was) : NULL;
+    if (greedy) setenv("AXLE_PLANNER", "greedy", 1);
     ax_ctx *cx = ax_ctx_new(&o);
+    if (greedy) {
+        if (keep) setenv("AXLE_PLANNER", keep, 1);
+        else unsetenv("AXLE_PLANNER");
+    }
+    free(keep);
     if (cx && c->vecmath) ax__ctx_vecmath(cx);   /* no libmvec: the CPU backend does not use it either */
     return cx;
 }

@@ -543,9 +543,10 @@ TEST(program_entry_key_covers_the_options)
     REQUIRE(a);
     CHECK_EQ_I(three_from_disk(a, 2000), 0);
     ax_ctx_free(a);
-    enum { N = 8 };
+    enum { N = 10 };
     static const char *const what[N] = {"unsafe", "fast-math", "cflags", "no-fusion", "no-simplify",
-                                        "no-planner", "compiler command", "maths hook"};
+                                        "no-planner", "compiler command", "maths hook", "no-loops",
+                                        "AXLE_PLANNER=greedy"};
     for (int k = 0; k < N; k++) {
         ax_options o = {0};
         if (k == 0) o.unsafe = true;
@@ -555,7 +556,10 @@ TEST(program_entry_key_covers_the_options)
         if (k == 4) o.debug = AX_DEBUG_NO_SIMPLIFY;
         if (k == 5) o.debug = AX_DEBUG_NO_PLANNER;
         if (k == 6) o.cc = "cc -DAXLE_TEST_OTHER_COMMAND";
+        if (k == 8) o.debug = AX_DEBUG_NO_LOOPS;
+        if (k == 9) setenv("AXLE_PLANNER", "greedy", 1);   /* read when the context is made */
         ax_ctx *b = ctx_disk(dir, &o);
+        if (k == 9) unsetenv("AXLE_PLANNER");
         REQUIRE(b);
         if (k == 7) CHECK(ax__ctx_vecmath(b));
         /* fast-math results may differ from the interpreter's: only
@@ -739,7 +743,7 @@ static Program *optimised(ax_ctx *cx, ax_acc a)
     opt_array_cse(cx, p, &ch);
     simplify_program(cx, p, true);
     opt_licm(cx, p);
-    opt_plan(cx, p, NULL);
+    opt_plan(cx, p, NULL, NULL);   /* the greedy planner's choice (no clusters) */
     simplify_program(cx, p, true);
     char m[256];
     if (ax_status_of(cx) != AX_OK || ir_verify(p, m, sizeof m)) {

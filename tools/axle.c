@@ -4,8 +4,9 @@
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
- *                    [--no-licm] [--fast-math] [--check] [--json]
+ *                    [--no-licm] [--no-loops] [--no-epilogues] [--fast-math] [--check] [--json]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
+ *   (run and dump: --planner ilp|cbc|greedy sets AXLE_PLANNER, the planner's solver)
  *   axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json]   (tools/bench.c)
  *
  * SPDX-License-Identifier: BSD-3-Clause
@@ -26,8 +27,11 @@ static void usage(FILE *f)
             "usage: axle list\n"
             "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
             "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
+            "                        [--no-loops] [--no-epilogues]\n"
             "                        [--fast-math] [--check] [--json]\n"
             "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
+            "       (run, dump: --planner ilp|cbc|greedy, the planner's solver: the ILP (the default; CBC where\n"
+            "        a search is needed and installed; cbc: CBC always) or the greedy planner; also AXLE_PLANNER)\n"
             "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
             "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
             "stages: source, sharing, simplify, fusion, kernels, plan (the planner's loop graph and clusters), dot (Graphviz),\n"
@@ -82,6 +86,17 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--no-cse")) a->opt.debug |= AX_DEBUG_NO_CSE;
         else if (!strcmp(s, "--no-planner")) a->opt.debug |= AX_DEBUG_NO_PLANNER;
         else if (!strcmp(s, "--no-licm")) a->opt.debug |= AX_DEBUG_NO_LICM;
+        else if (!strcmp(s, "--no-loops")) a->opt.debug |= AX_DEBUG_NO_LOOPS;
+        else if (!strcmp(s, "--no-epilogues")) a->opt.debug |= AX_DEBUG_NO_EPILOGUES;
+        else if (!strcmp(s, "--planner") && v) {
+            /* the library reads it when a context is made (src/opt/ilp.c) */
+            if (strcmp(v, "ilp") && strcmp(v, "greedy") && strcmp(v, "cbc")) {
+                fprintf(stderr, "axle: unknown planner '%s' (ilp, cbc or greedy)\n", v);
+                return -1;
+            }
+            setenv("AXLE_PLANNER", v, 1);
+            i++;
+        }
         else if (!strcmp(s, "--fast-math")) a->opt.fast_math = true;
         else if (!strcmp(s, "--check")) a->check = true;
         else if (!strcmp(s, "--json")) a->json = true;

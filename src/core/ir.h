@@ -379,7 +379,18 @@ struct ax_ctx {
      * backend's, or NULL (libm). */
     struct Mvec *mvec;
     unsigned noticed;         /* NOTICE_* given already (each once) */
+    /* The planner (src/opt/ilp.c): AXLE_PLANNER (PLANNER_*),
+     * AXLE_PLANNER_LIMIT (ms; 0: the default) and AXLE_CBC (CBC's library,
+     * or NULL); CBC once loaded and the models solved (NULL until the
+     * first solve). */
+    int planner;
+    double planner_limit_ms;
+    char *planner_cbc;
+    struct PlanState *plan;
 };
+enum { PLANNER_ILP = 0, PLANNER_GREEDY = 1, PLANNER_CBC = 2 };
+typedef struct PlanState PlanState;
+void plan_state_free(PlanState *st);
 
 /* Notices (ax_options.log): what a user should know that is not an error.
  * Each kind is given once per context. */

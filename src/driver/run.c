@@ -303,6 +303,24 @@ static double pass_done(ax_ctx *cx, Program *p, const char *name, double t0)
     return now_ms() - t0;
 }
 
+/* The planner: the loop graph, the clustering the ILP or the greedy
+ * planner picks for it (src/opt/ilp.c), and the rewrites that carry it
+ * out (src/opt/plan.c).  The rewrites' count, or -1 with an error on cx;
+ * the choice in *ch when asked for (the caller frees it). */
+static int plan(ax_ctx *cx, Program *p, PlanLog *log, PlanChoice *ch)
+{
+    PlanChoice own;
+    if (!ch) ch = &own;
+    /* (without the graph, as without CBC: the greedy planner, which needs
+     * none) */
+    PlanGraph *g = cx->planner == PLANNER_GREEDY ? NULL : plan_graph(p, false);
+    plan_choose(cx, g, ch, false);
+    plan_graph_free(g);
+    int c = opt_plan(cx, p, log, ch->cl);
+    if (ch == &own) plan_choice_free(&own);
+    return c;
+}
+
 /* Sharing recovery, then the optimiser's passes in the thesis' order (s.5):
  * simplify (CSE before shrinking), fuse, and simplify again to clean up
  * what fusion composed.  Returns NULL with an error on cx. */
@@ -355,7 +373,7 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto)
         }
         if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_PLANNER)) {
             t1 = now_ms();
-            int c = opt_plan(cx, p, NULL);
+            int c = plan(cx, p, NULL, NULL);
             if (c >= 0) pass_done(cx, p, "planner", t1), changed += c;
         }
         if (changed > 0 && cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
@@ -956,14 +974,16 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
             cx->opt.debug |= AX_DEBUG_NO_PLANNER;
             p = front_end(cx, a, &st, UPTO_FUSION);
             cx->opt.debug = was;
-            PlanGraph *g = p ? plan_graph(p) : NULL;
+            PlanGraph *g = p ? plan_graph(p, true) : NULL;
             PlanLog *log = g ? ax__calloc(1, sizeof *log) : NULL;
             if (p && !log) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
             if (log) {
                 bool on = !(was & AX_DEBUG_NO_PLANNER);
-                double t0 = now_ms();
-                if (!on || opt_plan(cx, p, log) >= 0)
-                    plan_graph_print(f, g, log, json, on ? "greedy" : "none (--no-planner)", now_ms() - t0);
+                PlanChoice ch;
+                memset(&ch, 0, sizeof ch);
+                if (on) plan_choose(cx, g, &ch, true);
+                if (!on || opt_plan(cx, p, log, ch.cl) >= 0) plan_graph_print(f, g, log, json, on ? &ch : NULL);
+                plan_choice_free(&ch);
             }
             free(log);
             plan_graph_free(g);

@@ -68,15 +68,47 @@ typedef struct PlanLog {
     int n;
     char line[PLAN_LOG_MAX][160];
     /* the clustering, for `axle dump --stage plan` (plangraph.c): pairs of
-     * let variables now computed in one pass (a new let's variable joined
-     * with the one it replaces; -1 is the program's result), and the lets
-     * whose arrays are no longer made (filters fused into their folds,
-     * producers inlined) */
+     * loops now computed in one pass, by key (a let's variable, a new let's
+     * joined with the one it replaces; plan_body_key for the loop a chain
+     * ends in), and the lets whose arrays are no longer made (filters fused
+     * into their folds, producers inlined or copied) */
     int njoin, nremoved;
-    int join[PLAN_JOIN_MAX][2];
-    int removed[PLAN_JOIN_MAX];
+    int64_t join[PLAN_JOIN_MAX][2];
+    int64_t removed[PLAN_JOIN_MAX];
 } PlanLog;
-int opt_plan(ax_ctx *cx, Program *p, PlanLog *log);
+/* The clustering the rewrites follow (ilp.c): which loops may share a
+ * pass, by key (a let's variable; for the loop a chain of lets ends in,
+ * plan_body_key of that term).  Two loops are merged only when
+ * plan_together says so; NULL is the greedy planner (every rewrite that
+ * applies), and a key the clustering does not know is the greedy's too. */
+typedef struct PlanClusters {
+    int n;
+    int64_t *key;        /* ascending */
+    int *cluster;
+    unsigned char *offered;   /* n x n, in key order: the pair was the ILP's to choose */
+} PlanClusters;
+#define PLAN_KEY_NONE INT64_MIN
+#define PLAN_KEY_GONE (INT64_MIN + 1)   /* a let that holds no loop of the graph any more */
+static inline int64_t plan_body_key(const Node *body) { return -(int64_t)(intptr_t)body - 2; }
+bool plan_together(const PlanClusters *c, int64_t a, int64_t b);
+/* Did the clustering keep loops a and b apart where it could have merged
+ * them (a pair the loop graph offered it, in two clusters)?  The rewrites
+ * after the ILP's (multi-generator loops, epilogues) merge what the loop
+ * graph does not model, but never a pair the ILP chose to keep apart. */
+bool plan_apart(const PlanClusters *c, int64_t a, int64_t b);
+int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl);
+
+/* The rewrites' own tests (plan.c), for the loop graph: a producer that
+ * only moves data, copied into its readers; one inlined into sibling
+ * folds; a fold that can absorb the filter bound by let flt (*occ: its
+ * reads of the filter's output), and whether it stays a fold of the same
+ * type when it does (else it folds (kept, value) pairs); equal extents
+ * (compared as the terms themselves, or as copies of them). */
+bool plan_copies(const Node *t);
+bool plan_inlinable(const Node *t);
+bool plan_absorbs(const Node *fold, const Node *flt, int *occ);
+bool plan_absorb_keeps_fold(const Node *fold);
+bool plan_same_term(const Node *a, const Node *b, bool copies);
 
 /* Loop-invariant code motion of array terms out of awhile bodies
  * (licm.c), guarded by the loop's condition.  Returns the number of lets
@@ -87,9 +119,28 @@ int opt_licm(ax_ctx *cx, Program *p);
  * printed with the clustering a PlanLog records (`axle dump --stage
  * plan`).  plan_graph returns NULL when memory runs out. */
 typedef struct PlanGraph PlanGraph;
-PlanGraph *plan_graph(const Program *p);
-void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const char *solver,
-                      double solve_ms);
+typedef struct PlanChoice PlanChoice;
+PlanGraph *plan_graph(const Program *p, bool shown);
+void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const PlanChoice *ch);
 void plan_graph_free(PlanGraph *g);
+
+/* The clustering planner (ilp.c; seed 001): the integer linear program
+ * of the loop graph solved by CBC, loaded at run time, within a time
+ * limit; else the greedy planner, and why. */
+typedef enum { PLAN_GREEDY, PLAN_CBC, PLAN_NONE, PLAN_PRESOLVE } PlanSolver;
+struct PlanChoice {
+    PlanSolver solver;
+    char why[160];           /* why greedy (or why no solver was needed) */
+    PlanClusters *cl;        /* the clustering the rewrites follow (NULL: greedy) */
+    double solve_ms;         /* making the model and solving it (wall clock) */
+    double solve_cpu_ms;     /* the same in the thread's CPU time (what the limit bounds) */
+    double load_ms;          /* loading CBC (the first solve of a context) */
+    double limit_ms;
+    int nx, nc, npi, nrows;  /* the model's variables (x, c, pi) and rows */
+    int64_t objective;       /* seed 001's objective of the solution (asked for: full); -1 without one */
+    bool cached;             /* the context had solved this model before */
+};
+int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full);
+void plan_choice_free(PlanChoice *ch);
 
 #endif /* AX_OPT_H */

@@ -57,7 +57,23 @@
  * merged fold sits at the first member's place, so a member whose operand
  * reads a let bound between the two is not merged.
  *
- * AX_DEBUG_NO_PLANNER turns the pass off (Accelerate's fusion alone).
+ * Which loops merge is the clustering's to say (ilp.c: seed 001's integer
+ * linear program over the loop graph of plangraph.c, which offers it only
+ * the pairs these rewrites can carry out): a filter fuses into its folds
+ * only if the clustering puts it in its first fold's pass, folds merge
+ * and a producer is inlined only into a pass the clustering makes of
+ * them (plan_together); without a clustering (the greedy planner) every
+ * rewrite that applies is made, as above.  Copying a producer that only
+ * moves data is no merge: it is always made.  The multi-generator loops
+ * and epilogues below come after the clustering's rewrites and merge
+ * what the loop graph does not model (a map with a fold of one array, a
+ * filter with the folds of its output and its other readers, a map
+ * applied as a fold's results are stored), but never two loops the
+ * clustering kept apart where it could have merged them (plan_apart):
+ * the ILP's clusters are carried out, and may only grow.
+ *
+ * AX_DEBUG_NO_PLANNER turns the pass off (Accelerate's fusion alone);
+ * AX_DEBUG_NO_LOOPS and AX_DEBUG_NO_EPILOGUES the last two steps alone.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "opt.h"
@@ -82,6 +98,11 @@ typedef struct Pl {
     bool failed;
     int changed;         /* rewrites made */
     PlanLog *log;
+    /* the clustering the rewrites follow (ilp.c; NULL: greedy, every
+     * rewrite that applies), and per let variable the key it has there
+     * when a rewrite gave its loop a new variable (else PLAN_KEY_NONE) */
+    const PlanClusters *cl;
+    int64_t *key;
 } Pl;
 
 static void *oom(Pl *s)
@@ -98,11 +119,13 @@ static bool grow(Pl *s)
     Node **n = ax__realloc(s->sub, sizeof *n * (size_t)cap);
     int *u = n ? ax__realloc(s->uses, sizeof *u * (size_t)cap) : NULL;
     Node **r = u ? ax__realloc(s->rdv, sizeof *r * (size_t)cap) : NULL;
+    int64_t *k = r ? ax__realloc(s->key, sizeof *k * (size_t)cap) : NULL;
     if (n) s->sub = n;
     if (u) s->uses = u;
     if (r) s->rdv = r;
-    if (!n || !u || !r) return oom(s), false;
-    for (int i = s->capsub; i < cap; i++) s->sub[i] = NULL, s->uses[i] = 0, s->rdv[i] = NULL;
+    if (k) s->key = k;
+    if (!n || !u || !r || !k) return oom(s), false;
+    for (int i = s->capsub; i < cap; i++) s->sub[i] = NULL, s->uses[i] = 0, s->rdv[i] = NULL, s->key[i] = PLAN_KEY_NONE;
     s->capsub = cap;
     return true;
 }
@@ -544,7 +567,7 @@ static void note(Pl *s, const char *fmt, ...)
     va_end(ap);
 }
 
-static void join(Pl *s, int a, int b)
+static void join(Pl *s, int64_t a, int64_t b)
 {
     if (s->log && s->log->njoin < PLAN_JOIN_MAX) {
         s->log->join[s->log->njoin][0] = a;
@@ -552,9 +575,29 @@ static void join(Pl *s, int a, int b)
     }
 }
 
-static void removed(Pl *s, int id)
+static void removed(Pl *s, int64_t id)
 {
     if (s->log && s->log->nremoved < PLAN_JOIN_MAX) s->log->removed[s->log->nremoved++] = id;
+}
+
+/* May the loops of let variables (or chain bodies' keys) a and b share a
+ * pass?  The clustering decides (ilp.c); without one, yes (greedy). */
+static int64_t key_of(const Pl *s, int64_t a)
+{
+    return a >= 0 && a < s->capsub && s->key[a] != PLAN_KEY_NONE ? s->key[a] : a;
+}
+
+static bool together(const Pl *s, int64_t a, int64_t b)
+{
+    return plan_together(s->cl, key_of(s, a), key_of(s, b));
+}
+
+/* Did the clustering keep a and b apart, a pair it could have merged?
+ * (The steps after its rewrites, loops and epilogues, merge only what it
+ * did not choose to keep apart.) */
+static bool apart(const Pl *s, int64_t a, int64_t b)
+{
+    return plan_apart(s->cl, key_of(s, a), key_of(s, b));
 }
 
 /* ------------------------------------------------------------ filter into fold */
@@ -696,11 +739,14 @@ static bool filter_into_fold(Pl *s, Node **site, Node *owner, bool at_body, cons
         Node *al = node2(s, OP_ALET, m->type, nf, m);
         if (!al) return false;
         al->id = pidv;
+        s->key[pidv] = plan_body_key(fold);   /* the body's loop, now let-bound */
         *site = al;
     } else {
         Node *nl = node2(s, OP_ALET, owner->type, m, owner->kid[1]);
         if (!nl) return false;
         nl->id = owner->id;
+        s->key[pidv] = key_of(s, owner->id);
+        s->key[owner->id] = PLAN_KEY_GONE;   /* now a projection */
         owner->id = pidv;
         owner->kid[0] = nf;
         owner->kid[1] = nl;
@@ -752,7 +798,7 @@ static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
         int users = 0, readers = 0;
         for (int q = 0; q < nm; q++)
             if (pv[q] == pv[k]) users += occurrences(fold_opd(lets[m[q]]->kid[0]), pv[k], 0), readers++;
-        if (readers < 2 || users != s->uses[pv[k]]) continue;
+        if (readers < 2 || users != s->uses[pv[k]] || !together(s, pv[k], lets[m[0]]->id)) continue;
         for (int j = 0; j < m[0]; j++)
             if (lets[j]->id == pv[k] && inlinable(lets[j]->kid[0])) {
                 inl[k] = lets[j];
@@ -816,6 +862,9 @@ static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
     first->kid[0] = nf;
     first->kid[1] = nl;
     for (int k = 1; k < nm && !s->failed; k++) lets[m[k]]->kid[0] = proj_map(s, tid, k);
+    /* the members' variables name projections of the pass now, no loops */
+    s->key[nl->id] = PLAN_KEY_GONE;
+    for (int k = 1; k < nm; k++) s->key[lets[m[k]]->id] = PLAN_KEY_GONE;
     /* scalar reads of the members read the tuple; retarget the whole rest
      * of the chain (the members' lets included: harmless) */
     int ids[64];
@@ -1222,8 +1271,6 @@ enum { LOOP_WINDOW = 128, LOOP_MAX = 64 };
 static void loops(Pl *s, Node **slot)
 {
     int nl;
-    bind_results(s, slot);
-    if (s->failed) return;
     Node **lets = collect(s, slot, &nl);
     if (!lets) return;
     Mem *grp = ax__malloc(sizeof *grp * (size_t)(LOOP_MAX + 1));
@@ -1288,6 +1335,7 @@ static void loops(Pl *s, Node **slot)
                 else if (in == mj.via) linked = true;
                 else ok = reads_member_ok(&mj, &grp[in]), linked = true;
             }
+            for (int g = 0; g < nm && ok; g++) ok = !apart(s, grp[g].id, mj.id);
             if (!ok || !linked) continue;
             gidx[j] = nm;
             grp[nm++] = mj;
@@ -1355,7 +1403,7 @@ static void epilogues(Pl *s, Node **slot)
         Node *t = lets[k]->kid[0];
         if (t->op != OP_MAP || t->kid[1]->op != OP_AVAR || s->uses[t->kid[1]->id] != 1) continue;
         int a = t->kid[1]->id, j = a < nv ? pos[a] : -1;
-        if (j < 0 || j >= k) continue;
+        if (j < 0 || j >= k || apart(s, a, lets[k]->id)) continue;
         Node *c = lets[j]->kid[0];
         switch (c->op) {
         case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1:
@@ -1467,11 +1515,7 @@ static void walk(Pl *s, Node **slot, int depth)
      * the producer copied into each consumer: it does no work to copy) */
     for (int k = 0; k < nl && !s->failed; k++) {
         const Node *t = lets[k]->kid[0];
-        /* (a generate of rank 2 or more is read linearly through
-         * fromLinear, a division per dimension: not free to copy) */
-        if (!(t->op == OP_GENERATE && t->type->rank <= 1 && moves_only(t->kid[1], 0)) &&
-            !(t->op == OP_MAP && t->kid[1]->op == OP_AVAR && moves_only(t->kid[0], 0)))
-            continue;
+        if (!plan_copies(t)) continue;
         recount(s);
         int pid = lets[k]->id, readers = 0;
         bool ok = s->uses[pid] > 1;
@@ -1515,17 +1559,28 @@ static void walk(Pl *s, Node **slot, int depth)
         for (int j = k + 1; j <= nl && ok; j++) {
             Node *t = j < nl ? lets[j]->kid[0] : last->kid[1];
             int occ = 0;
-            if (can_absorb(s, t, lets[k], &occ)) seen += occ, nf++;
+            if (can_absorb(s, t, lets[k], &occ)) {
+                /* the clustering puts the filter in its first fold's pass,
+                 * or keeps it a loop of its own */
+                if (!nf) ok = together(s, ys, j < nl ? lets[j]->id : plan_body_key(t));
+                seen += occ, nf++;
+            }
             else if (occurrences(t, ys, 0)) ok = false;
         }
         if (!ok || nf == 0 || seen != s->uses[ys]) continue;
+        bool first = true;
         for (int j = k + 1; j <= nl && !s->failed; j++) {
             Node **site = j < nl ? &lets[j]->kid[0] : &last->kid[1];
-            int occ = 0, was = j < nl ? lets[j]->id : slot == &s->p->root ? -1 : -3;
+            int occ = 0;
+            int64_t was = j < nl ? lets[j]->id : plan_body_key(*site);
             if (!can_absorb(s, *site, lets[k], &occ)) continue;
             ok = filter_into_fold(s, site, j < nl ? lets[j] : last, j == nl, lets[k]);
-            join(s, ys, was);
-            if (j < nl && lets[j]->id != was) join(s, lets[j]->id, was);   /* the pair fold's let */
+            /* the filter is in its first reader's pass; the others share
+             * it when the horizontal step below merges them (else each
+             * computes the predicate again) */
+            if (first) join(s, ys, was), first = false;
+            int64_t now = j < nl ? lets[j]->id : (*site)->op == OP_ALET ? (*site)->id : was;
+            if (now != was) join(s, now, was);   /* the pair fold's let */
         }
         removed(s, ys);
         if (s->failed) break;
@@ -1557,6 +1612,7 @@ static void walk(Pl *s, Node **slot, int depth)
         for (int j = k + 1; j < nl && nm < 64; j++) {
             const Node *h = lets[j]->kid[0];
             if (done[j] || h->op != f->op || h->type->rank != f->type->rank) continue;
+            if (!together(s, lets[k]->id, lets[j]->id)) continue;
             if (!same_extent(fold_opd(f), fold_opd(h)) || reads_any(h, lets, k, j)) continue;
             m[nm++] = j;
         }
@@ -1571,8 +1627,9 @@ static void walk(Pl *s, Node **slot, int depth)
             for (int q = 0; q < nm; q++) {
                 join(s, ids[q], ids[0]);
                 if (!inl[q]) continue;
-                join(s, inl[q]->id, ids[0]);
-                removed(s, inl[q]->id);
+                /* (a projection of an earlier pass inlined is no loop the
+                 * clustering knows: nothing joins) */
+                if (key_of(s, inl[q]->id) != PLAN_KEY_GONE) join(s, inl[q]->id, ids[0]), removed(s, inl[q]->id);
                 splice_out(slot, inl[q]);   /* spliced once: later ones find it gone */
             }
             /* members read only by scalar code (now reading the tuple)
@@ -1595,12 +1652,15 @@ static void walk(Pl *s, Node **slot, int depth)
     free(m);
     free(lets);
     /* multi-generator loops: what the steps above left over one space */
-    if (!s->failed) loops(s, slot);
+    unsigned dbg = s->cx->opt.debug;
+    if ((dbg & (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES)) != (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES) && !s->failed)
+        bind_results(s, slot);   /* (the body's arrays let-bound: members, maps with epilogues) */
+    if (!s->failed && !(dbg & AX_DEBUG_NO_LOOPS)) loops(s, slot);
     /* maps over a fold's, a scan's or a stencil's result: as they store */
-    if (!s->failed) epilogues(s, slot);
+    if (!s->failed && !(dbg & AX_DEBUG_NO_EPILOGUES)) epilogues(s, slot);
 }
 
-int opt_plan(ax_ctx *cx, Program *p, PlanLog *log)
+int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl)
 {
     Pl s;
     memset(&s, 0, sizeof s);
@@ -1609,13 +1669,62 @@ int opt_plan(ax_ctx *cx, Program *p, PlanLog *log)
     s.ar = &p->arena;
     s.rd = -1;
     s.log = log;
+    s.cl = cl;
     if (p && p->root && grow(&s)) walk(&s, &p->root, 0);
     free(s.sub);
     free(s.uses);
+    free(s.key);
     free(s.rdv);
     if (s.failed) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory (planner)");
         return -1;
     }
     return s.changed;
+}
+
+/* ------------------------------------------------------------ for the loop graph */
+
+/* The rewrites' own tests, asked by the loop graph (plangraph.c) so that
+ * the pairs it offers the ILP (ilp.c) are the ones the rewrites above can
+ * carry out. */
+bool plan_copies(const Node *t)
+{
+    /* (a generate of rank 2 or more is read linearly through fromLinear, a
+     * division per dimension: not free to copy) */
+    return (t->op == OP_GENERATE && t->type->rank <= 1 && moves_only(t->kid[1], 0)) ||
+           (t->op == OP_MAP && t->kid[1]->op == OP_AVAR && moves_only(t->kid[0], 0));
+}
+
+bool plan_inlinable(const Node *t) { return inlinable(t); }
+
+bool plan_absorbs(const Node *fold, const Node *flt, int *occ) { return can_absorb(NULL, fold, flt, occ); }
+
+bool plan_absorb_keeps_fold(const Node *fold)
+{
+    Prim ops[16];
+    return known_lam(fold->kid[0], ops, 16);
+}
+
+/* same_term of two copies of a and b: where the rewrites compare extents
+ * they copied, a term with a binder is never equal to another (and one
+ * deeper than same_term looks is not either), even to its own copy. */
+static bool same_copies(const Node *a, const Node *b, int depth)
+{
+    if (!a || !b || depth > 64 || a->op != b->op || a->n != b->n || a->a != b->a) return false;
+    if (!ty_eq(a->type, b->type)) return false;
+    switch (a->op) {
+    case OP_CONST: if (!sc_eq_bits(a->type->s, a->c, b->c)) return false; break;
+    case OP_VAR: case OP_AVAR: if (a->id != b->id) return false; break;
+    case OP_USE: if (a->arr != b->arr) return false; break;
+    case OP_LET: case OP_ALET: case OP_LAM: return false;
+    default: break;
+    }
+    for (int i = 0; i < a->n; i++)
+        if (!same_copies(a->kid[i], b->kid[i], depth + 1)) return false;
+    return true;
+}
+
+bool plan_same_term(const Node *a, const Node *b, bool copies)
+{
+    return copies ? same_copies(a, b, 0) : same_term(a, b, 0);
 }

@@ -1,55 +1,55 @@
 /*
- * The loop graph (issue 11; seed 001 s."Function -> graph"), for
- * `axle dump PROGRAM --stage plan [--json]`: the program after
- * Accelerate's fusion as loops over iteration spaces, each with its
- * generator (seed 003 s."Loop Fusion and Deforestation": Collect, a
- * filter's conditional Collect, Reduce, Scan, Bucket for permute), the
- * edges between them (fusible: read at the loop's own index; fusion-
- * preventing: a reduction's, scan's or permute's result, random access),
- * the pairs of siblings (one iteration space, neither reading the other),
- * and the clustering the planner chose (src/opt/plan.c: its PlanLog says
- * which lets now share a pass), with the value of seed 001's objective
- * (s."The objective function": weight N^2 for each pair that shares an
- * input or an edge and is left in separate loops, 1 for any other pair so
- * left, N for each array still made) for it and for Accelerate's fusion
- * alone (every kernel its own loop).
+ * The loop graph (issue 11; seed 001 s."Function -> graph"), for the
+ * clustering planner (ilp.c) and `axle dump PROGRAM --stage plan
+ * [--json]`: the program after Accelerate's fusion as loops over
+ * iteration spaces, each with its generator (seed 003 s."Loop Fusion and
+ * Deforestation": Collect, a filter's conditional Collect, Reduce, Scan,
+ * Bucket for permute), the edges between them (fusible: read at the
+ * loop's own index; fusion-preventing: a reduction's, scan's or
+ * permute's result, random access), the pairs of siblings (one iteration
+ * space, neither reading the other), and the clustering the planner
+ * chose, with the value of seed 001's objective (s."The objective
+ * function": weight N^2 for each pair that shares an input or an edge
+ * and is left in separate loops, 1 for any other pair so left, N for
+ * each array still made) for it and for Accelerate's fusion alone (every
+ * kernel its own loop).
  *
- * The planner is greedy (the rewrites of plan.c); no ILP solver is used.
+ * The model.  The ILP may only choose what the planner's rewrites
+ * (plan.c) can carry out, so the graph says, per pair of loops of one
+ * chain of lets, whether they can share a pass, in the rewrites' own
+ * terms (their tests are plan.c's: plan_copies, plan_absorbs, ...), and
+ * the loop graph mirrors the order in which they apply them:
+ *
+ *  1. a producer that only moves data, read at their own index by
+ *     filters and folds alone, is copied into them: never made, in no
+ *     cluster (made = 0);
+ *  2. a filter all of whose readers are folds that can absorb it is
+ *     fused into all of them or none: it joins the cluster of its first
+ *     reader (its anchor) or none, and its array is made unless it does
+ *     (made = -1); each reader runs over the filter's output, a sub-size
+ *     of the filter's space, whose generator is the filter (seed 001
+ *     s."Subtype optimisations": tau and genr); a reader the anchor's
+ *     pass does not take in computes the predicate again in its own;
+ *  3. folds over one extent, of one kind and rank, merge into one pass at
+ *     the first one's place, so a later one may not read a let bound
+ *     between the two; unless that let is a fold merged, earlier, into a
+ *     group that starts before the pair (its reads then read the group's
+ *     tuple, bound there): a "blocker" the ILP gets as a constraint;
+ *  4. a producer (a map, a generate) read at their own index by merged
+ *     folds alone is inlined into their pass (whole, made = -1).
+ *
+ * Two loops that could only share a pass in the company of a third (a
+ * filter and a fold over its input, with one of the filter's readers)
+ * are a pair as well: the ILP's transitivity and whole rows keep the
+ * company.  Every other pair is apart.  Dependencies within a chain go
+ * through lets that are no loop (an awhile, a use) as well: two loops
+ * with such a let between them are apart.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #define _GNU_SOURCE
-#include "opt.h"
+#include "plangraph.h"
 #include <stdlib.h>
 #include <string.h>
-
-enum { MAXNODES = 512 };
-
-typedef struct GNode {
-    int id;             /* the let's variable; -1: the program's result */
-    Op op;
-    const char *gen;    /* generator */
-    char op2[24];       /* a reduction's operator, when a primitive */
-    char space[72];
-    int chain;          /* which chain of lets (siblings only within one) */
-    int *reads;         /* array variables read (unique) */
-    int nreads;
-    const Node *term;
-} GNode;
-
-typedef struct GEdge {
-    int from, to;       /* node indices */
-    bool fusible;
-    const char *why;
-} GEdge;
-
-typedef struct PlanGraph {
-    GNode n[MAXNODES];
-    int nn;
-    GEdge *e;           /* found when the graph is made: the planner then rewrites the terms */
-    int ne;
-    int nchains;
-    bool truncated;
-} PlanGraph;
 
 /* ------------------------------------------------------------ building */
 
@@ -122,7 +122,7 @@ static void reads_of(const Node *x, int **r, int *n, int *cap, int depth)
             if ((*r)[i] == x->id) return;
         if (*n == *cap) {
             int c = *cap ? 2 * *cap : 8;
-            int *q = realloc(*r, sizeof *q * (size_t)c);
+            int *q = ax__realloc(*r, sizeof *q * (size_t)c);
             if (!q) return;
             *r = q, *cap = c;
         }
@@ -141,57 +141,568 @@ static void reduction_op(const Node *t, char *out, size_t size)
     else if (b->op == OP_TUPLE) snprintf(out, size, "tuple");
 }
 
-static void add_node(PlanGraph *g, int id, const Node *t, int chain)
+
+static int count(const Node *x, int id, int depth)
 {
+    if (!x || depth > OPT_MAX_DEPTH) return 1000;
+    int c = x->op == OP_AVAR && x->id == id;
+    for (int i = 0; i < x->n; i++) c += count(x->kid[i], id, depth + 1);
+    return c;
+}
+
+typedef struct Build {
+    PlanGraph *g;
+    bool shown;         /* for a dump: the spaces and operators as text */
+    int *uses;          /* per variable: its occurrences in the program */
+    int *posof;         /* per variable: its let's place in the chain being modelled, or -1 */
+    int nvars;
+    bool failed;
+} Build;
+
+static int add_node(Build *b, int id, const Node *t, int chain, int pos)
+{
+    PlanGraph *g = b->g;
     const char *gen = generator(t->op);
-    if (!gen) return;
-    if (g->nn == MAXNODES) { g->truncated = true; return; }
-    GNode *n = &g->n[g->nn++];
+    if (!gen) return -1;
+    if (g->nn == PLAN_MAXNODES) {
+        g->truncated = true;
+        return -1;
+    }
+    int k = g->nn++;
+    GNode *n = &g->n[k];
     memset(n, 0, sizeof *n);
     n->id = id;
+    n->key = id >= 0 ? id : plan_body_key(t);
     n->op = t->op;
     n->gen = gen;
     n->chain = chain;
+    n->pos = pos;
     n->term = t;
-    if (!strcmp(gen, "Reduce")) reduction_op(t, n->op2, sizeof n->op2);
-    space_of(t, n->space, sizeof n->space);
+    n->tau = -1;
+    n->genr = -1;
+    n->anchor = -1;
+    n->made = 1;
+    if (b->shown && !strcmp(gen, "Reduce")) reduction_op(t, n->op2, sizeof n->op2);
+    if (b->shown) space_of(t, n->space, sizeof n->space);
     int cap = 0;
     reads_of(t, &n->reads, &n->nreads, &cap, 0);
+    return k;
 }
 
-static void walk(PlanGraph *g, const Node *x, bool top, int depth);
-void plan_graph_free(PlanGraph *g);
-static bool reads(const GNode *n, int id);
-static bool edge_kind(const GNode *i, const GNode *j, const char **why);
+/* ------------------------------------------------------------ the model */
 
-static void walk_kids(PlanGraph *g, const Node *x, int depth)
+/* An operand's extent as the rewrites compare two (plan.c same_extent):
+ * the array whose shape it is, and a delayed operand's extent term,
+ * compared as itself or, where the rewrites built the operand, as a
+ * copy. */
+typedef struct Ext {
+    int var;
+    const Node *term;
+    int rank;
+    bool copy, ok;
+} Ext;
+
+static bool ext_eq(const Ext *a, const Ext *b)
+{
+    if (!a->ok || !b->ok || a->rank != b->rank) return false;
+    if (a->var >= 0 && b->var >= 0) return a->var == b->var;
+    if (a->term && b->term) return plan_same_term(a->term, b->term, a->copy || b->copy);
+    return false;
+}
+
+/* One chain of lets as the rewrites see it (t[nl]: the chain's result). */
+typedef struct Chain {
+    Build *b;
+    int nl;
+    const Node **let, **t;
+    int *node;          /* graph node of each place, or -1 */
+    bool *copied;       /* step 1 */
+    int *flt;           /* step 2: the place of the filter a fold absorbs, or -1 */
+    bool *absorbable;   /* step 2: a filter fused into its folds */
+    unsigned char *rd;  /* (nl+1)^2: place j reads place q: 1 only through index, linearIndex or
+                           shape (what a merge redirects), 2 otherwise */
+    unsigned char *rr;  /* the same for a fold, once its filter is absorbed and the producers
+                           copied into it replaced by what they read */
+    Ext *ext;           /* step 3: each fold's extent, filters absorbed */
+    bool *merges;       /* step 3: a fold the horizontal step sees */
+} Chain;
+
+#define RD(c, j, q) ((c)->rd[(size_t)(j) * (size_t)((c)->nl + 1) + (size_t)(q)])
+#define RR(c, j, q) ((c)->rr[(size_t)(j) * (size_t)((c)->nl + 1) + (size_t)(q)])
+
+static void mark_reads(Chain *c, int j, const Node *x, int depth)
+{
+    if (!x || depth > OPT_MAX_DEPTH) return;
+    if ((x->op == OP_INDEX || x->op == OP_LINDEX || x->op == OP_SHAPE) && x->kid[0]->op == OP_AVAR) {
+        int q = x->kid[0]->id < c->b->nvars ? c->b->posof[x->kid[0]->id] : -1;
+        if (q >= 0 && RD(c, j, q) == 0) RD(c, j, q) = 1;
+        for (int i = 1; i < x->n; i++) mark_reads(c, j, x->kid[i], depth + 1);
+        return;
+    }
+    if (x->op == OP_AVAR) {
+        int q = x->id < c->b->nvars ? c->b->posof[x->id] : -1;
+        if (q >= 0) RD(c, j, q) = 2;
+    }
+    for (int i = 0; i < x->n; i++) mark_reads(c, j, x->kid[i], depth + 1);
+}
+
+/* plan.c opd_extent(o): the extent of a delayed operand the rewrites
+ * build from o (producers copied in step 1 replaced). */
+static Ext ext_built(const Chain *c, const Node *o, int depth)
+{
+    Ext e = {-1, NULL, o->type->rank, true, true};
+    if (depth > 8) {
+        e.ok = false;
+        return e;
+    }
+    if (o->op == OP_AVAR) {
+        int q = o->id < c->b->nvars ? c->b->posof[o->id] : -1;
+        if (q >= 0 && q < c->nl && c->copied[q]) return ext_built(c, c->t[q], depth + 1);
+        e.var = o->id;
+    } else if (o->op == OP_DELAYED || o->op == OP_GENERATE) {
+        e.term = o->kid[0];
+        if (e.term->op == OP_SHAPE && e.term->kid[0]->op == OP_AVAR) e.var = e.term->kid[0]->id;
+    } else if (o->op == OP_MAP) {
+        e = ext_built(c, o->kid[1], depth + 1);
+    } else {
+        e.ok = false;
+    }
+    return e;
+}
+
+static const Node *fold_operand(const Node *t) { return t->kid[t->op == OP_FOLD ? 2 : 1]; }
+
+/* Operand o as the rewrites leave it after step 1 (the array variable of
+ * a producer copied into its readers replaced by the delayed operand
+ * they build from it, plan.c opd_extent/opd_ix/opd_lin): how often its
+ * extent, its index form and its linear form read array a (*bare: o is
+ * an array variable itself, read once), and the array whose shape its
+ * extent is (-1: none). */
+typedef struct Eff {
+    int var, e, ix, lin;
+    bool bare;
+} Eff;
+
+static Eff eff(const Chain *c, const Node *o, int a)
+{
+    Eff r = {-1, 0, 0, 0, false};
+    if (o->op == OP_AVAR) {
+        int q = o->id < c->b->nvars ? c->b->posof[o->id] : -1;
+        if (q >= 0 && q < c->nl && c->copied[q]) {
+            const Node *z = c->t[q];
+            if (z->op == OP_MAP) {
+                r.var = z->kid[1]->id;
+                r.e = r.var == a;
+                r.ix = r.lin = (r.var == a) + count(z->kid[0], a, 0);
+            } else {   /* a generate: fromLinear of its shape in the linear form */
+                const Node *sh = z->kid[0];
+                r.var = sh->op == OP_SHAPE && sh->kid[0]->op == OP_AVAR ? sh->kid[0]->id : -1;
+                r.e = count(sh, a, 0);
+                r.ix = count(z->kid[1], a, 0);
+                r.lin = r.ix + r.e;
+            }
+            return r;
+        }
+        r.bare = true, r.var = o->id;
+        r.e = r.ix = r.lin = o->id == a;
+        return r;
+    }
+    if (o->op == OP_DELAYED) {
+        r.var = o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR ? o->kid[0]->kid[0]->id : -1;
+        r.e = count(o->kid[0], a, 0), r.ix = count(o->kid[1], a, 0), r.lin = count(o->kid[2], a, 0);
+        return r;
+    }
+    r.e = r.ix = r.lin = count(o, a, 0);
+    return r;
+}
+
+/* How often an operand reads a (what plan.c's occurrences counts). */
+static int eff_total(const Eff *r) { return r->bare ? r->e : r->e + r->ix + r->lin; }
+
+/* The new operand of fold j once it absorbed its filter (plan.c
+ * filter_into_fold: the filter's input read at i, the predicate, the
+ * fold's own element, and for (kept, value) pairs the fold's z, in both
+ * forms, over the input's extent), as eff gives it. */
+static Eff eff_absorbed(const Chain *c, int j, int a)
+{
+    const Node *f = c->t[c->flt[j]], *pred = f->kid[0], *fold = c->t[j], *o = fold_operand(fold);
+    Eff d = eff(c, f->kid[1], a), r = {d.var, d.e, 0, 0, false};
+    int lin = d.bare ? d.e : d.lin;
+    lin += count(pred, a, 0) + (o->op == OP_DELAYED ? count(o->kid[2], a, 0) : 0);
+    if (!plan_absorb_keeps_fold(fold)) lin += count(fold->kid[1], a, 0);
+    r.ix = r.lin = lin;
+    return r;
+}
+
+/* The array a fold's operand reads once per element, which merge_siblings
+ * may inline (its pv), given the operand's view for that array. */
+static bool reads_once(const Eff *r) { return r->bare || (r->var >= 0 && r->e == 1 && r->ix == 1 && r->lin == 1); }
+
+static bool add_pair(Build *b, int i, int j);
+
+static void model_chain(Build *b, const Node *const *lets, int nl, const Node *body, const int *node)
+{
+    PlanGraph *g = b->g;
+    if (g->truncated) return;
+    Chain c;
+    memset(&c, 0, sizeof c);
+    c.b = b;
+    c.nl = nl;
+    size_t np = (size_t)nl + 1;
+    c.let = ax__calloc(np, sizeof *c.let);
+    c.t = ax__calloc(np, sizeof *c.t);
+    c.node = ax__calloc(np, sizeof *c.node);
+    c.copied = ax__calloc(np, sizeof *c.copied);
+    c.flt = ax__calloc(np, sizeof *c.flt);
+    c.absorbable = ax__calloc(np, sizeof *c.absorbable);
+    c.rd = ax__calloc(np * np, 1);
+    c.rr = ax__calloc(np * np, 1);
+    c.ext = ax__calloc(np, sizeof *c.ext);
+    c.merges = ax__calloc(np, sizeof *c.merges);
+    int *tmp = ax__calloc(np, sizeof *tmp);
+    if (!c.let || !c.t || !c.node || !c.copied || !c.flt || !c.absorbable || !c.rd || !c.rr || !c.ext || !c.merges || !tmp) {
+        b->failed = true;
+        goto out;
+    }
+    for (int k = 0; k < nl; k++) {
+        c.let[k] = lets[k], c.t[k] = lets[k]->kid[0];
+        if (lets[k]->id < b->nvars) b->posof[lets[k]->id] = k;
+    }
+    c.t[nl] = body;
+    for (int j = 0; j <= nl; j++) c.node[j] = node[j], c.flt[j] = -1;
+    for (int j = 0; j <= nl; j++) mark_reads(&c, j, c.t[j], 0);
+#define N_(j) (&g->n[c.node[j]])
+#define HAS(j) (c.node[j] >= 0)
+
+    /* 1. producers that only move data, copied into their readers */
+    for (int k = 0; k < nl; k++) {
+        int pid = lets[k]->id, readers = 0;
+        if (!plan_copies(c.t[k]) || pid >= b->nvars || b->uses[pid] <= 1) continue;
+        bool ok = true;
+        for (int j = k + 1; j <= nl && ok; j++) {
+            const Node *t = c.t[j];
+            int o = count(t, pid, 0);
+            if (!o) continue;
+            int at = t->op == OP_FILTER || t->op == OP_FOLD1 ? 1 : t->op == OP_FOLD ? 2 : -1;
+            ok = o == 1 && at > 0 && t->kid[at]->op == OP_AVAR && t->kid[at]->id == pid;
+            readers += ok;
+        }
+        if (ok && readers == b->uses[pid]) {
+            c.copied[k] = true;
+            if (HAS(k)) N_(k)->made = 0;
+        }
+    }
+    /* 2. filters whose readers are all folds that can absorb them */
+    for (int k = 0; k < nl; k++) {
+        if (c.t[k]->op != OP_FILTER || !HAS(k)) continue;
+        int ys = lets[k]->id, seen = 0, nf = 0;
+        bool ok = ys < b->nvars;
+        for (int j = k + 1; j <= nl && ok; j++) {
+            int occ = 0;
+            if (plan_absorbs(c.t[j], lets[k], &occ) && HAS(j)) seen += occ, tmp[nf++] = j;
+            else if (count(c.t[j], ys, 0)) ok = false;
+        }
+        if (!ok || nf == 0 || seen != b->uses[ys]) continue;
+        c.absorbable[k] = true;
+        N_(k)->whole = true;
+        N_(k)->made = -1;
+        N_(k)->anchor = c.node[tmp[0]];
+        for (int q = 0; q < nf; q++) {
+            c.flt[tmp[q]] = k;
+            N_(tmp[q])->genr = c.node[k];
+        }
+    }
+    /* 3. the folds the horizontal step sees, with their extents once the
+     * filters are absorbed (a fold that absorbs one folding (kept, value)
+     * pairs is let-bound even as the chain's result) */
+    for (int j = 0; j <= nl; j++) {
+        const Node *t = c.t[j];
+        if (!HAS(j) || (t->op != OP_FOLD && t->op != OP_FOLD1)) continue;
+        c.merges[j] = j < nl || (c.flt[j] >= 0 && !plan_absorb_keeps_fold(t));
+        /* (a fold of a filter's output that others read too is left to
+         * the filter's multi-generator loop, plan.c loops: no sibling) */
+        if (c.flt[j] < 0) {
+            const Node *o = fold_operand(t), *e = o->op == OP_DELAYED ? o->kid[0] : NULL;
+            int a = o->op == OP_AVAR ? o->id : e && e->op == OP_SHAPE && e->kid[0]->op == OP_AVAR ? e->kid[0]->id : -1;
+            int q = a >= 0 && a < b->nvars ? b->posof[a] : -1;
+            if (q >= 0 && q < j && c.t[q]->op == OP_FILTER && !c.absorbable[q]) c.merges[j] = false;
+        }
+        if (c.flt[j] >= 0) {
+            c.ext[j] = ext_built(&c, c.t[c.flt[j]]->kid[1], 0);
+            c.ext[j].rank = 1;
+        } else {
+            const Node *o = fold_operand(t);
+            int q = o->op == OP_AVAR && o->id < b->nvars ? b->posof[o->id] : -1;
+            if (q >= 0 && q < nl && c.copied[q]) {
+                c.ext[j] = ext_built(&c, c.t[q], 0);
+                c.ext[j].rank = c.t[q]->type->rank;
+            } else {
+                Ext e = {-1, NULL, o->type->rank, false, true};
+                if (o->op == OP_AVAR) e.var = o->id;
+                else if (o->op == OP_DELAYED) {
+                    e.term = o->kid[0];
+                    if (e.term->op == OP_SHAPE && e.term->kid[0]->op == OP_AVAR) e.var = e.term->kid[0]->id;
+                } else e.ok = false;
+                c.ext[j] = e;
+            }
+        }
+    }
+    /* the places each fold reads once its filter is absorbed and the
+     * copied producers replaced by what they read */
+    memcpy(c.rr, c.rd, np * np);
+    for (int j = 0; j <= nl; j++) {
+        if (!c.merges[j]) continue;
+        for (int round = 0; round < 4; round++) {
+            bool more = false;
+            for (int q = 0; q < nl; q++) {
+                if (!RR(&c, j, q) || !(q == c.flt[j] || c.copied[q])) continue;
+                RR(&c, j, q) = 0;
+                for (int r = 0; r < nl; r++)
+                    if (RD(&c, q, r) > RR(&c, j, r)) RR(&c, j, r) = RD(&c, q, r), more = true;
+            }
+            if (!more) break;
+        }
+    }
+    /* fold pairs (a before b) */
+    for (int a = 0; a <= nl; a++)
+        for (int bb = a + 1; bb <= nl && c.merges[a]; bb++) {
+            if (!c.merges[bb]) continue;
+            const Node *x = c.t[a], *y = c.t[bb];
+            if (x->op != y->op || x->type->rank != y->type->rank || !ext_eq(&c.ext[a], &c.ext[bb])) continue;
+            /* b may read no let bound from a on, but a fold that a group
+             * starting before a takes in (its reads then read the group's
+             * tuple, bound at the group's place) */
+            int nblock = 0;
+            bool ok = true;
+            for (int q = a; q < bb && ok; q++) {
+                if (!RR(&c, bb, q) || c.copied[q] || (c.absorbable[q] && c.flt[bb] == q)) continue;
+                bool moves = q != a && RR(&c, bb, q) == 1 && c.merges[q] && q < nl &&
+                             (c.flt[q] < 0 || plan_absorb_keeps_fold(c.t[q]));
+                if (moves) tmp[nblock++] = q;
+                else ok = false;
+            }
+            if (!ok) continue;
+            int ia = c.node[a], ib = c.node[bb];
+            if (!add_pair(b, ia, ib)) goto out;
+            for (int q = 0; q < nblock; q++) {
+                /* the folds before a that could take the blocker in */
+                if (g->nblock == g->capblock) {
+                    int cap = g->capblock ? 2 * g->capblock : 16;
+                    void *nb = ax__realloc(g->block, sizeof *g->block * (size_t)cap);
+                    if (!nb) {
+                        b->failed = true;
+                        goto out;
+                    }
+                    g->block = nb, g->capblock = cap;
+                }
+                int l = tmp[q];
+                GBlock *bk = &g->block[g->nblock];
+                memset(bk, 0, sizeof *bk);
+                bk->a = ia, bk->b = ib, bk->l = c.node[l];
+                for (int f = 0; f < a && bk->nf < (int)(sizeof bk->f / sizeof *bk->f); f++)
+                    if (c.merges[f] && c.t[f]->op == c.t[l]->op && c.t[f]->type->rank == c.t[l]->type->rank &&
+                        ext_eq(&c.ext[f], &c.ext[l]))
+                        bk->f[bk->nf++] = c.node[f];
+                g->nblock++;
+            }
+        }
+    /* absorbed filters with their readers */
+    for (int k = 0; k < nl; k++)
+        for (int j = k + 1; j <= nl && c.absorbable[k]; j++)
+            if (c.flt[j] == k && !add_pair(b, c.node[k], c.node[j])) goto out;
+    /* 4. producers inlined into the folds that alone read them, each at its
+     * own index (plan.c merge_siblings), their uses counted as the
+     * rewrites count them after steps 1 and 2 */
+    for (int p = 0; p < nl; p++) {
+        int pid = lets[p]->id;
+        if (!HAS(p) || c.copied[p] || !plan_inlinable(c.t[p]) || pid >= b->nvars) continue;
+        int uses = b->uses[pid], users = 0, nr = 0;
+        for (int k = 0; k < nl; k++) {
+            if (!c.copied[k]) continue;
+            uses -= count(c.t[k], pid, 0);
+            for (int j = k + 1; j <= nl; j++) {
+                const Node *t = c.t[j];
+                int at = t->op == OP_FILTER || t->op == OP_FOLD1 ? 1 : t->op == OP_FOLD ? 2 : -1;
+                if (at < 0 || t->kid[at]->op != OP_AVAR || t->kid[at]->id != lets[k]->id) continue;
+                Eff r = eff(&c, t->kid[at], pid);
+                uses += eff_total(&r);
+            }
+        }
+        for (int k = 0; k < nl; k++) {
+            if (!c.absorbable[k]) continue;
+            Eff d = eff(&c, c.t[k]->kid[1], pid);
+            uses -= count(c.t[k]->kid[0], pid, 0) + eff_total(&d);
+            for (int j = k + 1; j <= nl; j++) {
+                if (c.flt[j] != k) continue;
+                Eff r = eff_absorbed(&c, j, pid);
+                uses += eff_total(&r) - count(fold_operand(c.t[j]), pid, 0);
+            }
+        }
+        for (int j = p + 1; j <= nl; j++) {
+            if (!c.merges[j]) continue;
+            Eff r = c.flt[j] >= 0 ? eff_absorbed(&c, j, pid) : eff(&c, fold_operand(c.t[j]), pid);
+            if (r.var == pid && reads_once(&r)) users += eff_total(&r), tmp[nr++] = j;
+        }
+        if (nr < 2 || users != uses) continue;
+        N_(p)->whole = true;
+        N_(p)->made = -1;
+        for (int q = 0; q < nr; q++)
+            if (!add_pair(b, c.node[p], c.node[tmp[q]])) goto out;
+    }
+    /* size types: loops the rewrites would compare equal (a filter's: its
+     * readers' once absorbed; a fold's over a filter: the filter's output;
+     * a producer's: its output's); classes of one chain (Ext reps in tmp) */
+    {
+        Ext *rep = ax__calloc(np, sizeof *rep);
+        int *rept = ax__calloc(np, sizeof *rept), nrep = 0;
+        if (!rep || !rept) {
+            free(rep), free(rept);
+            b->failed = true;
+            goto out;
+        }
+        for (int j = 0; j <= nl; j++) {
+            if (!HAS(j)) continue;
+            GNode *n = N_(j);
+            Ext e = {-1, NULL, 0, false, false};
+            if (c.merges[j] && c.flt[j] < 0) e = c.ext[j];
+            else if (c.flt[j] >= 0 && (j < nl || !c.merges[j])) e = (Ext){lets[c.flt[j]]->id, NULL, 1, false, true};
+            else if (j < nl && c.absorbable[j]) {
+                e = ext_built(&c, c.t[j]->kid[1], 0);
+                e.rank = 1;
+            } else if (j < nl && n->whole) e = (Ext){lets[j]->id, NULL, c.t[j]->type->rank, false, true};
+            n->tau = -1;
+            for (int r = 0; r < nrep && e.ok && n->tau < 0; r++)
+                if (ext_eq(&rep[r], &e)) n->tau = rept[r];
+            if (n->tau < 0) {
+                n->tau = g->ntau++;
+                if (e.ok) rep[nrep] = e, rept[nrep++] = n->tau;
+            }
+        }
+        free(rep), free(rept);
+    }
+    /* dependencies, through lets that are no loop as well */
+    for (int j = 0; j <= nl; j++) {
+        if (!HAS(j)) continue;
+        /* places j depends on: tmp[q] = 1 directly, 2 through a let that is
+         * no loop; a producer copied into its readers is read through (its
+         * readers read what it read: no loop, no dependency of its own) */
+        if (j < nl && c.copied[j]) continue;
+        memset(tmp, 0, sizeof *tmp * np);
+        for (int q = nl - 1; q >= 0; q--) {
+            if (RD(&c, j, q)) tmp[q] |= 1;
+            if (!tmp[q] || (HAS(q) && !c.copied[q])) continue;
+            for (int r = 0; r < q; r++)
+                if (RD(&c, q, r)) tmp[r] |= c.copied[q] ? tmp[q] : 2;
+            if (c.copied[q]) tmp[q] = 0;
+        }
+        for (int q = 0; q < j; q++) {
+            if (!tmp[q] || !HAS(q)) continue;
+            if (g->ndep == g->capdep) {
+                int cap = g->capdep ? 2 * g->capdep : 16;
+                void *nd = ax__realloc(g->dep, sizeof *g->dep * (size_t)cap);
+                if (!nd) {
+                    b->failed = true;
+                    goto out;
+                }
+                g->dep = nd, g->capdep = cap;
+            }
+            g->dep[g->ndep].from = c.node[q], g->dep[g->ndep].to = c.node[j];
+            g->dep[g->ndep++].direct = tmp[q] == 1;
+        }
+    }
+#undef N_
+#undef HAS
+out:
+    for (int k = 0; k < nl; k++)
+        if (lets[k]->id < b->nvars) b->posof[lets[k]->id] = -1;
+    free(c.let), free(c.t), free(c.node), free(c.copied), free(c.flt), free(c.absorbable), free(c.rd), free(c.rr), free(c.ext);
+    free(c.merges), free(tmp);
+}
+
+static bool add_pair(Build *b, int i, int j)
+{
+    PlanGraph *g = b->g;
+    if (i < 0 || j < 0 || i == j) return true;
+    if (g->npl == g->cappl) {
+        int cap = g->cappl ? 2 * g->cappl : 16;
+        void *np = ax__realloc(g->pl, sizeof *g->pl * (size_t)cap);
+        if (!np) return b->failed = true, false;
+        g->pl = np, g->cappl = cap;
+    }
+    g->pl[g->npl][0] = i, g->pl[g->npl++][1] = j;
+    return true;
+}
+
+/* ------------------------------------------------------------ walking */
+
+static void walk(Build *b, const Node *x, bool top, int depth);
+
+static void walk_kids(Build *b, const Node *x, int depth)
 {
     for (int i = 0; i < x->n; i++) {
         const Node *k = x->kid[i];
         if (!k) continue;
-        if (k->op == OP_LAM && k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) walk(g, k->kid[0], false, depth + 1);
-        else if (op_is_array(k->op) && k->op != OP_DELAYED) walk(g, k, false, depth + 1);
+        if (k->op == OP_LAM && k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) walk(b, k->kid[0], false, depth + 1);
+        else if (op_is_array(k->op) && k->op != OP_DELAYED) walk(b, k, false, depth + 1);
     }
 }
 
-static void walk(PlanGraph *g, const Node *x, bool top, int depth)
+/* One chain of lets: its loops (the lets', and the chain's result: the
+ * program's, or in a nested chain the loop its lets lead to), the chains
+ * nested in them, then its model. */
+static void walk(Build *b, const Node *x, bool top, int depth)
 {
-    if (depth > OPT_MAX_DEPTH) return;
-    int chain = g->nchains++;
-    for (; x->op == OP_ALET && x->n == 2; x = x->kid[1]) {
-        add_node(g, x->kid[0]->op == OP_AVAR ? -2 : x->id, x->kid[0], chain);
-        walk_kids(g, x->kid[0], depth + 1);
+    PlanGraph *g = b->g;
+    if (depth > OPT_MAX_DEPTH || b->failed) return;
+    int chain = g->nchains++, nl = 0, cap = 0;
+    const Node **lets = NULL;
+    for (const Node *y = x; y->op == OP_ALET && y->n == 2; y = y->kid[1]) {
+        if (nl == cap) {
+            cap = cap ? 2 * cap : 16;
+            const Node **l2 = ax__realloc(lets, sizeof *l2 * (size_t)cap);
+            if (!l2) {
+                free(lets);
+                b->failed = true;
+                return;
+            }
+            lets = l2;
+        }
+        lets[nl++] = y;
     }
-    if (top) add_node(g, -1, x, chain);
-    walk_kids(g, x, depth + 1);
+    int *node = ax__malloc(sizeof *node * (size_t)(nl + 1));
+    if (!node) {
+        free(lets);
+        b->failed = true;
+        return;
+    }
+    for (int k = 0; k < nl; k++) {
+        node[k] = add_node(b, lets[k]->id, lets[k]->kid[0], chain, k);
+        walk_kids(b, lets[k]->kid[0], depth + 1);
+    }
+    const Node *body = nl ? lets[nl - 1]->kid[1] : x;
+    node[nl] = top || nl ? add_node(b, top ? -1 : -2, body, chain, nl) : -1;
+    walk_kids(b, body, depth + 1);
+    if (nl) model_chain(b, lets, nl, body, node);
+    free(lets);
+    free(node);
+}
+
+static void count_uses(Build *b, const Node *x, int depth)
+{
+    while (x && depth <= OPT_MAX_DEPTH) {
+        if (x->op == OP_AVAR && x->id >= 0 && x->id < b->nvars) b->uses[x->id]++;
+        bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
+        for (int i = 0; i < x->n - (chain ? 1 : 0); i++) count_uses(b, x->kid[i], depth + 1);
+        x = chain ? x->kid[1] : NULL;
+    }
 }
 
 /* ------------------------------------------------------------ analysis */
 
-static int find(const PlanGraph *g, int id)
+static int find_key(const PlanGraph *g, int64_t key)
 {
     for (int i = 0; i < g->nn; i++)
-        if (g->n[i].id == id) return i;
+        if (g->n[i].key == key) return i;
     return -1;
 }
 
@@ -224,7 +735,8 @@ static bool own_index(const GNode *j, int id)
     return false;
 }
 
-/* The edge from i to j (j reads i): fusible, and why / why not. */
+/* The edge from i to j (j reads i), as seed 001 classifies it: fusible,
+ * and why / why not. */
 static bool edge_kind(const GNode *i, const GNode *j, const char **why)
 {
     bool own = own_index(j, i->id);
@@ -243,6 +755,15 @@ static bool edge_kind(const GNode *i, const GNode *j, const char **why)
     return false;
 }
 
+int64_t plan_graph_weight(const PlanGraph *g, int i, int j)
+{
+    int64_t N = g->nn;
+    const GNode *a = &g->n[i], *b = &g->n[j];
+    bool heavy = (a->id >= 0 && reads(b, a->id)) || (b->id >= 0 && reads(a, b->id));
+    for (int k = 0; !heavy && k < a->nreads; k++) heavy = reads(b, a->reads[k]);
+    return heavy ? N * N : 1;
+}
+
 static int uf_find(int *p, int i)
 {
     while (p[i] != i) i = p[i] = p[p[i]];
@@ -259,27 +780,97 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void name(char *out, size_t size, int id)
+static void name(char *out, size_t size, const GNode *n)
 {
-    if (id == -1) snprintf(out, size, "result");
-    else snprintf(out, size, "a%d", id);
+    if (n->id == -1) snprintf(out, size, "result");
+    else if (n->id < 0) snprintf(out, size, "r%d", n->chain);   /* a nested chain's result */
+    else snprintf(out, size, "a%d", n->id);
 }
 
-PlanGraph *plan_graph(const Program *p)
+/* ------------------------------------------------------------ the graph */
+
+#define PAIR(g, i, j) ((g)->pair[(size_t)(i) * (size_t)(g)->nn + (size_t)(j)])
+
+int plan_graph_finish(PlanGraph *g)
 {
-    PlanGraph *g = calloc(1, sizeof *g);
+    int nn = g->nn;
+    free(g->pair);
+    g->pair = ax__calloc((size_t)(nn ? nn : 1) * (size_t)(nn ? nn : 1), 1);
+    bool *rd = ax__calloc((size_t)(nn ? nn : 1), sizeof *rd);
+    if (!g->pair || !rd) {
+        free(rd);
+        return -1;
+    }
+    for (int k = 0; k < g->npl; k++) {
+        int i = g->pl[k][0], j = g->pl[k][1];
+        if (g->n[i].chain == g->n[j].chain) PAIR(g, i, j) = PAIR(g, j, i) = 1;
+    }
+    for (int k = 0; k < g->ndep; k++)
+        if (!g->dep[k].direct) PAIR(g, g->dep[k].from, g->dep[k].to) = PAIR(g, g->dep[k].to, g->dep[k].from) = 0;
+    /* a whole node's readers: the pairs it has now; with a company (every
+     * one of them) it may meet what meets them all */
+    unsigned char *base = ax__malloc((size_t)(nn ? nn : 1) * (size_t)(nn ? nn : 1));
+    if (!base) {
+        free(rd);
+        return -1;
+    }
+    memcpy(base, g->pair, (size_t)nn * (size_t)nn);
+    for (int w = 0; w < nn; w++)
+        for (int r = 0; r < nn && g->n[w].whole; r++)
+            if (base[(size_t)w * (size_t)nn + (size_t)r] && (g->n[w].anchor < 0 || g->n[w].anchor == r))
+                PAIR(g, w, r) = PAIR(g, r, w) = 2;
+    for (bool more = true; more;) {
+        more = false;
+        for (int w = 0; w < nn; w++) {
+            if (!g->n[w].whole) continue;
+            for (int y = 0; y < nn; y++) {
+                if (y == w || PAIR(g, w, y) || g->n[y].chain != g->n[w].chain) continue;
+                bool all = true, any = false;
+                for (int r = 0; r < nn && all; r++)
+                    if (base[(size_t)w * (size_t)nn + (size_t)r] && (g->n[w].anchor < 0 || g->n[w].anchor == r))
+                        any = true, all = PAIR(g, r, y) != 0;
+                if (any && all) PAIR(g, w, y) = PAIR(g, y, w) = 1, more = true;
+            }
+        }
+    }
+    /* a dependency through a let that is no loop keeps its pair apart,
+     * whatever company */
+    for (int k = 0; k < g->ndep; k++)
+        if (!g->dep[k].direct) PAIR(g, g->dep[k].from, g->dep[k].to) = PAIR(g, g->dep[k].to, g->dep[k].from) = 0;
+    free(base);
+    free(rd);
+    return 0;
+}
+
+PlanGraph *plan_graph(const Program *p, bool shown)
+{
+    PlanGraph *g = ax__calloc(1, sizeof *g);
     if (!g) return NULL;
-    if (p && p->root) walk(g, p->root, true, 0);
+    Build b = {g, shown, NULL, NULL, p ? p->nvars : 0, false};
+    if (p && p->root) {
+        b.uses = ax__calloc((size_t)b.nvars + 1, sizeof *b.uses);
+        b.posof = ax__malloc(sizeof *b.posof * ((size_t)b.nvars + 1));
+        if (!b.uses || !b.posof) b.failed = true;
+        else {
+            for (int i = 0; i <= b.nvars; i++) b.posof[i] = -1;
+            count_uses(&b, p->root, 0);
+            walk(&b, p->root, true, 0);
+        }
+    }
+    free(b.uses);
+    free(b.posof);
+    /* the edges as seed 001 classifies them: for a dump (the model has its
+     * own) */
     int cap = 0;
-    for (int j = 0; j < g->nn; j++)
+    for (int j = 0; j < g->nn && !b.failed && shown; j++)
         for (int i = 0; i < g->nn; i++) {
-            if (i == j || !reads(&g->n[j], g->n[i].id)) continue;
+            if (i == j || g->n[i].id < 0 || !reads(&g->n[j], g->n[i].id)) continue;
             if (g->ne == cap) {
                 cap = cap ? 2 * cap : 16;
-                GEdge *e = realloc(g->e, sizeof *e * (size_t)cap);
+                GEdge *e = ax__realloc(g->e, sizeof *e * (size_t)cap);
                 if (!e) {
-                    plan_graph_free(g);
-                    return NULL;
+                    b.failed = true;
+                    break;
                 }
                 g->e = e;
             }
@@ -287,6 +878,10 @@ PlanGraph *plan_graph(const Program *p)
             e->from = i, e->to = j;
             e->fusible = edge_kind(&g->n[i], &g->n[j], &e->why);
         }
+    if (b.failed || plan_graph_finish(g) != 0) {
+        plan_graph_free(g);
+        return NULL;
+    }
     for (int i = 0; i < g->nn; i++) g->n[i].term = NULL;   /* the planner may rewrite them */
     return g;
 }
@@ -296,8 +891,79 @@ void plan_graph_free(PlanGraph *g)
     if (!g) return;
     for (int i = 0; i < g->nn; i++) free(g->n[i].reads);
     free(g->e);
+    free(g->dep);
+    free(g->pair);
+    free(g->pl);
+    free(g->block);
     free(g);
 }
+
+/* ------------------------------------------------------------ hand-made graphs */
+
+PlanGraph *plan_graph_new(void) { return ax__calloc(1, sizeof(PlanGraph)); }
+
+int plan_graph_add(PlanGraph *g, int id, Op op, int chain, int tau, int genr, bool whole, int made)
+{
+    if (g->nn == PLAN_MAXNODES) return -1;
+    int k = g->nn++;
+    GNode *n = &g->n[k];
+    memset(n, 0, sizeof *n);
+    n->id = id;
+    n->key = id;
+    n->op = op;
+    n->gen = generator(op) ? generator(op) : "Collect";
+    n->chain = chain;
+    n->pos = k;
+    n->tau = tau;
+    n->genr = genr;
+    n->anchor = -1;
+    n->whole = whole;
+    n->made = (signed char)made;
+    snprintf(n->space, sizeof n->space, "tau%d", tau);
+    if (chain >= g->nchains) g->nchains = chain + 1;
+    if (tau >= g->ntau) g->ntau = tau + 1;
+    return k;
+}
+
+int plan_graph_input(PlanGraph *g, int node, int array)
+{
+    GNode *n = &g->n[node];
+    if (reads(n, array)) return 0;
+    int *r = ax__realloc(n->reads, sizeof *r * (size_t)(n->nreads + 1));
+    if (!r) return -1;
+    n->reads = r;
+    n->reads[n->nreads++] = array;
+    return 0;
+}
+
+int plan_graph_read(PlanGraph *g, int from, int to, bool direct)
+{
+    if (g->ndep == g->capdep) {
+        int cap = g->capdep ? 2 * g->capdep : 16;
+        void *nd = ax__realloc(g->dep, sizeof *g->dep * (size_t)cap);
+        if (!nd) return -1;
+        g->dep = nd, g->capdep = cap;
+    }
+    g->dep[g->ndep].from = from, g->dep[g->ndep].to = to, g->dep[g->ndep++].direct = direct;
+    if (direct) {
+        GEdge *e = ax__realloc(g->e, sizeof *e * (size_t)(g->ne + 1));
+        if (!e) return -1;
+        g->e = e;
+        e[g->ne].from = from, e[g->ne].to = to, e[g->ne].fusible = true, e[g->ne++].why = "by hand";
+        if (plan_graph_input(g, to, g->n[from].id) != 0) return -1;
+    }
+    return 0;
+}
+
+void plan_graph_anchor(PlanGraph *g, int w, int anchor) { g->n[w].anchor = anchor; }
+
+int plan_graph_allow(PlanGraph *g, int i, int j)
+{
+    Build b = {g, false, NULL, NULL, 0, false};
+    return add_pair(&b, i, j) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ printing */
 
 /* Seed 001's objective for a clustering (cluster[i]: node i's root) with
  * `made[i]` true where node i's array is still made. */
@@ -306,37 +972,82 @@ static int64_t objective(const PlanGraph *g, const int *cluster, const bool *mad
     int64_t N = g->nn, obj = 0;
     for (int i = 0; i < g->nn; i++) {
         if (made[i]) obj += N;
-        for (int j = i + 1; j < g->nn; j++) {
-            if (g->n[i].chain != g->n[j].chain || cluster[i] == cluster[j]) continue;
-            bool heavy = reads(&g->n[j], g->n[i].id) || reads(&g->n[i], g->n[j].id);
-            for (int k = 0; !heavy && k < g->n[i].nreads; k++) heavy = reads(&g->n[j], g->n[i].reads[k]);
-            obj += heavy ? N * N : 1;
-        }
+        for (int j = i + 1; j < g->nn; j++)
+            if (g->n[i].chain == g->n[j].chain && cluster[i] != cluster[j]) obj += plan_graph_weight(g, i, j);
     }
     return obj;
 }
 
-void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const char *solver,
-                      double solve_ms)
+/* Node i's cluster in c (by key), or -1-i when c has none for it. */
+static int cluster_of(const PlanClusters *c, const GNode *n, int i)
+{
+    for (int k = 0; c && k < c->n; k++)
+        if (c->key[k] == n->key) return c->cluster[k];
+    return -1 - i;
+}
+
+static void print_clusters(FILE *f, const PlanGraph *g, const int *par, bool json)
+{
+    char a[32];
+    int nc = 0;
+    for (int i = 0; i < g->nn; i++) {
+        bool first = true;
+        for (int j = 0; j < i; j++)
+            if (par[j] == par[i]) first = false;
+        if (!first) continue;
+        if (json) fprintf(f, "%s[", nc++ ? "," : "");
+        else fprintf(f, "  {");
+        int m = 0;
+        for (int j = i; j < g->nn; j++)
+            if (par[j] == par[i]) {
+                name(a, sizeof a, &g->n[j]);
+                if (json) fprintf(f, "%s\"%s\"", m++ ? "," : "", a);
+                else fprintf(f, "%s%s", m++ ? ", " : "", a);
+            }
+        fputs(json ? "]" : "}\n", f);
+    }
+}
+
+static int count_clusters(const PlanGraph *g, const int *par)
+{
+    int nc = 0;
+    for (int i = 0; i < g->nn; i++) {
+        bool first = true;
+        for (int j = 0; j < i && first; j++) first = par[j] != par[i];
+        nc += first;
+    }
+    return nc;
+}
+
+static const char *solver_name(const PlanChoice *ch)
+{
+    return !ch ? "none (--no-planner)" : ch->solver == PLAN_CBC ? "cbc" : ch->solver == PLAN_NONE ? "none"
+           : ch->solver == PLAN_PRESOLVE ? "presolve" : "greedy";
+}
+
+void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const PlanChoice *ch)
 {
     int nn = g->nn;
-    int *par = calloc((size_t)(nn ? nn : 1), sizeof *par), *one = calloc((size_t)(nn ? nn : 1), sizeof *one);
-    bool *made = calloc((size_t)(nn ? nn : 1), sizeof *made), *made0 = calloc((size_t)(nn ? nn : 1), sizeof *made0);
-    if (!par || !one || !made || !made0) {
-        free(par), free(one), free(made), free(made0);
+    size_t sz = (size_t)(nn ? nn : 1);
+    int *par = ax__calloc(sz, sizeof *par), *one = ax__calloc(sz, sizeof *one), *ilp = ax__calloc(sz, sizeof *ilp);
+    bool *made = ax__calloc(sz, sizeof *made), *made0 = ax__calloc(sz, sizeof *made0);
+    int nid = 0, *up = ax__calloc(2 * PLAN_JOIN_MAX + sz, sizeof *up);
+    int64_t *ids = ax__calloc(2 * PLAN_JOIN_MAX + sz, sizeof *ids);
+    if (!par || !one || !ilp || !made || !made0 || !up || !ids) {
+        free(par), free(one), free(ilp), free(made), free(made0), free(up), free(ids);
         return;
     }
     for (int i = 0; i < nn; i++) par[i] = one[i] = i, made[i] = made0[i] = true;
-    /* joins name let variables, some of them new: union-find over ids,
-     * the graph's nodes keeping theirs */
-    int ids[2 * PLAN_JOIN_MAX + MAXNODES], nid = 0, up[2 * PLAN_JOIN_MAX + MAXNODES];
-    for (int i = 0; i < nn; i++) ids[nid] = g->n[i].id, up[nid] = nid, nid++;
+    /* the clusters the rewrites made: joins name loops by key, some of
+     * them new: union-find over keys, the graph's nodes keeping theirs */
+    for (int i = 0; i < nn; i++) ids[nid] = g->n[i].key, up[nid] = nid, nid++;
     for (int k = 0; log && k < log->njoin; k++)
         for (int e = 0; e < 2; e++) {
-            int v = log->join[k][e], at = -1;
-            for (int q = 0; q < nid; q++)
+            int64_t v = log->join[k][e];
+            int at = -1;
+            for (int q = 0; q < nid && at < 0; q++)
                 if (ids[q] == v) at = q;
-            if (at < 0 && nid < (int)(sizeof ids / sizeof *ids)) ids[nid] = v, up[nid] = nid, nid++;
+            if (at < 0) ids[nid] = v, up[nid] = nid, nid++;
         }
     for (int k = 0; log && k < log->njoin; k++) {
         int a = -1, b = -1;
@@ -348,24 +1059,33 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
     }
     for (int i = 0; i < nn; i++) par[i] = uf_find(up, i);
     for (int k = 0; log && k < log->nremoved; k++) {
-        int i = find(g, log->removed[k]);
+        int i = find_key(g, log->removed[k]);
         if (i >= 0) made[i] = false;
     }
+    /* the ILP's clusters, where it ran */
+    /* (agree: every ILP cluster is within one made; grown: the loops and
+     * epilogues after its rewrites merged some of them further, plan.c) */
+    bool ran = ch && ch->cl, agree = true, grown = false;
+    for (int i = 0; i < nn; i++) ilp[i] = cluster_of(ran ? ch->cl : NULL, &g->n[i], i);
+    for (int i = 0; ran && i < nn; i++)
+        for (int j = i + 1; j < nn; j++) {
+            agree &= ilp[i] != ilp[j] || par[i] == par[j];
+            grown |= ilp[i] != ilp[j] && par[i] == par[j];
+        }
     int64_t obj = objective(g, par, made), obj0 = objective(g, one, made0);
-    int nclusters = 0;   /* distinct roots */
-    for (int i = 0; i < nn; i++) {
-        bool first = true;
-        for (int j = 0; j < i; j++)
-            if (par[j] == par[i]) first = false;
-        nclusters += first;
-    }
+    int nclusters = count_clusters(g, par);
     char a[32], b[32];
+    const char *solver = solver_name(ch);
     if (json) {
-        fprintf(f, "{\"stage\":\"plan\",\"solver\":\"%s\",\"solve_ms\":%.3f,\"N\":%d,\"objective\":%lld,"
-                "\"objective_accelerate\":%lld,\"nodes\":[", solver, solve_ms, nn, (long long)obj, (long long)obj0);
+        fprintf(f, "{\"stage\":\"plan\",\"solver\":\"%s\",\"solver_why\":", solver);
+        json_str(f, ch ? ch->why : "");
+        fprintf(f, ",\"solve_ms\":%.3f,\"solve_cpu_ms\":%.3f,\"load_ms\":%.3f,\"limit_ms\":%.3f,\"N\":%d,"
+                "\"objective\":%lld,\"objective_accelerate\":%lld,\"nodes\":[", ch ? ch->solve_ms : 0.0,
+                ch ? ch->solve_cpu_ms : 0.0, ch ? ch->load_ms : 0.0, ch ? ch->limit_ms : 0.0, nn, (long long)obj,
+                (long long)obj0);
         for (int i = 0; i < nn; i++) {
             const GNode *n = &g->n[i];
-            name(a, sizeof a, n->id);
+            name(a, sizeof a, n);
             fprintf(f, "%s{\"id\":\"%s\",\"op\":\"%s\",\"generator\":", i ? "," : "", a, op_name(n->op));
             json_str(f, n->gen);
             fprintf(f, ",\"operator\":");
@@ -377,35 +1097,43 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
         fprintf(f, "],\"edges\":[");
         for (int k = 0; k < g->ne; k++) {
             const GEdge *e = &g->e[k];
-            name(a, sizeof a, g->n[e->from].id), name(b, sizeof b, g->n[e->to].id);
+            name(a, sizeof a, &g->n[e->from]), name(b, sizeof b, &g->n[e->to]);
             fprintf(f, "%s{\"from\":\"%s\",\"to\":\"%s\",\"kind\":\"%s\",\"why\":", k ? "," : "", a, b,
                     e->fusible ? "fusible" : "fusion-preventing");
             json_str(f, e->why);
-            fputc('}', f);
+            fprintf(f, ",\"planner\":%s}", PAIR(g, e->from, e->to) ? "true" : "false");
         }
         fprintf(f, "],\"siblings\":[");
         int ns = 0;
         for (int i = 0; i < nn; i++)
             for (int j = i + 1; j < nn; j++) {
                 const GNode *x = &g->n[i], *y = &g->n[j];
-                if (x->chain != y->chain || strcmp(x->space, y->space) || reads(y, x->id) || reads(x, y->id)) continue;
-                name(a, sizeof a, x->id), name(b, sizeof b, y->id);
+                if (x->chain != y->chain || strcmp(x->space, y->space) || (x->id >= 0 && reads(y, x->id)) ||
+                    (y->id >= 0 && reads(x, y->id)))
+                    continue;
+                name(a, sizeof a, x), name(b, sizeof b, y);
                 fprintf(f, "%s[\"%s\",\"%s\"]", ns++ ? "," : "", a, b);
             }
+        fprintf(f, "],\"pairs\":[");
+        int np = 0;
+        for (int i = 0; i < nn; i++)
+            for (int j = i + 1; j < nn; j++)
+                if (PAIR(g, i, j)) {
+                    name(a, sizeof a, &g->n[i]), name(b, sizeof b, &g->n[j]);
+                    fprintf(f, "%s[\"%s\",\"%s\"]", np++ ? "," : "", a, b);
+                }
         fprintf(f, "],\"clusters\":[");
-        int nc = 0;
-        for (int i = 0; i < nn; i++) {
-            bool first = true;
-            for (int j = 0; j < i; j++)
-                if (par[j] == par[i]) first = false;
-            if (!first) continue;
-            fprintf(f, "%s[", nc++ ? "," : "");
-            int m = 0;
-            for (int j = i; j < nn; j++)
-                if (par[j] == par[i]) name(a, sizeof a, g->n[j].id), fprintf(f, "%s\"%s\"", m++ ? "," : "", a);
-            fputc(']', f);
+        print_clusters(f, g, par, true);
+        fprintf(f, "]");
+        if (ran) {
+            fprintf(f, ",\"ilp\":{\"x\":%d,\"c\":%d,\"pi\":%d,\"rows\":%d,\"objective\":%lld,\"cached\":%s,"
+                    "\"agrees\":%s,\"grown\":%s,\"clusters\":[", ch->nx, ch->nc, ch->npi, ch->nrows,
+                    (long long)ch->objective, ch->cached ? "true" : "false", agree ? "true" : "false",
+                    grown ? "true" : "false");
+            print_clusters(f, g, ilp, true);
+            fprintf(f, "]}");
         }
-        fprintf(f, "],\"rewrites\":[");
+        fprintf(f, ",\"rewrites\":[");
         for (int k = 0; log && k < log->n; k++) {
             if (k) fputc(',', f);
             json_str(f, log->line[k]);
@@ -416,40 +1144,57 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
                 g->truncated ? " (truncated)" : "");
         for (int i = 0; i < nn; i++) {
             const GNode *n = &g->n[i];
-            name(a, sizeof a, n->id);
+            name(a, sizeof a, n);
             fprintf(f, "  %-8s %-10s %s%s%s%s over %s%s\n", a, op_name(n->op), n->gen, n->op2[0] ? "(" : "", n->op2,
                     n->op2[0] ? ")" : "", n->space, made[i] ? "" : "   (no longer made)");
         }
         fprintf(f, "edges:\n");
         for (int k = 0; k < g->ne; k++) {
             const GEdge *e = &g->e[k];
-            name(a, sizeof a, g->n[e->from].id), name(b, sizeof b, g->n[e->to].id);
-            fprintf(f, "  %s -> %s  %s: %s\n", a, b, e->fusible ? "fusible" : "fusion-preventing", e->why);
+            name(a, sizeof a, &g->n[e->from]), name(b, sizeof b, &g->n[e->to]);
+            fprintf(f, "  %s -> %s  %s: %s%s\n", a, b, e->fusible ? "fusible" : "fusion-preventing", e->why,
+                    e->fusible && !PAIR(g, e->from, e->to) ? " (not the ILP's to choose)" : "");
         }
         fprintf(f, "siblings (one iteration space, neither reading the other):\n");
         for (int i = 0; i < nn; i++)
             for (int j = i + 1; j < nn; j++) {
                 const GNode *x = &g->n[i], *y = &g->n[j];
-                if (x->chain != y->chain || strcmp(x->space, y->space) || reads(y, x->id) || reads(x, y->id)) continue;
-                name(a, sizeof a, x->id), name(b, sizeof b, y->id);
+                if (x->chain != y->chain || strcmp(x->space, y->space) || (x->id >= 0 && reads(y, x->id)) ||
+                    (y->id >= 0 && reads(x, y->id)))
+                    continue;
+                name(a, sizeof a, x), name(b, sizeof b, y);
                 fprintf(f, "  %s ~ %s  over %s\n", a, b, x->space);
             }
-        fprintf(f, "clusters (solver: %s, %.3f ms): %d\n", solver, solve_ms, nclusters);
-        for (int i = 0; i < nn; i++) {
-            bool first = true;
-            for (int j = 0; j < i; j++)
-                if (par[j] == par[i]) first = false;
-            if (!first) continue;
-            fprintf(f, "  {");
-            int m = 0;
-            for (int j = i; j < nn; j++)
-                if (par[j] == par[i]) name(a, sizeof a, g->n[j].id), fprintf(f, "%s%s", m++ ? ", " : "", a);
-            fprintf(f, "}\n");
+        fprintf(f, "pairs the planner's rewrites can put in one pass:");
+        int np = 0;
+        for (int i = 0; i < nn; i++)
+            for (int j = i + 1; j < nn; j++)
+                if (PAIR(g, i, j)) {
+                    name(a, sizeof a, &g->n[i]), name(b, sizeof b, &g->n[j]);
+                    fprintf(f, "%s %s ~ %s", np++ ? "," : "", a, b);
+                }
+        fprintf(f, "%s\n", np ? "" : " none");
+        fprintf(f, "solver: %s", solver);
+        if (ch && ch->why[0]) fprintf(f, " (%s)", ch->why);
+        if (ch && ch->solver != PLAN_GREEDY)
+            fprintf(f, ", %.3f ms (%.3f ms of CPU)%s, limit %g ms of CPU", ch->solve_ms, ch->solve_cpu_ms,
+                    ch->cached ? " (solved before in this context)" : "", ch->limit_ms);
+        if (ch && ch->load_ms > 0) fprintf(f, ", loading CBC %.1f ms", ch->load_ms);
+        if (ran)
+            fprintf(f, "; model: %d x, %d c, %d pi, %d rows; objective %lld", ch->nx, ch->nc, ch->npi, ch->nrows,
+                    (long long)ch->objective);
+        fprintf(f, "\nclusters: %d\n", nclusters);
+        print_clusters(f, g, par, false);
+        if (ran && (!agree || grown)) {
+            fprintf(f, "%s, which were:\n", !agree ? "the rewrites did not carry out the ILP's clusters"
+                                                  : "the loops and epilogues after the ILP's rewrites merged its "
+                                                    "clusters further");
+            print_clusters(f, g, ilp, false);
         }
         fprintf(f, "objective (seed 001: N^2 per pair sharing an input or an edge left apart, 1 per other pair left "
                 "apart, N per array made; N = %d): %lld, Accelerate's fusion alone %lld\n", nn, (long long)obj,
                 (long long)obj0);
         for (int k = 0; log && k < log->n; k++) fprintf(f, "rewrite: %s\n", log->line[k]);
     }
-    free(par), free(one), free(made), free(made0);
+    free(par), free(one), free(ilp), free(made), free(made0), free(up), free(ids);
 }

@@ -24,6 +24,7 @@ static const struct { const char *name; unsigned flag; } debug_flags[] = {
     {"cache", AX_DEBUG_CACHE}, {"code", AX_DEBUG_CODE},
     {"profile", AX_DEBUG_PROFILE}, {"no-planner", AX_DEBUG_NO_PLANNER},
     {"no-licm", AX_DEBUG_NO_LICM}, {"no-reuse", AX_DEBUG_NO_REUSE},
+    {"no-loops", AX_DEBUG_NO_LOOPS}, {"no-epilogues", AX_DEBUG_NO_EPILOGUES},
 };
 
 /* Parses a comma-separated AXLE_DEBUG value; an unknown word is named in
@@ -187,6 +188,22 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
         if (!strcasecmp(e, "off") || !strcmp(e, "0")) cx->opt.no_cache = true;
         else if (strcasecmp(e, "on") && strcmp(e, "1")) bad_env(cx, 5, "AXLE_CACHE", e, "off, 0, on or 1");
     }
+    if ((e = getenv("AXLE_PLANNER")) && *e) {
+        if (!strcasecmp(e, "greedy")) cx->planner = PLANNER_GREEDY;
+        else if (!strcasecmp(e, "cbc")) cx->planner = PLANNER_CBC;
+        else if (strcasecmp(e, "ilp")) bad_env(cx, 8, "AXLE_PLANNER", e, "ilp, cbc or greedy");
+    }
+    if ((e = getenv("AXLE_PLANNER_LIMIT")) && *e) {
+        char *end;
+        double t = strtod(e, &end);
+        if (end == e || *end || !(t > 0) || t > 1e9)
+            bad_env(cx, 9, "AXLE_PLANNER_LIMIT", e, "the ILP's time limit in milliseconds, more than 0");
+        else cx->planner_limit_ms = t;
+    }
+    if ((e = getenv("AXLE_CBC")) && *e && !(cx->planner_cbc = ax__strdup(e))) {
+        ax_ctx_free(cx);
+        return NULL;
+    }
     /* Strings from the caller or the environment are copied: the context
      * must not depend on their lifetime.  A copy that fails fails the
      * context (a NULL would silently mean the default compiler). */
@@ -229,6 +246,8 @@ void ax_ctx_free(ax_ctx *cx)
     free((char *)cx->opt.cflags);
     free((char *)cx->opt.cache_dir);
     free(cx->scratch);
+    free(cx->planner_cbc);
+    plan_state_free(cx->plan);
     free(cx);
 }
 

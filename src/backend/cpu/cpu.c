@@ -620,7 +620,8 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
  * program's source key (srckey.c, hashed whole) and everything the units'
  * keys cover (compiler, flags, axle's version, the host: jit_key_of),
  * with what else decides the program: safe mode, the maths functions
- * libmvec has, the debug switches that change the passes, the test hook
+ * libmvec has, the debug switches that change the passes, the planner's
+ * solver (AXLE_PLANNER, AXLE_PLANNER_LIMIT, AXLE_CBC), the test hook
  * for the maths, and the build of axle's own code (its GNU build ID: the
  * optimiser and the code generator are in it; where it has none, nothing
  * is stored).  The entry holds the optimised program (irser.c), what code
@@ -704,9 +705,18 @@ static bool prog_key(ax_ctx *cx, CpuCtx *cc, Jit *jit, const SrcKey *k, uint8_t 
     memcpy(head + n, &sw, sizeof sw);
     n += sizeof sw;
     head[n++] = cx->mvec != NULL;
+    /* the planner's solver and its limit (AXLE_PLANNER, AXLE_PLANNER_LIMIT,
+     * AXLE_CBC): they choose the loops a program is made of */
+    memcpy(head + n, &cx->planner, sizeof cx->planner);
+    n += sizeof cx->planner;
+    memcpy(head + n, &cx->planner_limit_ms, sizeof cx->planner_limit_ms);
+    n += sizeof cx->planner_limit_ms;
+    _Static_assert(64 + 1 + sizeof(unsigned) * 2 + 1 + sizeof(int) + sizeof(double) <= 96, "prog_key's head");
     JitSha256 s;
     jit_sha256_init(&s);
     jit_sha256_update(&s, head, n);
+    const char *cbc = cx->planner_cbc ? cx->planner_cbc : "";
+    jit_sha256_update(&s, cbc, strlen(cbc) + 1);
     jit_sha256_update(&s, k->bytes, k->len);
     uint8_t h[32];
     jit_sha256_final(&s, h);
