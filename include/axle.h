@@ -175,6 +175,9 @@ enum {
                                         multi-generator loops (siblings, filter into fold) */
     AX_DEBUG_NO_LICM     = 1u << 11, /* [no-licm]     array terms that do not change in an
                                         awhile body are recomputed every iteration */
+    AX_DEBUG_NO_REUSE    = 1u << 12, /* [no-reuse]    compile every program in full: no reuse
+                                        of an equal program compiled before, in the context
+                                        or (its entry in the disk cache) in another process */
     AX_DEBUG_COMM        = 1u << 13, /* [comm]        (libaxle_mpi, axle_mpi.h) each distributed
                                         operation's messages and bytes, per rank and run */
     AX_DEBUG_NO_LOOPS    = 1u << 14, /* [no-loops]    the planner makes no multi-generator
@@ -791,6 +794,15 @@ typedef struct ax_stats {
                                  no C compiler was found (see ax_options.log) */
     int64_t nodes, lets, kernels, intermediates;
     double sharing_ms, optimise_ms, codegen_ms, compile_ms, run_ms;
+    /* The compilation of an equal program made earlier in the context was
+     * reused (the same operations, functions, constants and types, its
+     * arrays in the same places): nothing was optimised, generated or
+     * compiled, and compile_ms is the time it took to find it. */
+    bool reused;
+    /* The program was found compiled in the disk cache (a program entry an
+     * earlier compile of an equal program stored, in this process or
+     * another): no front end, code generation or C compiler ran. */
+    bool from_disk;
 } ax_stats;
 const ax_stats *ax_program_stats(const ax_program *p);
 

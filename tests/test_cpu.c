@@ -1496,28 +1496,48 @@ TEST(cpu_generated_c_is_deterministic)
     ax_ctx_free(c2);
 }
 
+/* A program built again over other data: the context's program memory
+ * hands back the compilation it made (nothing prepared); with that off
+ * (no-reuse), the kernel comes from the memory cache (prepared, not
+ * compiled). */
 TEST(cpu_second_compile_hits_the_cache)
 {
     if (cpu_only("cpu_second_compile_hits_the_cache")) return;
-    ax_ctx *cx = ctx_on(AX_BACKEND_CPU, false);
-    ax_array *r = RUN(cx, b_dotp(cx, 1000));
-    ax_array_release(r);
-    CpuCounters c0, c1;
-    REQUIRE(cpu_counters(cx, &c0));
-    double t0 = 0;
-    ax_program *pr = ax_compile(cx, b_dotp(cx, 2000));   /* other data, same code */
-    REQUIRE(pr);
-    t0 = ax_program_stats(pr)->compile_ms;
-    ax_program_free(pr);
-    REQUIRE(cpu_counters(cx, &c1));
-    CHECK_EQ_I(c1.compiled, c0.compiled);
-    CHECK_EQ_I(c1.cached, c0.cached + 1);
-    fprintf(stderr, "dotp from the memory cache: prepare %.3f ms\n", t0);
-    ax_ctx_free(cx);
+    for (int reuse = 1; reuse >= 0; reuse--) {
+        ax_options o;
+        memset(&o, 0, sizeof o);
+        o.backend = AX_BACKEND_CPU;
+        o.threads = 4;
+        o.debug = reuse ? 0 : AX_DEBUG_NO_REUSE;
+        ax_ctx *cx = ax_ctx_new(&o);
+        REQUIRE(cx);
+        ax_array *r = RUN(cx, b_dotp(cx, 1000));
+        ax_array_release(r);
+        CpuCounters c0, c1;
+        REQUIRE(cpu_counters(cx, &c0));
+        ax_program *pr = ax_compile(cx, b_dotp(cx, 2000));   /* other data, same code */
+        REQUIRE(pr);
+        const ax_stats *st = ax_program_stats(pr);
+        CHECK(st->reused == (reuse != 0));
+        CHECK_EQ_I(st->kernels, 1);
+        ax_array *out = NULL;
+        CHECK(ax_program_run(pr, &out, 1) == 1);
+        CHECK(out && ax_array_size(out) == 1);
+        ax_array_release(out);
+        fprintf(stderr, "dotp again (%s): %.4f ms\n", reuse ? "program memory" : "kernel memory cache",
+                st->compile_ms);
+        ax_program_free(pr);
+        REQUIRE(cpu_counters(cx, &c1));
+        CHECK_EQ_I(c1.compiled, c0.compiled);
+        CHECK_EQ_I(c1.prepared, c0.prepared + (reuse ? 0 : 1));
+        CHECK_EQ_I(c1.cached, c0.cached + (reuse ? 0 : 1));
+        ax_ctx_free(cx);
+    }
 }
 
 /* A context on the CPU backend with its own cache directory. */
-static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, int, int), void *arg)
+static ax_ctx *ctx_cache_dbg(const char *dir, int threads, void (*progress)(void *, int, int), void *arg,
+                             unsigned debug)
 {
     ax_options o;
     memset(&o, 0, sizeof o);
@@ -1528,8 +1548,20 @@ static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, 
     o.progress_arg = arg;
     /* kernels apart (the planner would make the tests' maps of one array
      * one loop) */
-    o.debug = AX_DEBUG_NO_PLANNER;
+    o.debug = debug | AX_DEBUG_NO_PLANNER;
     return ax_ctx_new(&o);
+}
+
+static ax_ctx *ctx_cache(const char *dir, int threads, void (*progress)(void *, int, int), void *arg)
+{
+    return ctx_cache_dbg(dir, threads, progress, arg, 0);
+}
+
+/* ... whose programs are compiled in full (no-reuse: no program entries in
+ * the disk cache), for the tests that count the kernels' entries */
+static ax_ctx *ctx_units(const char *dir, int threads, void (*progress)(void *, int, int), void *arg)
+{
+    return ctx_cache_dbg(dir, threads, progress, arg, AX_DEBUG_NO_REUSE);
 }
 
 static int64_t cache_entries(const char *dir)
@@ -1570,7 +1602,7 @@ TEST(cpu_kernels_cached_apart)
     if (cpu_only("cpu_kernels_cached_apart")) return;
     char dir[] = "/tmp/axle-test-units-XXXXXX";
     REQUIRE(mkdtemp(dir));
-    ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL);
+    ax_ctx *cx = ctx_units(dir, 2, NULL, NULL);
     REQUIRE(cx);
     ax_array *r = RUN(cx, ax_map(f_poly, NULL, input(cx, AX_F32, 1, SH(1000), 7, 0)));
     ax_array_release(r);
@@ -1581,7 +1613,7 @@ TEST(cpu_kernels_cached_apart)
     CHECK_EQ_I(cache_entries(dir), 2);
     /* in a new context (its memory cache empty), at another size: none */
     ax_ctx_free(cx);
-    cx = ctx_cache(dir, 2, NULL, NULL);
+    cx = ctx_units(dir, 2, NULL, NULL);
     REQUIRE(cx);
     CpuCounters c1;
     xs = input(cx, AX_F32, 1, SH(77), 9, 0);
@@ -1644,7 +1676,7 @@ TEST(cpu_kernels_batched_when_fewer_processes)
     REQUIRE(mkdtemp(dir));
     for (int round = 0; round < 2; round++) {
         Progress pg = {0};
-        ax_ctx *cx = ctx_cache(dir, 1, on_progress, &pg), *ci = ctx_on(AX_BACKEND_INTERP, false);
+        ax_ctx *cx = ctx_units(dir, 1, on_progress, &pg), *ci = ctx_on(AX_BACKEND_INTERP, false);
         REQUIRE(cx && ci);
         ax_array *res[2][3] = {{0}};
         for (int b = 0; b < 2; b++) {

@@ -230,13 +230,14 @@ static ax_exp mul_k(ax_exp x, void *env)
 }
 
 /* Runs x*k over 1..4 in a fresh context (so that the disk cache is asked,
- * not a context's memory cache). */
+ * not a context's memory cache), compiled in full. */
 static bool run_k(const char *dir, int64_t limit, int k)
 {
     ax_options o = {0};
     o.backend = AX_BACKEND_CPU;
     o.cache_dir = dir;
     o.cache_limit = limit;
+    o.debug = AX_DEBUG_NO_REUSE;   /* kernels' entries only: no program entries */
     ax_ctx *cx = ax_ctx_new(&o);
     if (!cx) return false;
     int64_t n = 4;

@@ -12,14 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ax_ctx *ctx_gpu(int64_t mem_limit)
+static ax_ctx *ctx_gpu_dbg(int64_t mem_limit, unsigned debug)
 {
     ax_options o;
     memset(&o, 0, sizeof o);
     o.backend = AX_BACKEND_OPENCL;
     o.mem_limit = mem_limit;
+    o.debug = debug;
     return ax_ctx_new(&o);
 }
+
+static ax_ctx *ctx_gpu(int64_t mem_limit) { return ctx_gpu_dbg(mem_limit, 0); }
 
 /* Whether OpenCL runs here (else each test says so and returns). */
 static bool have_gpu(ax_ctx *cx)
@@ -129,23 +132,27 @@ TEST(gpu_results_feed_the_next_program_on_the_device)
 
 TEST(gpu_device_buffers_are_reused_and_programs_cached)
 {
-    ax_ctx *cx = ctx_gpu(0);
-    if (!have_gpu(cx)) return ax_ctx_free(cx);
-    int64_t n = 100000;
-    ax_array *xa = ax_array_new(cx, ax_type_scalar(AX_F32), 1, &n);
-    ax_array *r = RUN(cx, ax_map(twice, NULL, ax_use(cx, xa)));
-    ax_array_release(r);
-    GpuCounters c0 = counters(cx);
-    /* the same program built again: from the memory cache; its result
-     * buffer: the one the last result gave back */
-    r = RUN(cx, ax_map(twice, NULL, ax_use(cx, xa)));
-    ax_array_release(r);
-    GpuCounters c1 = counters(cx);
-    CHECK_EQ_I(c1.prepared - c0.prepared, 1);
-    CHECK_EQ_I(c1.cached - c0.cached, 1);
-    CHECK_EQ_I(c1.allocs - c0.allocs, 0);
-    ax_array_release(xa);
-    ax_ctx_free(cx);
+    for (int reuse = 1; reuse >= 0; reuse--) {
+        ax_ctx *cx = ctx_gpu_dbg(0, reuse ? 0 : AX_DEBUG_NO_REUSE);
+        if (!have_gpu(cx)) return ax_ctx_free(cx);
+        int64_t n = 100000;
+        ax_array *xa = ax_array_new(cx, ax_type_scalar(AX_F32), 1, &n);
+        ax_array *r = RUN(cx, ax_map(twice, NULL, ax_use(cx, xa)));
+        ax_array_release(r);
+        GpuCounters c0 = counters(cx);
+        /* the same program built again: the compilation the program
+         * memory kept (nothing prepared), or without it (no-reuse) the
+         * kernels from the memory cache; its result buffer: the one the
+         * last result gave back */
+        r = RUN(cx, ax_map(twice, NULL, ax_use(cx, xa)));
+        ax_array_release(r);
+        GpuCounters c1 = counters(cx);
+        CHECK_EQ_I(c1.prepared - c0.prepared, reuse ? 0 : 1);
+        CHECK_EQ_I(c1.cached - c0.cached, reuse ? 0 : 1);
+        CHECK_EQ_I(c1.allocs - c0.allocs, 0);
+        ax_array_release(xa);
+        ax_ctx_free(cx);
+    }
 }
 
 static ax_exp ramp(ax_exp ix, void *env) { return ax_cvt(ax_index_get(ix, 0), AX_F32); }

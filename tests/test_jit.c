@@ -111,6 +111,18 @@ static void hex(const uint8_t *b, char *out)
     for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", b[i]);
 }
 
+static void sha_with(const void *m, size_t n, uint8_t d[32], bool portable)
+{
+    JitSha256 s;
+    jit_sha256_init(&s);
+    s.portable = portable;
+    jit_sha256_update(&s, m, n);
+    jit_sha256_final(&s, d);
+}
+
+/* Both implementations (the portable one, and the SHA extensions where the
+ * CPU has them): the standard's vectors, splits, and equal digests of the
+ * same random data. */
 TEST(jit_sha256_vectors)
 {
     /* FIPS 180-4 examples (NIST CSRC "SHA256.pdf", "SHA2_Additional") */
@@ -122,44 +134,71 @@ TEST(jit_sha256_vectors)
         {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
          "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
     };
-    char h[65];
-    uint8_t d[32];
-    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
-        jit_sha256(v[i].msg, strlen(v[i].msg), d);
+    fprintf(stderr, "  jit: SHA-256 with the CPU's SHA instructions: %s\n", jit_sha256_accelerated() ? "yes" : "no");
+    for (int portable = 0; portable < 2; portable++) {
+        char h[65];
+        uint8_t d[32];
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+            sha_with(v[i].msg, strlen(v[i].msg), d, portable);
+            hex(d, h);
+            CHECKF(!strcmp(h, v[i].digest), "sha256(\"%s\") = %s (portable %d)", v[i].msg, h, portable);
+        }
+        /* One million 'a', fed in uneven pieces to exercise the buffering. */
+        static char a[1000];
+        memset(a, 'a', sizeof a);
+        JitSha256 s;
+        jit_sha256_init(&s);
+        s.portable = portable;
+        size_t left = 1000000, step = 1;
+        while (left) {
+            size_t k = step < left ? step : left;
+            k = k < sizeof a ? k : sizeof a;
+            jit_sha256_update(&s, a, k);
+            left -= k;
+            step = step * 7 % 997 + 1;
+        }
+        jit_sha256_final(&s, d);
         hex(d, h);
-        CHECKF(!strcmp(h, v[i].digest), "sha256(\"%s\") = %s", v[i].msg, h);
-    }
-    /* One million 'a', fed in uneven pieces to exercise the buffering. */
-    static char a[1000];
-    memset(a, 'a', sizeof a);
-    JitSha256 s;
-    jit_sha256_init(&s);
-    size_t left = 1000000, step = 1;
-    while (left) {
-        size_t k = step < left ? step : left;
-        k = k < sizeof a ? k : sizeof a;
-        jit_sha256_update(&s, a, k);
-        left -= k;
-        step = step * 7 % 997 + 1;
-    }
-    jit_sha256_final(&s, d);
-    hex(d, h);
-    CHECKF(!strcmp(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
-           "sha256(a x 1e6) = %s", h);
-    /* Every split of a message near the block boundaries hashes alike. */
-    char msg[200];
-    for (size_t i = 0; i < sizeof msg; i++) msg[i] = (char)(i * 31 + 7);
-    for (size_t n = 50; n < 140; n++) {
-        uint8_t whole[32];
-        jit_sha256(msg, n, whole);
-        for (size_t cut = 0; cut <= n; cut += 13) {
-            jit_sha256_init(&s);
-            jit_sha256_update(&s, msg, cut);
-            jit_sha256_update(&s, msg + cut, n - cut);
-            jit_sha256_final(&s, d);
-            CHECK(!memcmp(d, whole, 32));
+        CHECKF(!strcmp(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+               "sha256(a x 1e6) = %s (portable %d)", h, portable);
+        /* Every split of a message near the block boundaries hashes alike. */
+        char msg[200];
+        for (size_t i = 0; i < sizeof msg; i++) msg[i] = (char)(i * 31 + 7);
+        for (size_t n = 50; n < 140; n++) {
+            uint8_t whole[32];
+            sha_with(msg, n, whole, portable);
+            for (size_t cut = 0; cut <= n; cut += 13) {
+                jit_sha256_init(&s);
+                s.portable = portable;
+                jit_sha256_update(&s, msg, cut);
+                jit_sha256_update(&s, msg + cut, n - cut);
+                jit_sha256_final(&s, d);
+                CHECK(!memcmp(d, whole, 32));
+            }
         }
     }
+    /* random data of every length up to 1000 bytes, and 1 MiB */
+    size_t big = (size_t)1 << 20;
+    unsigned char *r = malloc(big);
+    REQUIRE(r);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < big; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        r[i] = (unsigned char)x;
+    }
+    int differ = 0;
+    for (size_t n = 0; n <= 1000; n++) {
+        uint8_t a1[32], a2[32];
+        sha_with(r + n % 7, n, a1, false);
+        sha_with(r + n % 7, n, a2, true);
+        differ += memcmp(a1, a2, 32) != 0;
+    }
+    uint8_t b1[32], b2[32];
+    sha_with(r, big, b1, false);
+    sha_with(r, big, b2, true);
+    CHECK(!memcmp(b1, b2, 32));
+    CHECK_EQ_I(differ, 0);
+    free(r);
 }
 
 /* ------------------------------------------------------------ caching */
@@ -457,6 +496,60 @@ TEST(jit_compiler_command)
     int (*f)(int) = m ? (int (*)(int))jit_sym(m, "f") : NULL;
     CHECK(f && f(41) == 42);
     jit_free(j);
+}
+
+/* The lean link (GCC: -nostdlib ... -lgcc): the object still reaches the
+ * C library (bound at load time to the process's own) and libm (a
+ * dependency of its own), and its key differs from the ordinary link's. */
+TEST(jit_lean_link)
+{
+    static const char src[] =
+        "typedef __SIZE_TYPE__ size_t;\n"
+        "extern size_t strlen(const char *);\n"
+        "extern int sched_yield(void);\n"
+        "extern double cos(double);\n"
+        "extern double copysign(double, double);\n"
+        "long f(const char *s, double x) { sched_yield(); return (long)strlen(s) + (long)(1000 * cos(x)); }\n"
+        "double g(double x, double y) { return copysign(x, y); }\n"
+        "unsigned long h(unsigned long x, unsigned long y) { return x / y + (unsigned long)__builtin_popcountl(x); }\n";
+    char tmp[PATH_MAX];
+    make_tmp(tmp, sizeof tmp);
+    REQUIRE(tmp[0]);
+    char err[1024];
+    JitOptions o = {.cache_dir = tmp, .version = "v1", .lean_link = true};
+    Jit *lean = jit_new(&o);
+    o.lean_link = false;
+    Jit *plain = jit_new(&o);
+    REQUIRE(lean && plain);
+    JitModule *a = jit_load(lean, src, strlen(src), err, sizeof err, NULL, NULL);
+    CHECKF(a, "%s", err);
+    JitModule *b = jit_load(plain, src, strlen(src), err, sizeof err, NULL, NULL);
+    CHECKF(b, "%s", err);
+    JitModule *ms[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        if (!ms[k]) continue;
+        long (*f)(const char *, double) = (long (*)(const char *, double))jit_sym(ms[k], "f");
+        double (*g)(double, double) = (double (*)(double, double))jit_sym(ms[k], "g");
+        unsigned long (*h)(unsigned long, unsigned long) =
+            (unsigned long (*)(unsigned long, unsigned long))jit_sym(ms[k], "h");
+        REQUIRE(f && g && h);
+        volatile double zero = 0;
+        CHECK_EQ_I(f("abcde", zero), 1005);
+        CHECK(g(2.0, -1.0) == -2.0);
+        volatile unsigned long x = 255, y = 5;
+        CHECK_EQ_I(h(x, y), 51 + 8);
+    }
+    if (a && b) {
+        bool gcc = jit_is_gcc(lean);
+        const char *id = jit_compiler_id(lean);
+        CHECK(gcc == (id && !strstr(id, "clang")));
+        /* only GCC links lean: with another compiler the keys agree */
+        CHECKF(gcc == (strcmp(jit_module_key(a), jit_module_key(b)) != 0), "gcc %d, keys %s %s", gcc,
+               jit_module_key(a), jit_module_key(b));
+    }
+    jit_free(lean);
+    jit_free(plain);
+    rm_rf(tmp);
 }
 
 /* Compiles, but cannot be loaded (RTLD_NOW finds an undefined symbol):

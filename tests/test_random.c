@@ -191,6 +191,24 @@ static void run_prog(const RunConfig *c, uint64_t seed, const RandProgConfig *pc
                  randprog_nresults(r->rp));
     }
     ax_program_free(pr);
+    if (r->n < 0 || r->err[0] || (c->debug & AX_DEBUG_NO_REUSE)) return;
+    /* Built again in the context (the same graph over new arrays): the
+     * compilation kept in the program memory, with the same results. */
+    RandProg *rp2 = NULL;
+    ax_acc p2 = randprog_build(r->cx, seed, pc, &rp2);
+    ax_program *pr2 = p2 ? ax_compile(r->cx, p2) : NULL;
+    ax_array *out2[MAXOUT];
+    int n2 = pr2 ? ax_program_run(pr2, out2, MAXOUT) : -1;
+    char msg[256] = "";
+    if (!pr2 || n2 < 0)
+        snprintf(r->err, sizeof r->err, "built again: %s", ax_error(r->cx));
+    else if (!ax_program_stats(pr2)->reused)
+        snprintf(r->err, sizeof r->err, "built again: not reused");
+    else if (!randprog_compare(r->out, r->n, out2, n2, 0, 0, msg, sizeof msg))
+        snprintf(r->err, sizeof r->err, "built again, reused: %s", msg);
+    for (int i = 0; i < n2; i++) ax_array_release(out2[i]);
+    ax_program_free(pr2);
+    randprog_free(rp2);
 }
 
 static void run_free(Run *r)

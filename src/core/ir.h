@@ -366,6 +366,10 @@ struct ax_ctx {
     int ninterned, capinterned;
     /* Compiled programs still alive (run.c): ax_ctx_free orphans them. */
     struct ax_program *programs;
+    /* The program memory (run.c): recent compilations by source key. */
+    struct Compiled *reuse;
+    int nreuse;
+    size_t reuse_bytes;
     /* One thread at a time (ctx_enter): the owning thread's token, its
      * nesting depth, and whether another thread came in meanwhile. */
     _Atomic uintptr_t owner;
@@ -434,7 +438,8 @@ int64_t stack_need(int64_t depth);
 
 /* ax_ctx_free's first step (run.c): every program still compiled in cx
  * gives up its backend state, its IR and its arrays, keeping only the
- * handle, which ax_program_free then frees (order does not matter). */
+ * handle, which ax_program_free then frees (order does not matter); the
+ * program memory is emptied. */
 void programs_orphan(ax_ctx *cx);
 
 /* ----------------------------------------------------------- host arrays */
@@ -525,6 +530,7 @@ int program_fresh_var(Program *p, const Type *t);
 
 /* The backend interface.  Every backend implements the same contract: run
  * a verified core program and return its results as host arrays. */
+struct SrcKey;
 typedef struct Backend {
     const char *name;
     ax_backend_kind kind;
@@ -537,6 +543,15 @@ typedef struct Backend {
      * with an error on cx.  Results are new references. */
     int (*run)(ax_ctx *cx, Program *p, void *state, ax_array **out, int max);
     void (*release)(void *state);
+    /* Optional: compiled programs kept across processes by the key of
+     * their source graph (the CPU backend's program entries in the disk
+     * cache).  find: 1 with the program and its state (and the source's
+     * node and let counts, and the program's depth, in nld) made from the
+     * kept form, whose USE nodes read k's arrays; 0 when there is none (no
+     * error).  keep: stores the program just prepared for k (nothing on
+     * failure). */
+    int (*find)(ax_ctx *cx, const struct SrcKey *k, Program **p, void **state, int64_t nld[3]);
+    void (*keep)(ax_ctx *cx, const Program *p, void *state, const struct SrcKey *k, int64_t nodes, int64_t lets);
 } Backend;
 
 extern const Backend backend_interp;
@@ -549,6 +564,32 @@ extern const Backend backend_cpu;
  * sharing" column).  Returns NULL with an error on cx. */
 Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing);
 void program_free(Program *p);
+
+/* The key of a source graph (srckey.c): equal keys, equal graphs up to the
+ * identity of nodes, variables and arrays.  arrays: the graph's distinct
+ * arrays (USE), in the order the key numbers them. */
+typedef struct SrcKey {
+    unsigned char *bytes;
+    size_t len, cap;
+    uint64_t hash;            /* hash_bytes of bytes */
+    int64_t depth;            /* the graph's depth (a leaf is 1) */
+    ax_array **arrays;
+    int narrays, caparrays;
+} SrcKey;
+/* 0; 1 when the graph refuses a key (a node or array of another
+ * context); -1 when memory runs out.  k is empty unless 0. */
+int src_key(ax_ctx *cx, const Node *root, SrcKey *k);
+void src_key_free(SrcKey *k);
+
+/* A core program as bytes (irser.c): its USE nodes' arrays written as
+ * their index in arrays[0..narrays); NULL when one is not there or memory
+ * is lacking.  ir_load reads them back in a new program of cx whose USE
+ * nodes read arrays[index], and its depth (as ir_depth, or one more) into
+ * *depth (may be NULL); NULL when the bytes are malformed (callers verify
+ * the result with ir_verify). */
+unsigned char *ir_save(const Program *p, ax_array *const *arrays, int narrays, size_t *n);
+Program *ir_load(ax_ctx *cx, const unsigned char *b, size_t n, ax_array *const *arrays, int narrays,
+                 int64_t *depth);
 
 /* The optimiser (src/opt): each pass rewrites p in place (new nodes in
  * p->arena) and returns 0, or -1 with an error on cx. */

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "ir.h"
+#include "hash.h"
 #include "opt/opt.h"
 #include "opt/opt_dot.h"
 #include "backend/cpu/cg.h"
@@ -109,16 +110,35 @@ int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), vo
 
 /* ---------------------------------------------------------------- programs */
 
-struct ax_program {
-    ax_ctx *cx;               /* NULL once ax_ctx_free has orphaned it */
-    ax_program *prev, *next;  /* cx->programs */
+/* One compilation: the optimised program and the backend's state for it.
+ * Programs compiled from equal source graphs in one context share it (the
+ * program memory below), each reading its own arrays: the USE nodes of
+ * the shared program are pointed at a program's arrays for its runs, as
+ * parameters' placeholders are at their arguments. */
+typedef struct Compiled {
+    int refs;                 /* the programs using it, and the memory */
     Program *prog;
     const Backend *be;
     void *state;
-    ax_stats stats;
     int64_t depth;            /* of the optimised program: the run's stack (run_deep) */
-    ax_array **held;          /* the host arrays the program reads (USE) */
-    int nheld, capheld;
+    ax_stats stats;           /* of the compile that made it */
+    Node **use;               /* its USE nodes, in preorder */
+    int nuse, capuse;
+    int *canon;               /* per USE node: its array's number in the source key */
+    /* In the context's program memory (key.len > 0): */
+    SrcKey key;               /* bytes and hash (no arrays) */
+    unsigned debug;           /* the switches it was compiled under */
+    struct Compiled *mprev, *mnext;   /* cx->reuse, most recently used first */
+} Compiled;
+
+struct ax_program {
+    ax_ctx *cx;               /* NULL once ax_ctx_free has orphaned it */
+    ax_program *prev, *next;  /* cx->programs */
+    Compiled *c;
+    ax_stats stats;
+    ax_array **bind;          /* per USE node of c: the host array this program
+                                 reads there (a reference held, so it stays valid
+                                 after ax_ctx_reset drops the builder's) */
     /* Parameters (ax_param): the USE nodes of placeholders, which
      * ax_program_run_with points at its arguments for the run, and per
      * index the element type and rank an argument must have. */
@@ -160,35 +180,61 @@ static int note_param(ax_program *pr, Node *x)
     return 0;
 }
 
-/* A compiled program keeps a reference to every host array it reads, so it
- * stays valid after ax_ctx_reset drops the builder's references. */
-static int hold_arrays(ax_program *pr, Node *x)
+/* Collects the USE nodes of the optimised program into c->use; -1 when
+ * memory runs out. */
+static int find_uses(Compiled *c, Node *x)
 {
     /* A let's body is followed in the loop, not by recursion: long rows of
      * bindings must not exhaust the stack. */
     while (x) {
-        if (x->op == OP_USE && x->arr && x->arr->param) {
-            int rc = note_param(pr, x);
-            if (rc) return rc;
-        }
         if (x->op == OP_USE && x->arr) {
-            if (pr->nheld == pr->capheld) {
-                int cap = pr->capheld ? 2 * pr->capheld : 8;
-                ax_array **h = ax__realloc(pr->held, sizeof *h * (size_t)cap);
-                if (!h) return -1;
-                pr->held = h;
-                pr->capheld = cap;
+            if (c->nuse == c->capuse) {
+                int cap = c->capuse ? 2 * c->capuse : 8;
+                Node **u = ax__realloc(c->use, sizeof *u * (size_t)cap);
+                if (!u) return -1;
+                c->use = u;
+                c->capuse = cap;
             }
-            pr->held[pr->nheld++] = ax_array_retain(x->arr);
+            c->use[c->nuse++] = x;
         }
         bool let = (x->op == OP_LET || x->op == OP_ALET) && x->n == 2;
-        for (int i = 0; i < x->n - (let ? 1 : 0); i++) {
-            int rc = hold_arrays(pr, x->kid[i]);
-            if (rc) return rc;
-        }
+        for (int i = 0; i < x->n - (let ? 1 : 0); i++)
+            if (find_uses(c, x->kid[i])) return -1;
         x = let ? x->kid[1] : NULL;
     }
     return 0;
+}
+
+/* The program reads arrays[k] at the USE nodes of c (arrays: a source
+ * key's, with c->canon; NULL: the arrays c's nodes hold now, as after
+ * its own compile): holds a reference to each and notes the parameters'
+ * placeholders.  0, -1 out of memory, -2 (error on cx) bad parameters. */
+static int bind_arrays(ax_program *pr, ax_array *const *arrays)
+{
+    Compiled *c = pr->c;
+    if (!(pr->bind = ax__calloc((size_t)c->nuse + 1, sizeof *pr->bind))) return -1;
+    for (int i = 0; i < c->nuse; i++) {
+        ax_array *a = arrays ? arrays[c->canon[i]] : c->use[i]->arr;
+        c->use[i]->arr = a;
+        pr->bind[i] = ax_array_retain(a);
+    }
+    for (int i = 0; i < c->nuse; i++)
+        if (c->use[i]->arr->param) {
+            int rc = note_param(pr, c->use[i]);
+            if (rc) return rc;
+        }
+    return 0;
+}
+
+static void compiled_release(Compiled *c)
+{
+    if (!c || --c->refs > 0) return;
+    if (c->be && c->be->release && c->state) c->be->release(c->state);
+    program_free(c->prog);
+    free(c->use);
+    free(c->canon);
+    src_key_free(&c->key);
+    free(c);
 }
 
 static double now_ms(void)
@@ -357,11 +403,151 @@ Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off)
     return front_end(cx, a, st, UPTO_FUSION, off);
 }
 
-static ax_program *compile(ax_ctx *cx, ax_acc a)
+/* ---------------------------------------------------------------- program memory
+ *
+ * Each context remembers its last REUSE_MAX compilations by the key of
+ * their source graph (srckey.c).  A program compiled again in the context
+ * (the same graph, over the same arrays or others of the same types and
+ * ranks in the same places: the same program at another size, or rebuilt
+ * in a loop) takes the compilation made before, instead of running sharing
+ * recovery, the optimiser, code generation and the kernel lookups again:
+ * ax_compile of dotp again took 0.31 ms, now 0.0012; fluid 22 -> 0.16,
+ * Mandelbrot 19 -> 0.42 (its 13,000 source nodes are keyed; building them
+ * takes the user 0.6 ms more), medians of 300 in one process, this 2-core
+ * machine under load.
+ * A key is compared in full on a hit, never trusted by its hash.  Not
+ * remembered: a compilation that fell back to the interpreter (a C
+ * compiler installed later is then used), and none while the switches
+ * that print the passes' work are on (dump, code) or no-reuse.  (Under
+ * verify a program is reused: it was verified when it was compiled.)
+ * The switches are part of an entry (ax_dump's plan stage changes them
+ * for a moment); the other options cannot change in a context. */
+enum { REUSE_MAX = 32 };
+#define REUSE_BYTES ((size_t)16 << 20)   /* of keys, at most */
+
+static bool reuse_on(const ax_ctx *cx)
+{
+    return !(cx->opt.debug & (AX_DEBUG_DUMP | AX_DEBUG_CODE | AX_DEBUG_NO_REUSE));
+}
+
+/* The switches that change what a compile makes. */
+static unsigned reuse_switches(const ax_ctx *cx)
+{
+    return cx->opt.debug & ~(unsigned)(AX_DEBUG_TIMING | AX_DEBUG_CACHE | AX_DEBUG_PROFILE);
+}
+
+static void reuse_unlink(ax_ctx *cx, Compiled *c)
+{
+    if (c->mprev) c->mprev->mnext = c->mnext;
+    else cx->reuse = c->mnext;
+    if (c->mnext) c->mnext->mprev = c->mprev;
+    c->mprev = c->mnext = NULL;
+}
+
+static void reuse_front(ax_ctx *cx, Compiled *c)
+{
+    c->mnext = cx->reuse;
+    if (cx->reuse) cx->reuse->mprev = c;
+    cx->reuse = c;
+}
+
+static void reuse_drop(ax_ctx *cx, Compiled *c)
+{
+    reuse_unlink(cx, c);
+    cx->nreuse--;
+    cx->reuse_bytes -= c->key.len;
+    compiled_release(c);
+}
+
+static Compiled *reuse_find(ax_ctx *cx, const SrcKey *k)
+{
+    unsigned sw = reuse_switches(cx);
+    for (Compiled *c = cx->reuse; c; c = c->mnext)
+        if (c->key.hash == k->hash && c->key.len == k->len && c->debug == sw &&
+            !memcmp(c->key.bytes, k->bytes, k->len)) {
+            reuse_unlink(cx, c);
+            reuse_front(cx, c);
+            return c;
+        }
+    return NULL;
+}
+
+/* Remembers c under key k (its bytes taken; nothing when memory is
+ * lacking: the next compile is then a full one). */
+static void reuse_add(ax_ctx *cx, Compiled *c, SrcKey *k)
+{
+    if (k->len > REUSE_BYTES / 4) return;
+    HMap at;
+    hmap_init(&at);
+    bool ok = (c->canon = ax__calloc((size_t)c->nuse + 1, sizeof *c->canon)) != NULL;
+    for (int i = 0; ok && i < k->narrays; i++) ok = hmap_insert(&at, hmap_ptr(k->arrays[i]), i, NULL) != NULL;
+    for (int i = 0; ok && i < c->nuse; i++) {
+        /* every array the optimised program reads is one of the source's */
+        int64_t *v = hmap_find(&at, hmap_ptr(c->use[i]->arr));
+        if (v) c->canon[i] = (int)*v;
+        else ok = false;
+    }
+    hmap_free(&at);
+    if (!ok) return;
+    c->key.bytes = k->bytes;
+    c->key.len = k->len;
+    c->key.hash = k->hash;
+    k->bytes = NULL;
+    k->len = k->cap = 0;
+    c->debug = reuse_switches(cx);
+    c->refs++;
+    reuse_front(cx, c);
+    cx->nreuse++;
+    cx->reuse_bytes += c->key.len;
+    while (cx->nreuse > REUSE_MAX || cx->reuse_bytes > REUSE_BYTES) {
+        Compiled *last = cx->reuse;
+        while (last->mnext) last = last->mnext;
+        if (last == c) break;
+        reuse_drop(cx, last);
+    }
+}
+
+static void program_link(ax_ctx *cx, ax_program *pr)
+{
+    pr->next = cx->programs;
+    if (cx->programs) cx->programs->prev = pr;
+    cx->programs = pr;
+}
+
+/* A program of the remembered compilation c over the arrays of key k. */
+static ax_program *reuse_program(ax_ctx *cx, ax_program *pr, Compiled *c, const SrcKey *k, double t0)
+{
+    c->refs++;
+    pr->c = c;
+    int rc = bind_arrays(pr, k->arrays);
+    if (rc) {
+        if (rc == -1) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        return NULL;
+    }
+    const ax_stats *s = &c->stats;
+    pr->stats.backend = s->backend;
+    pr->stats.nodes = s->nodes;
+    pr->stats.lets = s->lets;
+    pr->stats.kernels = s->kernels;
+    pr->stats.intermediates = s->intermediates;
+    pr->stats.reused = true;
+    pr->stats.compile_ms = now_ms() - t0;
+    if (cx->opt.debug & AX_DEBUG_TIMING)
+        fprintf(stderr, "axle: timing: reused the compilation of an equal program (%s) in %.3f ms; %lld nodes\n",
+                s->backend, pr->stats.compile_ms, (long long)s->nodes);
+    program_link(cx, pr);
+    return pr;
+}
+
+/* Compiles a; kr and key: its source key as src_key gave it (1: none,
+ * and none is looked for), freed here; found: its compilation in the
+ * program memory (reuse_find), or NULL. */
+static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled *found, double tk)
 {
     if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
     if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
     if (cx->status != AX_OK) {
+        if (kr == 0) src_key_free(keyp);
         settle_error(cx);
         return NULL;
     }
@@ -369,39 +555,94 @@ static ax_program *compile(ax_ctx *cx, ax_acc a)
     cx->last_status = AX_OK;
     ax_program *pr = ax__calloc(1, sizeof *pr);
     if (!pr) {
+        if (kr == 0) src_key_free(keyp);
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         settle_error(cx);
         return NULL;
     }
     pr->cx = cx;
-    if (!(pr->prog = front_end(cx, a, &pr->stats, UPTO_FUSION, 0)) || !(pr->be = pick_backend(cx, &pr->stats.fallback)))
+    SrcKey key = kr == 0 ? *keyp : (SrcKey){0};
+    if (kr == 0) memset(keyp, 0, sizeof *keyp);   /* ours now */
+    if (kr < 0) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         goto fail;
-    int held = hold_arrays(pr, pr->prog->root);
+    }
+    Compiled *c = found;
+    if (c) {
+        ax_program *r = reuse_program(cx, pr, c, &key, tk);
+        src_key_free(&key);
+        if (r) return r;
+        goto fail;
+    }
+    if (!(c = ax__calloc(1, sizeof *c))) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+        goto fail;
+    }
+    c->refs = 1;
+    pr->c = c;
+    /* With a source key, the backend's own store of compiled programs
+     * (the CPU's program entries in the disk cache) before the front end:
+     * a program found there needs no front end and no code generation. */
+    if (kr == 0) {
+        if (!(c->be = pick_backend(cx, &pr->stats.fallback))) goto fail;
+        int64_t nl[3] = {0, 0, 0};
+        double t0 = now_ms();
+        if (c->be->find && c->be->find(cx, &key, &c->prog, &c->state, nl) > 0) {
+            pr->stats.nodes = nl[0];
+            pr->stats.lets = nl[1];
+            c->depth = nl[2] < DEPTH_CAP ? nl[2] : DEPTH_CAP;
+            schedule_stats(c->prog, &pr->stats.kernels, &pr->stats.intermediates);
+            int held = find_uses(c, c->prog->root) ? -1 : bind_arrays(pr, NULL);
+            if (held) {
+                if (held == -1) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
+                goto fail;
+            }
+            pr->stats.backend = c->be->name;
+            pr->stats.compile_ms = now_ms() - t0;
+            pr->stats.from_disk = true;
+            c->stats = pr->stats;
+            reuse_add(cx, c, &key);
+            if (cx->opt.debug & AX_DEBUG_TIMING)
+                fprintf(stderr, "axle: timing: found compiled (%s) in %.3f ms; %lld nodes\n", c->be->name,
+                        pr->stats.compile_ms, (long long)pr->stats.nodes);
+            src_key_free(&key);
+            program_link(cx, pr);
+            return pr;
+        }
+        if (cx->status != AX_OK) goto fail;
+    }
+    if (!(c->prog = front_end(cx, a, &pr->stats, UPTO_FUSION, 0)) ||
+        (!c->be && !(c->be = pick_backend(cx, &pr->stats.fallback))))
+        goto fail;
+    int held = find_uses(c, c->prog->root) ? -1 : bind_arrays(pr, NULL);
     if (held) {
         if (held == -1) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         goto fail;
     }
-    pr->stats.backend = pr->be->name;
-    if ((pr->depth = ir_depth(pr->prog->root, DEPTH_CAP)) < 0) {
+    pr->stats.backend = c->be->name;
+    if ((c->depth = ir_depth(c->prog->root, DEPTH_CAP)) < 0) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         goto fail;
     }
     double t0 = now_ms();
-    if (pr->be->prepare && pr->be->prepare(cx, pr->prog, &pr->state) != 0) {
-        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", pr->be->name);
+    if (c->be->prepare && c->be->prepare(cx, c->prog, &c->state) != 0) {
+        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", c->be->name);
         goto fail;
     }
     pr->stats.compile_ms = now_ms() - t0;
-    pr->stats.codegen_ms = pr->prog->codegen_ms;   /* part of compile_ms */
+    pr->stats.codegen_ms = c->prog->codegen_ms;   /* part of compile_ms */
+    c->stats = pr->stats;
+    if (kr == 0 && c->be->keep) c->be->keep(cx, c->prog, c->state, &key, pr->stats.nodes, pr->stats.lets);
+    if (kr == 0 && !pr->stats.fallback) reuse_add(cx, c, &key);
     if (cx->opt.debug & AX_DEBUG_TIMING)
         fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
-                "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, pr->be->name,
+                "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, c->be->name,
                 pr->stats.compile_ms, (long long)pr->stats.nodes, (long long)pr->stats.lets);
-    pr->next = cx->programs;
-    if (cx->programs) cx->programs->prev = pr;
-    cx->programs = pr;
+    if (kr == 0) src_key_free(&key);
+    program_link(cx, pr);
     return pr;
 fail:
+    if (kr == 0) src_key_free(&key);
     ax_program_free(pr);
     settle_error(cx);
     return NULL;
@@ -423,6 +664,10 @@ static int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
 typedef struct Job {
     ax_ctx *cx;
     ax_acc a;
+    int kr;                   /* compile: src_key's answer (1: no key) */
+    SrcKey key;
+    Compiled *found;          /* its compilation in the program memory */
+    double t0;
     ax_program *pr;
     ax_array *const *args;
     int nargs;
@@ -436,15 +681,25 @@ typedef struct Job {
 static void compile_job(void *p)
 {
     Job *j = p;
-    j->pr = compile(j->cx, j->a);
+    j->pr = compile(j->cx, j->a, j->kr, &j->key, j->found, j->t0);
 }
 
 ax_program *ax_compile(ax_ctx *cx, ax_acc a)
 {
     if (!cx || !ctx_enter(cx)) return NULL;
-    Job j = {.cx = cx, .a = a};
-    int64_t depth = source_depth(cx, a, "ax_run");
-    if (depth >= 0 && run_deep(cx, depth, "ax_run", compile_job, &j) != 0) settle_error(cx);
+    Job j = {.cx = cx, .a = a, .kr = 1, .t0 = now_ms()};
+    /* The program memory first (its key is found without recursion): a
+     * program found there needs no deep stack, and no depth walk. */
+    if (cx->status == AX_OK && a && a->cx == cx && reuse_on(cx) && (j.kr = src_key(cx, a, &j.key)) == 0)
+        j.found = reuse_find(cx, &j.key);
+    if (j.found) {
+        compile_job(&j);
+    } else {
+        /* the key's walk found the depth already */
+        int64_t depth = j.kr == 0 ? (j.key.depth < DEPTH_CAP ? j.key.depth : DEPTH_CAP) : source_depth(cx, a, "ax_run");
+        if (depth >= 0 && run_deep(cx, depth, "ax_run", compile_job, &j) != 0) settle_error(cx);
+        if (j.kr == 0) src_key_free(&j.key);   /* when compile did not run */
+    }
     ax_program *pr = j.pr;
     if (ctx_leave_report(cx, "ax_run")) {
         ax_program_free(pr);
@@ -475,7 +730,7 @@ int ax_program_run_with(ax_program *pr, ax_array *const *args, int nargs, ax_arr
     if (!pr || !pr->cx || !ctx_enter(pr->cx)) return -1;
     ax_ctx *cx = pr->cx;
     Job j = {.cx = cx, .pr = pr, .args = args, .nargs = nargs, .out = out, .max = max, .n = -1};
-    if (run_deep(cx, pr->depth, "ax_run", run_job, &j) != 0) settle_error(cx);
+    if (run_deep(cx, pr->c->depth, "ax_run", run_job, &j) != 0) settle_error(cx);
     int n = j.n;
     if (ctx_leave_report(cx, "ax_run") && n >= 0) {
         for (int i = 0; i < n; i++) ax_array_release(out[i]);
@@ -532,17 +787,20 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
     }
     cx->msg[0] = 0;
     cx->last_status = AX_OK;
-    /* The placeholders' nodes read the arguments for this run (the
-     * backends look at a USE node's array when they run it). */
+    /* The shared program's USE nodes read this program's arrays, and the
+     * placeholders' the arguments, for this run (the backends look at a
+     * USE node's array when they run it). */
+    Compiled *c = pr->c;
+    for (int i = 0; i < c->nuse; i++) c->use[i]->arr = pr->bind[i];
     for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = args[pr->puse[i].place->param - 1];
     double t0 = now_ms();
-    int n = pr->be->run(cx, pr->prog, pr->state, out, max);
+    int n = c->be->run(cx, c->prog, c->state, out, max);
     pr->stats.run_ms = now_ms() - t0;
     for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = pr->puse[i].place;
     if (cx->opt.debug & AX_DEBUG_TIMING)
-        fprintf(stderr, "axle: timing: run (%s) %.3f ms\n", pr->be->name, pr->stats.run_ms);
+        fprintf(stderr, "axle: timing: run (%s) %.3f ms\n", c->be->name, pr->stats.run_ms);
     if (n < 0) {
-        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", pr->be->name);
+        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend failed", c->be->name);
         settle_error(cx);
         return -1;
     }
@@ -552,14 +810,12 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
 /* Everything of a program but its handle and statistics. */
 static void program_strip(ax_program *pr)
 {
-    if (pr->be && pr->be->release && pr->state) pr->be->release(pr->state);
-    pr->state = NULL;
-    program_free(pr->prog);
-    pr->prog = NULL;
-    for (int i = 0; i < pr->nheld; i++) ax_array_release(pr->held[i]);
-    free(pr->held);
-    pr->held = NULL;
-    pr->nheld = pr->capheld = 0;
+    if (pr->bind)
+        for (int i = 0; i < pr->c->nuse; i++) ax_array_release(pr->bind[i]);
+    free(pr->bind);
+    pr->bind = NULL;
+    compiled_release(pr->c);
+    pr->c = NULL;
     free(pr->puse);
     pr->puse = NULL;
     pr->npuse = pr->cappuse = 0;
@@ -584,6 +840,7 @@ void programs_orphan(ax_ctx *cx)
         program_strip(pr);
         pr->cx = NULL;
     }
+    while (cx->reuse) reuse_drop(cx, cx->reuse);
 }
 
 void ax_program_free(ax_program *pr)

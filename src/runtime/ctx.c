@@ -23,8 +23,9 @@ static const struct { const char *name; unsigned flag; } debug_flags[] = {
     {"dump", AX_DEBUG_DUMP}, {"timing", AX_DEBUG_TIMING}, {"verify", AX_DEBUG_VERIFY},
     {"cache", AX_DEBUG_CACHE}, {"code", AX_DEBUG_CODE},
     {"profile", AX_DEBUG_PROFILE}, {"no-planner", AX_DEBUG_NO_PLANNER},
-    {"no-licm", AX_DEBUG_NO_LICM}, {"no-loops", AX_DEBUG_NO_LOOPS},
-    {"no-epilogues", AX_DEBUG_NO_EPILOGUES}, {"comm", AX_DEBUG_COMM},
+    {"no-licm", AX_DEBUG_NO_LICM}, {"no-reuse", AX_DEBUG_NO_REUSE},
+    {"no-loops", AX_DEBUG_NO_LOOPS}, {"no-epilogues", AX_DEBUG_NO_EPILOGUES},
+    {"comm", AX_DEBUG_COMM},
 };
 
 /* Parses a comma-separated AXLE_DEBUG value; an unknown word is named in

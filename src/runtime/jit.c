@@ -57,6 +57,23 @@
  * safe in a multithreaded process), its stdout and stderr captured into a
  * buffer for the error message.
  *
+ * Lean link (JitOptions.lean_link, GCC only).  GCC's driver links a shared
+ * object against the C runtime: its start files (crti, crtbeginS, ...),
+ * libgcc_s and libc.so.  Reading libc.so's symbol table is most of a
+ * link's time, and generated code needs none of it at link time: its few
+ * calls into the C library (sched_yield, memcpy) are left undefined in the
+ * object, as a shared object may, and the loader binds them at dlopen to
+ * the process's own C library, which every dynamically linked process has
+ * loaded (an unversioned reference binds to the default version, the one
+ * a link would have recorded).  So the object is linked with -nostdlib,
+ * the libraries of the options (libm, libmvec: the loader must find those
+ * through the object's own dependencies), then -lgcc (helpers GCC may call,
+ * such as __popcountdi2 on targets without the instruction).  Measured on
+ * this 2-core machine (dotp's unit, link alone, CPU time, medians of 11
+ * interleaved runs, load about 1): 20.0 ms the driver's ordinary link,
+ * 11.1 ms lean, 17.0 ms lean with -lc kept; linking with ld directly
+ * would save about 1 ms more, not worth finding ld and its paths.
+ *
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #define _GNU_SOURCE
@@ -134,6 +151,83 @@ static void sha_block(uint32_t h[8], const uint8_t *p)
     h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
+/* The same with the SHA extensions of x86 (Intel's "SHA Extensions"
+ * paper, 2013: SHA256RNDS2 does two rounds on the state held as ABEF and
+ * CDGH, SHA256MSG1/MSG2 the message schedule four words at a time): 10-20
+ * times the portable code's speed, which matters because a disk cache hit
+ * hashes the unit's source (its key) and the object (its content check):
+ * about 26 KB for dotp, 0.3 ms at the portable code's 85 MB/s on this
+ * machine.  Found with GCC's __builtin_cpu_supports (no CPUID instruction:
+ * that traps to the hypervisor here, 25 us a time); Clang 14 knows no
+ * "sha" feature there, so Clang builds use the portable code. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define SHA_NI 1
+__attribute__((target("sha,sse4.1,ssse3"))) static void sha_blocks_ni(uint32_t h[8], const uint8_t *p, size_t nb)
+{
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_loadu_si128((const __m128i *)&h[0]);      /* A B C D */
+    __m128i s1 = _mm_loadu_si128((const __m128i *)&h[4]);     /* E F G H */
+    t = _mm_shuffle_epi32(t, 0xB1);                           /* C D A B */
+    s1 = _mm_shuffle_epi32(s1, 0x1B);                         /* H G F E */
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);                   /* A B E F */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);                        /* C D G H */
+    for (; nb > 0; nb--, p += 64) {
+        __m128i abef = s0, cdgh = s1, w[4];
+        /* sixteen groups of four rounds; the schedule's next four words are
+         * made from the last sixteen as the rounds go (unrolled: the
+         * conditions and register indices then fold away) */
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; g++) {
+            if (g < 4) w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+            __m128i m = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&sha_k[4 * g]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, m);
+            if (g >= 3 && g < 15) {
+                __m128i x = _mm_add_epi32(w[(g + 1) & 3], _mm_alignr_epi8(w[g & 3], w[(g - 1) & 3], 4));
+                w[(g + 1) & 3] = _mm_sha256msg2_epu32(x, w[g & 3]);
+            }
+            m = _mm_shuffle_epi32(m, 0x0E);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, m);
+            if (g >= 1 && g <= 12) w[(g - 1) & 3] = _mm_sha256msg1_epu32(w[(g - 1) & 3], w[g & 3]);
+        }
+        s0 = _mm_add_epi32(s0, abef);
+        s1 = _mm_add_epi32(s1, cdgh);
+    }
+    t = _mm_shuffle_epi32(s0, 0x1B);                          /* F E B A */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);                         /* D C H G */
+    s0 = _mm_blend_epi16(t, s1, 0xF0);                        /* D C B A */
+    s1 = _mm_alignr_epi8(s1, t, 8);                           /* H G F E */
+    _mm_storeu_si128((__m128i *)&h[0], s0);
+    _mm_storeu_si128((__m128i *)&h[4], s1);
+}
+#else
+#define SHA_NI 0
+#endif
+
+/* nb whole blocks; with the SHA extensions when the CPU has them (and
+ * `portable` is false: tests compare the two). */
+static void sha_blocks(uint32_t h[8], const uint8_t *p, size_t nb, bool portable)
+{
+#if SHA_NI
+    if (!portable && __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) {
+        sha_blocks_ni(h, p, nb);
+        return;
+    }
+#else
+    (void)portable;
+#endif
+    for (; nb > 0; nb--, p += 64) sha_block(h, p);
+}
+
+bool jit_sha256_accelerated(void)
+{
+#if SHA_NI
+    return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+#else
+    return false;
+#endif
+}
+
 void jit_sha256_init(JitSha256 *s)
 {
     /* Section 5.3.3: fractional parts of the square roots of the first
@@ -143,6 +237,7 @@ void jit_sha256_init(JitSha256 *s)
     memcpy(s->h, h0, sizeof h0);
     s->len = 0;
     s->nbuf = 0;
+    s->portable = false;
 }
 
 void jit_sha256_update(JitSha256 *s, const void *data, size_t n)
@@ -156,10 +251,12 @@ void jit_sha256_update(JitSha256 *s, const void *data, size_t n)
         p += k;
         n -= k;
         if (s->nbuf < 64) return;
-        sha_block(s->h, s->buf);
+        sha_blocks(s->h, s->buf, 1, s->portable);
         s->nbuf = 0;
     }
-    for (; n >= 64; p += 64, n -= 64) sha_block(s->h, p);
+    sha_blocks(s->h, p, n / 64, s->portable);
+    p += n / 64 * 64;
+    n %= 64;
     memcpy(s->buf, p, n);
     s->nbuf = n;
 }
@@ -213,6 +310,8 @@ struct JitModule {
 struct Jit {
     char *cc, *cflags, *libs, *cache_dir_opt, *version;
     bool no_disk_cache, trace;
+    bool lean_link;                   /* the option */
+    bool gcc, lean;                   /* with the identity: GCC, so the lean link */
     double timeout_ms;                /* the compiler's time limit; <= 0: none */
 
     bool id_done;                     /* compiler identity and key prefix */
@@ -1260,11 +1359,13 @@ static bool job_start(Jit *j, Job *b, const char *src, size_t len, const char *f
     Argv a = {0};
     argv_words(&a, j->cc);
     argv_words(&a, j->cflags);
+    if (j->lean) argv_push(&a, "-nostdlib");
     if (flags) argv_words(&a, flags);
     argv_push(&a, "-o");
     argv_push(&a, sopath);
     argv_push(&a, srcpath);
     argv_words(&a, j->libs);
+    if (j->lean) argv_push(&a, "-lgcc");
     if (a.oom) {
         argv_free(&a);
         set_err(err, errsize, "out of memory");
@@ -1487,6 +1588,9 @@ static bool ensure_identity(Jit *j, char *err, size_t n)
     }
     free(j->compiler_id);
     j->compiler_id = id;
+    j->gcc = !strstr(id, "clang") &&
+             (strstr(id, "gcc") || strstr(id, "GCC") || !strncmp(id, "cc (", 4) || strstr(id, "/cc ("));
+    j->lean = j->lean_link && j->gcc;
     JitSha256 *s = &j->prefix;
     jit_sha256_init(s);
     put_str(s, "axle-jit-key-1");
@@ -1497,6 +1601,7 @@ static bool ensure_identity(Jit *j, char *err, size_t n)
     put_str(s, j->version);
     if (strstr(j->cflags, "native")) put_host(s);
     else put_str(s, "");
+    if (j->lean) put_str(s, "lean link: -nostdlib ... -lgcc");
     j->id_done = true;
     return true;
 }
@@ -1504,6 +1609,11 @@ static bool ensure_identity(Jit *j, char *err, size_t n)
 const char *jit_compiler_id(Jit *j)
 {
     return j && ensure_identity(j, NULL, 0) ? j->compiler_id : NULL;
+}
+
+bool jit_is_gcc(Jit *j)
+{
+    return jit_compiler_id(j) && j->gcc;
 }
 
 /* ------------------------------------------------------------ memory cache */
@@ -1611,6 +1721,7 @@ Jit *jit_new(const JitOptions *o)
     j->timeout_ms = o->timeout_s > 0 ? o->timeout_s * 1000 : 0;
     j->size_limit = o->size_limit;
     j->trace = o->trace;
+    j->lean_link = o->lean_link;
     j->dirfd = -1;
     j->seed = (uint64_t)(uintptr_t)j;
     if (!j->cc || !j->cflags || !j->libs || !j->version || (o->cache_dir && !j->cache_dir_opt)) {
@@ -1881,6 +1992,31 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
 int jit_find_many(Jit *j, JitUnit *u, int n, char *err, size_t errsize)
 {
     return load_many(j, u, n, 1, false, NULL, NULL, err, errsize);
+}
+
+JitModule *jit_module_by_key(Jit *j, const uint8_t key[KEY_BYTES])
+{
+    if (!j || !ensure_identity(j, NULL, 0)) return NULL;
+    JitModule *m = mem_find(j, key);
+    if (m) return m;
+    ensure_dir(j);
+    char hex[2 * KEY_BYTES + 1];
+    to_hex(key, KEY_BYTES, hex);
+    void *h = disk_find(j, hex, key);
+    return h ? adopt(j, key, hex, h, NULL, 0) : NULL;
+}
+
+void jit_module_key_bytes(const JitModule *m, uint8_t key[KEY_BYTES]) { memcpy(key, m->key, KEY_BYTES); }
+
+int jit_key_of(Jit *j, const char *tag, const void *data, size_t n, uint8_t key[KEY_BYTES], char *err,
+               size_t errsize)
+{
+    if (!j || !ensure_identity(j, err, errsize)) return -1;
+    JitSha256 s = j->prefix;
+    put_str(&s, tag);
+    put_field(&s, data, n);
+    jit_sha256_final(&s, key);
+    return 0;
 }
 
 void *jit_sym(JitModule *m, const char *name)

@@ -34,6 +34,10 @@ typedef struct JitOptions {
                                group is killed; <= 0: no limit */
     int64_t size_limit;     /* bytes of entries the directory may hold before
                                the least recently used go; <= 0: no limit */
+    /* With GCC (jit_is_gcc), link without the C runtime: -nostdlib, and
+     * -lgcc after libs (see jit.c, "Lean link").  For generated code that
+     * needs no start files and no libc at link time. */
+    bool lean_link;
 } JitOptions;
 
 /* -pipe: no temporary assembly file between the compiler and the
@@ -82,6 +86,16 @@ int jit_load_many(Jit *j, JitUnit *u, int n, int jobs, JitProgress progress, voi
  * cache, or module NULL.  0, or -1 with a message (the compiler's
  * identity, which the key holds, could not be had). */
 int jit_find_many(Jit *j, JitUnit *u, int n, char *err, size_t errsize);
+/* The module of a key (jit_module_key_bytes of a module loaded before, in
+ * this process or another): from the memory cache or the disk cache,
+ * never compiled; NULL when neither has it. */
+JitModule *jit_module_by_key(Jit *j, const uint8_t key[32]);
+void jit_module_key_bytes(const JitModule *m, uint8_t key[32]);
+/* A key for other compiled forms (blobs) that depend on everything a
+ * module's key does (the compiler, its flags, axle's version, the host):
+ * SHA-256 over those, tag and data[0..n).  0, or -1 (with a message) when
+ * the compiler's identity cannot be had. */
+int jit_key_of(Jit *j, const char *tag, const void *data, size_t n, uint8_t key[32], char *err, size_t errsize);
 /* dlsym: the address of a symbol of the module, or NULL. */
 void *jit_sym(JitModule *m, const char *name);
 /* The module's key, 64 hex digits (also its cache file's name). */
@@ -92,6 +106,9 @@ const char *jit_module_key(const JitModule *m);
  * the compiler's files are unchanged: see jit.c).  NULL if the compiler
  * cannot be run. */
 const char *jit_compiler_id(Jit *j);
+/* Whether the compiler is GCC, from its identity ("gcc (GCC) 13.2.1",
+ * "cc (Debian 12.2.0-14) 12.2.0"; Clang's says "clang"). */
+bool jit_is_gcc(Jit *j);
 /* The disk cache directory in use (checking it on first call), or NULL
  * when the disk cache is off or its directory was refused. */
 const char *jit_cache_dir(Jit *j);
@@ -125,10 +142,13 @@ typedef struct JitSha256 {
     uint64_t len;          /* bytes hashed so far */
     uint8_t buf[64];
     size_t nbuf;
+    bool portable;         /* never the SHA extensions (set after init: tests) */
 } JitSha256;
 void jit_sha256_init(JitSha256 *s);
 void jit_sha256_update(JitSha256 *s, const void *data, size_t n);
 void jit_sha256_final(JitSha256 *s, uint8_t out[32]);
 void jit_sha256(const void *data, size_t n, uint8_t out[32]);
+/* Whether jit_sha256 uses the CPU's SHA instructions here. */
+bool jit_sha256_accelerated(void);
 
 #endif

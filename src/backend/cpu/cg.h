@@ -177,6 +177,9 @@ typedef struct CgProg {
     int nvars;
 } CgProg;
 
+/* The flags a unit with guarded gathers is compiled with (CgUnit.cflags). */
+extern const char cg_gather_cflags[];
+
 /* Generates the unit for a verified core program; numbers its array nodes
  * (Node.num).  NULL with a message in err on failure (out of memory, or a
  * program the generator does not understand). */
@@ -225,6 +228,7 @@ typedef struct Buf {
     bool oom;
 } Buf;
 void buf_put(Buf *b, const char *s);
+void buf_putn(Buf *b, const char *s, size_t n);   /* n bytes of s */
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct G;
 /* The text of a scratch buffer (`empty` if nothing was written), or a

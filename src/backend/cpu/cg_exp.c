@@ -62,22 +62,32 @@ static void buf_grow(Buf *b, size_t need)
     b->cap = cap;
 }
 
-void buf_put(Buf *b, const char *s)
+void buf_put(Buf *b, const char *s) { buf_putn(b, s, strlen(s)); }
+
+void buf_putn(Buf *b, const char *s, size_t n)
 {
-    size_t n = strlen(s);
     buf_grow(b, n);
     if (b->oom) return;
-    memcpy(b->s + b->len, s, n + 1);
+    memcpy(b->s + b->len, s, n);
     b->len += n;
+    b->s[b->len] = 0;
 }
 
+/* Formats into the room left when it fits (nearly always: one pass of
+ * vsnprintf, not one to measure and one to write), else grows and formats
+ * again. */
 static void buf_vprintf(Buf *b, const char *fmt, va_list ap)
 {
     va_list aq;
     va_copy(aq, ap);
-    int n = vsnprintf(NULL, 0, fmt, aq);
+    size_t room = b->oom || !b->s ? 0 : b->cap - b->len;
+    int n = vsnprintf(room ? b->s + b->len : NULL, room, fmt, aq);
     va_end(aq);
     if (n < 0) return;
+    if ((size_t)n < room) {
+        b->len += (size_t)n;
+        return;
+    }
     buf_grow(b, (size_t)n);
     if (b->oom) return;
     vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);

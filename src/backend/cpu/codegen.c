@@ -698,7 +698,7 @@ static bool canonical_as(const char *t, size_t len, int num, const char *rep, Bu
         } else {
             size_t j = i + 1;
             while (j < len && t[j] != 'a' && t[j] != '/') j++;
-            buf_printf(canon, "%.*s", (int)(j - i), t + i);
+            buf_putn(canon, t + i, j - i);
             i = j;
         }
     }
@@ -727,6 +727,7 @@ static bool canonical(const char *t, size_t len, int num, Buf *canon)
  * within noise; the Mandelbrot programs 5-10% slower, and they have no
  * gathers: so it is given to the units with gathers only. */
 #define GATHER_CFLAGS "--param=vect-epilogues-nomask=0"
+const char cg_gather_cflags[] = GATHER_CFLAGS;
 
 static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
 {
@@ -754,7 +755,7 @@ static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
         cgfail(c, "cpu codegen: out of memory");
         return -1;
     }
-    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, c->gather ? GATHER_CFLAGS : NULL, code_off,
+    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, c->gather ? cg_gather_cflags : NULL, code_off,
                                    c->math_used};
     return c->nunits++;
 }
@@ -823,11 +824,12 @@ static void put_renamed(Buf *out, const char *code, size_t len, int i)
             code[k + 3] != '_' || code[k + 4] != 'u' || code[k + 5] != '_' ||
             (k > 0 && (isalnum((unsigned char)code[k - 1]) || code[k - 1] == '_')))
             continue;
-        buf_printf(out, "%.*sax%c_b%d_", (int)(k - from), code + from, code[k + 2], i);
+        buf_putn(out, code + from, k - from);
+        buf_printf(out, "ax%c_b%d_", code[k + 2], i);
         from = k + 6;
         k += 5;
     }
-    buf_printf(out, "%.*s", (int)(len - from), code + from);
+    buf_putn(out, code + from, len - from);
 }
 
 char *cg_batch(const CgProg *g, const CgConfig *cfg, const int *idx, int n, size_t *len)

@@ -30,11 +30,14 @@
 #define _GNU_SOURCE
 #include "cg.h"
 #include "runtime/host.h"
+#include "bytes.h"
 #include "runtime/jit.h"
 #include "runtime/pool.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +58,17 @@ typedef struct CpuCtx {
     unsigned simd_mask;
     bool mvec;
     CpuCounters counters;
+    bool build_id_done;       /* the build ID of axle's code (program entries) */
+    uint8_t build_id[64];
+    size_t build_id_len;      /* 0: none */
 } CpuCtx;
 
 typedef struct CpuProg {
     int magic;
     CgProg *cg;
+    const Program *prog;      /* the program it was made for (load_checked) */
+    JitModule **mod;          /* per unit: its module (NULL: a cold unit) */
+    int *bpos;                /* per unit: its place in a batch, -1: its own names */
     AxKernel (*k)[R_NROLE];   /* per node number */
     AxKernel (*chk)[R_NROLE]; /* per node number: its checked copies, loaded
                                  on first need (load_checked) */
@@ -89,6 +98,8 @@ static void prog_release(CpuProg *pp)
         for (int i = 0; i < pp->cg->nnodes; i++) free(pp->th ? pp->th[i] : NULL);
     }
     free(pp->th);
+    free(pp->mod);
+    free(pp->bpos);
     free(pp->live);
     free(pp->k);
     free(pp->chk);
@@ -267,6 +278,11 @@ static Jit *ctx_jit(ax_ctx *cx, CpuCtx *cc)
         o.version = AX_VERSION_STRING;
         o.timeout_s = cx->opt.cc_timeout;
         o.size_limit = cx->opt.cache_limit;
+        /* The lean link (jit.c) unless the user's compiler command or
+         * flags may need the ordinary one (-fsanitize, -pg, -fopenmp,
+         * --coverage and the like bring libraries of their own). */
+        const char *ccmd = cc_name(cx);
+        o.lean_link = !user[0] && ccmd[0] != '-' && !strstr(ccmd, " -") && !strstr(ccmd, "\t-");
         jit = jit_new(&o);
     }
     free(cflags);   /* jit_new copies its options */
@@ -339,17 +355,6 @@ static bool has_role(const CgNode *cn)
     return false;
 }
 
-/* Whether the C compiler is GCC, from the first line of its --version
- * ("gcc (GCC) 13.2.1", "cc (Debian 12.2.0-14) 12.2.0"; Clang's says
- * "clang"): a unit's own flags are GCC's (codegen.c GATHER_CFLAGS), left
- * out for other compilers. */
-static bool is_gcc(Jit *jit)
-{
-    const char *id = jit_compiler_id(jit);
-    if (!id || strstr(id, "clang")) return false;
-    return strstr(id, "gcc") || strstr(id, "GCC") || !strncmp(id, "cc (", 4) || strstr(id, "/cc (");
-}
-
 /* ax_options.progress, from the compiles of jit_load_many. */
 static void progress(void *arg, int done, int total)
 {
@@ -374,7 +379,7 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
 {
     (void)cc;
     int n = g->nunits, jobs = cx->opt.threads > 0 ? cx->opt.threads : 1;
-    bool gcc = is_gcc(jit);
+    bool gcc = jit_is_gcc(jit);
     JitUnit *u = ax__calloc((size_t)n + 1, sizeof *u);
     int *hot = ax__calloc((size_t)n + 1, sizeof *hot), *miss = ax__calloc((size_t)n + 1, sizeof *miss);
     int *bat = ax__calloc((size_t)n + 1, sizeof *bat);
@@ -408,36 +413,52 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
        so that it does not depend on what the caches hold: a program
        compiled again finds its batches under the same texts (a unit
        alone in its batch is cached alone, and found alone next time).
-       The largest unit first into the least loaded batch, one of its own
-       flags where there is one (a batch of units with different flags
-       gets none). */
+       The largest unit first into the least loaded batch (the longest
+       processing time first rule), a unit's size being its code without
+       the prelude: the C compiler's time goes with that (fluid's units,
+       one at a time: 30 ms for 1.3 KB of code, 130 ms for 8 KB, with
+       preludes of 8-10 KB each), and a batch has one prelude.  Balancing
+       whole texts put 18.5 KB of fluid's code in one batch and 32.2 KB
+       in the other.  A batch gets the flags of its members that have
+       some (GATHER_CFLAGS, codegen.c: measured equal run times on the
+       units without gathers, and a faster compile); members with
+       different flags: none. */
     int want = nhot <= jobs ? nhot : jobs, *ord = miss;
-    for (int k = 0; k < nhot; k++) ord[k] = k;
+    for (int k = 0; k < nhot; k++) {
+        ord[k] = k;
+        const CgUnit *cu = &g->units[hot[k]];
+        bat[k] = (int)(cu->len - cu->code_off < (size_t)INT32_MAX ? cu->len - cu->code_off : INT32_MAX);
+    }
+    /* bat[k] holds unit k's size until it is given its batch */
     for (int a = 0; a < nhot; a++)
         for (int b = a + 1; b < nhot; b++)
-            if (u[ord[b]].len > u[ord[a]].len) {
+            if (bat[ord[b]] > bat[ord[a]]) {
                 int t = ord[a];
                 ord[a] = ord[b];
                 ord[b] = t;
             }
+    bool *conflict = ax__calloc((size_t)n + 1, sizeof *conflict);
+    if (!conflict) {
+        rc = AX_ERR_NOMEM;
+        goto out;
+    }
     for (int a = 0; a < nhot; a++) {
         const JitUnit *x = &u[ord[a]];
+        int64_t size = bat[ord[a]];
         int best = -1;
-        if (nb < want) {
-            best = nb++;
-            bflags[best] = x->cflags;
-        } else {
+        if (nb < want) best = nb++;
+        else
             for (int b = 0; b < nb; b++)
-                if (bflags[b] == x->cflags && (best < 0 || load[b] < load[best])) best = b;
-            if (best < 0) {
-                for (int b = 0; b < nb; b++)
-                    if (best < 0 || load[b] < load[best]) best = b;
-                bflags[best] = NULL;
-            }
+                if (best < 0 || load[b] < load[best]) best = b;
+        if (x->cflags && !bflags[best] && !conflict[best]) bflags[best] = x->cflags;
+        else if (x->cflags && bflags[best] && strcmp(bflags[best], x->cflags)) {
+            bflags[best] = NULL;
+            conflict[best] = true;
         }
         bat[ord[a]] = best;
-        load[best] += (int64_t)x->len;
+        load[best] += size;
     }
+    free(conflict);
     /* each batch's members not found: none (skipped), one (its own text)
        or several (cg_batch) */
     int nc = 0;   /* compiles: bu[0..nc), batch b's at slot[b] (-1: none) */
@@ -491,6 +512,62 @@ out:
     return rc;
 }
 
+/* The CpuProg of g (taken, with mod and bpos: per unit, its module and
+ * its place in a batch, -1 when its names are its own): every thunk and
+ * kernel looked up.  NULL when memory is lacking or a symbol is missing
+ * (the name in what[64]). */
+static CpuProg *make_prog(const Program *p, CgProg *g, JitModule **mod, int *bpos, char *what)
+{
+    snprintf(what, 64, "memory");
+    CpuProg *pp = ax__calloc(1, sizeof *pp);
+    if (pp) {
+        pp->magic = PROG_MAGIC;
+        pp->cg = g;
+        pp->prog = p;
+        pp->mod = mod;
+        pp->bpos = bpos;
+        pp->k = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->k);
+        pp->chk = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->chk);
+        pp->th = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->th);
+    }
+    if (!pp || !pp->k || !pp->chk || !pp->th) {
+        if (pp) prog_release(pp);
+        else {
+            free(mod);
+            free(bpos);
+            cg_free(g);
+        }
+        return NULL;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        snprintf(what, 64, "its code");
+        JitModule *m = cn->unit >= 0 && cn->unit < g->nunits ? mod[cn->unit] : NULL;
+        char pre[24];   /* the unit's names: axk_u_..., or axk_b<i>_... in a batch */
+        if (m && bpos[cn->unit] >= 0) snprintf(pre, sizeof pre, "b%d", bpos[cn->unit]);
+        else snprintf(pre, sizeof pre, "u");
+        if (!m && (cn->nthunk > 0 || has_role(cn))) goto bad;
+        if (cn->nthunk > 0 && !(pp->th[i] = ax__calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
+            snprintf(what, 64, "memory");
+            goto bad;
+        }
+        for (int t = 0; t < cn->nthunk; t++) {
+            snprintf(what, 64, "axt_%s_%d", pre, t);
+            if (!(pp->th[i][t] = (AxThunk)jit_sym(m, what))) goto bad;
+        }
+        for (int r = 0; r < R_NROLE; r++) {
+            if (!cn->role[r]) continue;
+            snprintf(what, 64, "axk_%s_%s", pre, cg_role_name[r]);
+            if (!(pp->k[i][r] = (AxKernel)jit_sym(m, what))) goto bad;
+        }
+    }
+    return pp;
+bad:
+    prog_release(pp);
+    return NULL;
+}
+
 static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
 {
     *state = NULL;
@@ -534,59 +611,13 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
     }
     /* compile time: the wall time of the compiles (they overlap) */
     if (!hit) cms = now_ms() - tj;
-    CpuProg *pp = ax__calloc(1, sizeof *pp);
-    if (pp) {
-        pp->magic = PROG_MAGIC;
-        pp->cg = g;
-        pp->k = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->k);
-        pp->chk = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->chk);
-        pp->th = ax__calloc((size_t)g->nnodes + 1, sizeof *pp->th);
-    }
-    if (!pp || !pp->k || !pp->chk || !pp->th) {
-        free(mod);
-        free(bpos);
-        if (pp) prog_release(pp);
-        else cg_free(g);
-        ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
-        return AX_ERR_NOMEM;
-    }
-    for (int i = 0; i < g->nnodes; i++) {
-        const CgNode *cn = &g->nodes[i];
-        if (!cn->x) continue;
-        char name[64] = "its code";
-        JitModule *m = cn->unit >= 0 && cn->unit < g->nunits ? mod[cn->unit] : NULL;
-        char pre[24];   /* the unit's names: axk_u_..., or axk_b<i>_... in a batch */
-        if (m && bpos[cn->unit] >= 0) snprintf(pre, sizeof pre, "b%d", bpos[cn->unit]);
-        else snprintf(pre, sizeof pre, "u");
-        if (!m && (cn->nthunk > 0 || has_role(cn))) goto missing;
-        if (cn->nthunk > 0 && !(pp->th[i] = ax__calloc((size_t)cn->nthunk, sizeof *pp->th[i]))) {
-            free(mod);
-            free(bpos);
-            prog_release(pp);
-            ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
-            return AX_ERR_NOMEM;
-        }
-        for (int t = 0; t < cn->nthunk; t++) {
-            snprintf(name, sizeof name, "axt_%s_%d", pre, t);
-            pp->th[i][t] = (AxThunk)jit_sym(m, name);
-            if (!pp->th[i][t]) goto missing;
-        }
-        for (int r = 0; r < R_NROLE; r++) {
-            if (!cn->role[r]) continue;
-            snprintf(name, sizeof name, "axk_%s_%s", pre, cg_role_name[r]);
-            pp->k[i][r] = (AxKernel)jit_sym(m, name);
-            if (!pp->k[i][r]) goto missing;
-        }
-        continue;
-    missing:
-        free(mod);
-        free(bpos);
-        prog_release(pp);
-        ctx_error(cx, AX_ERR_BACKEND, "ax_run: the compiled program lacks %s", name);
+    char what[64];
+    CpuProg *pp = make_prog(p, g, mod, bpos, what);
+    if (!pp) {
+        if (!strcmp(what, "memory")) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory"), AX_ERR_NOMEM;
+        ctx_error(cx, AX_ERR_BACKEND, "ax_run: the compiled program lacks %s", what);
         return AX_ERR_BACKEND;
     }
-    free(mod);
-    free(bpos);
     cc->counters.prepared++;
     if (hit) cc->counters.cached++;
     else cc->counters.compiled++;
@@ -595,6 +626,305 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
         fprintf(stderr, "axle: timing: cpu codegen %.3f ms (%d units, %zu bytes of C), %s %.3f ms\n", t1 - t0,
                 g->nunits, g->len, hit ? "cache hit" : "compile", hit ? now_ms() - t1 : cms);
     *state = pp;
+    return 0;
+}
+
+/* ------------------------------------------------------------ program entries
+ *
+ * A compiled program in the disk cache (the blob kind "prog", jit.c), so
+ * that a new process finds a program with one lookup instead of running
+ * sharing recovery, the optimiser and code generation (Mandelbrot's 13,000
+ * source nodes cost about 13 ms there, fluid's code generation 11 ms) and
+ * looking up each of its units by the hash of its text.  Keyed by the
+ * program's source key (srckey.c, hashed whole) and everything the units'
+ * keys cover (compiler, flags, axle's version, the host: jit_key_of),
+ * with what else decides the program: safe mode, the maths functions
+ * libmvec has, the debug switches that change the passes, the planner's
+ * solver (AXLE_PLANNER, AXLE_PLANNER_LIMIT, AXLE_CBC), the test hook
+ * for the maths, and the build of axle's own code (its GNU build ID: the
+ * optimiser and the code generator are in it; where it has none, nothing
+ * is stored).  The entry holds the optimised program (irser.c), what code
+ * generation decided per operation (kernel roles, units) and per unit
+ * (its module, by key, and place in a batch).  A found entry is verified
+ * as a whole (its content hash), its program by the verifier, its
+ * description against a fresh cg_describe, and every module must be
+ * found and hold every symbol; anything else is a miss, and the program
+ * is compiled as usual (which stores the entry again).  The checked
+ * copies' units have no text then: load_checked generates it on first
+ * need. */
+
+#define PROG_MAGIC_TEXT "axle-prog-1\n"
+
+/* The GNU build ID of the object holding this code (notes of the
+ * PT_NOTE segments, dl_iterate_phdr), into cc; false when it has none. */
+typedef struct BuildId {
+    const void *addr;
+    uint8_t id[64];
+    size_t n;
+} BuildId;
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    BuildId *b = arg;
+    uintptr_t a = (uintptr_t)b->addr;
+    bool mine = false;
+    for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        mine = ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz;
+    }
+    if (!mine) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const unsigned char *q = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = q + ph->p_memsz;
+        while (q + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)q;
+            size_t name = (nh->n_namesz + 3) & ~(size_t)3, desc = (nh->n_descsz + 3) & ~(size_t)3;
+            const unsigned char *nm = q + sizeof *nh, *d = nm + name;
+            if (d + desc > end) break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(nm, "GNU", 4) && nh->n_descsz > 0 &&
+                nh->n_descsz <= sizeof b->id) {
+                memcpy(b->id, d, nh->n_descsz);
+                b->n = nh->n_descsz;
+                return 1;
+            }
+            q = d + desc;
+        }
+    }
+    return 1;
+}
+
+static void probe_build_id(CpuCtx *cc)
+{
+    if (cc->build_id_done) return;
+    cc->build_id_done = true;
+    BuildId b = {.addr = (const void *)probe_build_id};
+    dl_iterate_phdr(find_build_id, &b);
+    memcpy(cc->build_id, b.id, sizeof cc->build_id);
+    cc->build_id_len = b.n;
+}
+
+/* The key of the program entry for source key k; false when there is none
+ * (no build ID, no disk cache, the compiler cannot be run). */
+static bool prog_key(ax_ctx *cx, CpuCtx *cc, Jit *jit, const SrcKey *k, uint8_t key[32])
+{
+    probe_build_id(cc);
+    if (!cc->build_id_len || !jit_cache_dir(jit)) return false;
+    CgConfig cfg = config(cx, cc);
+    uint8_t head[96];
+    size_t n = 0;
+    memcpy(head + n, cc->build_id, cc->build_id_len);
+    n += cc->build_id_len;
+    head[n++] = cfg.safe;
+    memcpy(head + n, &cfg.simd_mask, sizeof cfg.simd_mask);
+    n += sizeof cfg.simd_mask;
+    unsigned sw = cx->opt.debug & ~(unsigned)(AX_DEBUG_TIMING | AX_DEBUG_CACHE | AX_DEBUG_PROFILE | AX_DEBUG_VERIFY);
+    memcpy(head + n, &sw, sizeof sw);
+    n += sizeof sw;
+    head[n++] = cx->mvec != NULL;
+    /* the planner's solver and its limit (AXLE_PLANNER, AXLE_PLANNER_LIMIT,
+     * AXLE_CBC): they choose the loops a program is made of */
+    memcpy(head + n, &cx->planner, sizeof cx->planner);
+    n += sizeof cx->planner;
+    memcpy(head + n, &cx->planner_limit_ms, sizeof cx->planner_limit_ms);
+    n += sizeof cx->planner_limit_ms;
+    _Static_assert(64 + 1 + sizeof(unsigned) * 2 + 1 + sizeof(int) + sizeof(double) <= 96, "prog_key's head");
+    JitSha256 s;
+    jit_sha256_init(&s);
+    jit_sha256_update(&s, head, n);
+    const char *cbc = cx->planner_cbc ? cx->planner_cbc : "";
+    jit_sha256_update(&s, cbc, strlen(cbc) + 1);
+    jit_sha256_update(&s, k->bytes, k->len);
+    uint8_t h[32];
+    jit_sha256_final(&s, h);
+    return jit_key_of(jit, "axle-prog-1", h, sizeof h, key, NULL, 0) == 0;
+}
+
+/* Stores the entry of a program just prepared (nothing on failure: it is
+ * only a cache). */
+static void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_t nodes, int64_t lets)
+{
+    CpuCtx *cc = cx->backend_state[AX_BACKEND_CPU];
+    CpuProg *pp = state;
+    Jit *jit = cc ? cc->jit : NULL;
+    uint8_t key[32];
+    if (!pp || !jit || !prog_key(cx, cc, jit, k, key)) return;
+    const CgProg *g = pp->cg;
+    size_t irn = 0;
+    unsigned char *ir = ir_save(p, k->arrays, k->narrays, &irn);
+    JitModule **mods = ax__calloc((size_t)g->nunits + 1, sizeof *mods);
+    Bytes o = {0};
+    o.bad = !ir || !mods;
+    bytes_put(&o, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1);
+    bytes_putv(&o, nodes);
+    bytes_putv(&o, lets);
+    bytes_putv(&o, (int64_t)irn);
+    if (ir) bytes_put(&o, ir, irn);
+    bytes_putv(&o, g->nnodes);
+    for (int i = 0; i < g->nnodes; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        unsigned roles = 0;
+        for (int r = 0; r < R_NROLE; r++) roles |= (unsigned)cn->role[r] << r;
+        bytes_putv(&o, roles);
+        bytes_putv(&o, cn->unit);
+        bytes_putv(&o, cn->cold);
+        bytes_putv(&o, cn->comm);
+        bytes_putv(&o, cn->scratch_leaves);
+    }
+    /* the units; the modules of the hot ones, each once */
+    int nmods = 0;
+    bytes_putv(&o, g->nunits);
+    for (int u = 0; u < g->nunits && !o.bad; u++) {
+        const CgUnit *cu = &g->units[u];
+        int mi = -1;
+        if (!cu->cold) {
+            if (!pp->mod || !pp->mod[u]) {
+                o.bad = true;
+                break;
+            }
+            for (int m = 0; m < nmods && mi < 0; m++)
+                if (mods[m] == pp->mod[u]) mi = m;
+            if (mi < 0) mods[mi = nmods++] = pp->mod[u];
+        }
+        bytes_putv(&o, cu->node);
+        bytes_putv(&o, cu->cold);
+        bytes_putv(&o, cu->cflags != NULL);
+        bytes_put(&o, &cu->math, sizeof cu->math);
+        bytes_putv(&o, mi);
+        bytes_putv(&o, cu->cold ? -1 : pp->bpos[u]);
+    }
+    bytes_putv(&o, nmods);
+    for (int m = 0; m < nmods; m++) {
+        uint8_t mk[32];
+        jit_module_key_bytes(mods[m], mk);
+        bytes_put(&o, mk, sizeof mk);
+    }
+    if (!o.bad) jit_blob_store(jit, "prog", key, o.b, o.len);
+    free(o.b);
+    free(ir);
+    free(mods);
+}
+
+/* The program of source key k from its entry: 1 with *prog and *state
+ * (and the source's node and let counts and the program's depth in nl),
+ * 0 when there is none or it cannot be used (no error: the caller
+ * compiles). */
+static int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, int64_t nl[3])
+{
+    *prog = NULL;
+    *state = NULL;
+    CpuCtx *cc = ctx_state(cx);
+    Jit *jit = cc ? ctx_jit(cx, cc) : NULL;
+    uint8_t key[32];
+    if (!jit || !prog_key(cx, cc, jit, k, key)) return 0;
+    double t[6];
+    t[0] = now_ms();
+    size_t n = 0;
+    unsigned char *payload = jit_blob_load(jit, "prog", key, &n);
+    if (!payload) return 0;
+    t[1] = now_ms();
+    Bytes in = bytes_reader(payload, n);
+    Program *p = NULL;
+    CgProg *g = NULL;
+    JitModule **mod = NULL;
+    int *bpos = NULL, *umod = NULL;
+    const char *why = "malformed";
+    const unsigned char *magic = bytes_get(&in, sizeof PROG_MAGIC_TEXT - 1);
+    if (!magic || memcmp(magic, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1)) goto miss;
+    nl[0] = bytes_getv(&in, 0, INT64_MAX);
+    nl[1] = bytes_getv(&in, 0, INT64_MAX);
+    size_t irn = (size_t)bytes_getv(&in, 0, (int64_t)n);
+    const unsigned char *ir = bytes_get(&in, irn);
+    char msg[256];
+    if (!ir || !(p = ir_load(cx, ir, irn, k->arrays, k->narrays, &nl[2]))) goto miss;
+    t[2] = now_ms();
+    why = "not a valid program";
+    if (ir_verify(p, msg, sizeof msg)) goto miss;
+    t[3] = now_ms();
+    why = "another description";
+    if (!(g = cg_describe(p, msg, sizeof msg)) || bytes_getv(&in, g->nnodes, g->nnodes) != g->nnodes || in.bad)
+        goto miss;
+    for (int i = 0; i < g->nnodes; i++) {
+        CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        unsigned roles = (unsigned)bytes_getv(&in, 0, (1 << R_NROLE) - 1);
+        for (int r = 0; r < R_NROLE; r++) cn->role[r] = roles >> r & 1;
+        cn->unit = (int)bytes_getv(&in, -1, INT32_MAX);
+        cn->cold = (int)bytes_getv(&in, -1, INT32_MAX);
+        cn->comm = bytes_getv(&in, 0, 1);
+        cn->scratch_leaves = (int)bytes_getv(&in, 0, INT32_MAX);
+    }
+    int nu = (int)bytes_getv(&in, 0, g->nnodes + 1);
+    if (in.bad || !(g->units = ax__calloc((size_t)nu + 1, sizeof *g->units)) ||
+        !(mod = ax__calloc((size_t)nu + 1, sizeof *mod)) || !(bpos = ax__calloc((size_t)nu + 1, sizeof *bpos)) ||
+        !(umod = ax__calloc((size_t)nu + 1, sizeof *umod)))
+        goto miss;
+    g->nunits = nu;
+    for (int u = 0; u < nu; u++) {
+        CgUnit *cu = &g->units[u];
+        cu->node = (int)bytes_getv(&in, 0, g->nnodes - 1);
+        cu->cold = bytes_getv(&in, 0, 1);
+        cu->cflags = bytes_getv(&in, 0, 1) ? cg_gather_cflags : NULL;
+        const unsigned char *m = bytes_get(&in, sizeof cu->math);
+        if (m) memcpy(&cu->math, m, sizeof cu->math);
+        umod[u] = (int)bytes_getv(&in, -1, nu);
+        bpos[u] = (int)bytes_getv(&in, -1, nu);
+        if (!in.bad && (cu->cold != (umod[u] < 0) || !g->nodes[cu->node].x)) in.bad = true;
+    }
+    for (int i = 0; i < g->nnodes && !in.bad; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (cn->x && (cn->unit >= nu || cn->cold >= nu || (cn->unit >= 0 && g->units[cn->unit].cold) ||
+                      (cn->cold >= 0 && !g->units[cn->cold].cold)))
+            in.bad = true;
+    }
+    int nmods = (int)bytes_getv(&in, 0, nu);
+    if (in.bad) goto miss;
+    why = "a module is missing";
+    t[4] = now_ms();
+    for (int mi = 0; mi < nmods; mi++) {
+        const unsigned char *mk = bytes_get(&in, 32);
+        JitModule *m = mk ? jit_module_by_key(jit, mk) : NULL;
+        if (!m) goto miss;
+        for (int u = 0; u < nu; u++)
+            if (umod[u] == mi) mod[u] = m;
+    }
+    why = "malformed";
+    for (int u = 0; u < nu; u++)
+        if (umod[u] >= nmods) goto miss;
+    if (in.at != in.len) goto miss;
+    free(umod);
+    free(payload);
+    char what[64];
+    CpuProg *pp = make_prog(p, g, mod, bpos, what);   /* takes g, mod, bpos */
+    g = NULL;
+    if (!pp) {
+        if (cx->opt.debug & AX_DEBUG_CACHE)
+            fprintf(stderr, "axle: cache: program entry unusable (%s missing)\n", what);
+        program_free(p);
+        return 0;
+    }
+    cc->counters.prepared++;
+    cc->counters.cached++;
+    t[5] = now_ms();
+    if (cx->opt.debug & AX_DEBUG_CACHE) fprintf(stderr, "axle: cache: program entry found\n");
+    if (cx->opt.debug & AX_DEBUG_TIMING)
+        fprintf(stderr, "axle: timing: program entry of %zu bytes: read %.3f ms, program %.3f, verified %.3f, "
+                "described %.3f, %d modules and their symbols %.3f\n", n, t[1] - t[0], t[2] - t[1], t[3] - t[2],
+                t[4] - t[3], nmods, t[5] - t[4]);
+    *prog = p;
+    *state = pp;
+    return 1;
+miss:
+    if (cx->opt.debug & AX_DEBUG_CACHE) fprintf(stderr, "axle: cache: program entry unusable (%s)\n", why);
+    free(umod);
+    free(mod);
+    free(bpos);
+    cg_free(g);
+    program_free(p);
+    free(payload);
     return 0;
 }
 
@@ -734,8 +1064,27 @@ __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
     Jit *jit = ctx_jit(ex->cx, ex->cc);
     if (!jit) return nomem(ex);
     char err[4096] = "";
+    if (!g->units[cn->cold].text) {
+        /* a program from its entry in the disk cache (no unit text): the
+         * code generated again, for every unit at once */
+        CgConfig cfg = config(ex->cx, ex->cc);
+        CgProg *again = pp->prog ? cg_program(pp->prog, &cfg, err, sizeof err) : NULL;
+        if (!again || again->nunits != g->nunits) {
+            cg_free(again);
+            return fail(ex, AX_ERR_BACKEND, "cpu: the checked kernels cannot be generated: %s", err);
+        }
+        for (int k = 0; k < g->nunits; k++) {
+            CgUnit *w = &pp->cg->units[k];
+            free(w->text);
+            w->text = again->units[k].text;
+            w->len = again->units[k].len;
+            w->code_off = again->units[k].code_off;
+            again->units[k].text = NULL;
+        }
+        cg_free(again);
+    }
     const CgUnit *u = &g->units[cn->cold];
-    bool gcc = is_gcc(jit);
+    bool gcc = jit_is_gcc(jit);
     JitUnit one = {.source = u->text, .len = u->len, .cflags = gcc ? u->cflags : NULL};
     JitModule *m = jit_load_many(jit, &one, 1, 1, NULL, NULL, err, sizeof err) ? NULL : one.module;
     if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
@@ -1455,6 +1804,8 @@ const Backend backend_cpu = {
     .kind = AX_BACKEND_CPU,
     .available = cpu_available,
     .prepare = cpu_prepare,
+    .find = cpu_find,
+    .keep = cpu_keep,
     .run = cpu_run,
     .release = cpu_release,
 };
