@@ -401,10 +401,13 @@ static int occurrences(const Node *x, int id, int depth)
     return c;
 }
 
-/* Structural equality of two binder-free scalar terms (extents). */
-static bool same_term(const Node *a, const Node *b, int depth)
+/* Structural equality of two binder-free scalar terms (extents).  copies:
+ * the rewrites compare copies they made of the terms, where a term with a
+ * binder is never equal to another, even to its own copy (so a term is
+ * not equal to itself by identity either). */
+static bool term_eq(const Node *a, const Node *b, int depth, bool copies)
 {
-    if (a == b) return true;
+    if (a == b && !copies) return true;
     if (!a || !b || depth > 64 || a->op != b->op || a->n != b->n || a->a != b->a) return false;
     if (!ty_eq(a->type, b->type)) return false;
     switch (a->op) {
@@ -415,9 +418,11 @@ static bool same_term(const Node *a, const Node *b, int depth)
     default: break;
     }
     for (int i = 0; i < a->n; i++)
-        if (!same_term(a->kid[i], b->kid[i], depth + 1)) return false;
+        if (!term_eq(a->kid[i], b->kid[i], depth + 1, copies)) return false;
     return true;
 }
+
+static bool same_term(const Node *a, const Node *b, int depth) { return term_eq(a, b, depth, false); }
 
 /* Does term x read any array variable bound by lets[from..to)? */
 static bool reads_any(const Node *x, Node *const *lets, int from, int to)
@@ -1705,26 +1710,7 @@ bool plan_absorb_keeps_fold(const Node *fold)
     return known_lam(fold->kid[0], ops, 16);
 }
 
-/* same_term of two copies of a and b: where the rewrites compare extents
- * they copied, a term with a binder is never equal to another (and one
- * deeper than same_term looks is not either), even to its own copy. */
-static bool same_copies(const Node *a, const Node *b, int depth)
-{
-    if (!a || !b || depth > 64 || a->op != b->op || a->n != b->n || a->a != b->a) return false;
-    if (!ty_eq(a->type, b->type)) return false;
-    switch (a->op) {
-    case OP_CONST: if (!sc_eq_bits(a->type->s, a->c, b->c)) return false; break;
-    case OP_VAR: case OP_AVAR: if (a->id != b->id) return false; break;
-    case OP_USE: if (a->arr != b->arr) return false; break;
-    case OP_LET: case OP_ALET: case OP_LAM: return false;
-    default: break;
-    }
-    for (int i = 0; i < a->n; i++)
-        if (!same_copies(a->kid[i], b->kid[i], depth + 1)) return false;
-    return true;
-}
-
 bool plan_same_term(const Node *a, const Node *b, bool copies)
 {
-    return copies ? same_copies(a, b, 0) : same_term(a, b, 0);
+    return term_eq(a, b, 0, copies);
 }
