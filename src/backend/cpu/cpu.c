@@ -987,9 +987,10 @@ __attribute__((noinline, cold)) static int report(Ex *ex, const AxErr *e)
     }
     case SITE_RESHAPE: {
         int r1 = e->aux < 0 ? 0 : e->aux > AX_MAX_RANK ? AX_MAX_RANK : e->aux;
-        int64_t n1 = shape_size_checked(ex->cx, "ax_reshape", r1, e->ix), n0 = 1;
+        int64_t n1 = shape_size_checked(ex->cx, "ax_reshape", r1, e->ix);
         if (n1 < 0) return -1;   /* (the message is the interpreter's) */
-        for (int d = 0; d < r; d++) n0 *= e->shape[d];
+        int64_t n0 = shape_size_checked(ex->cx, "ax_reshape", r, e->shape);
+        if (n0 < 0) return -1;
         fmt_ints(a, sizeof a, r1, e->ix);
         return fail(ex, AX_ERR_SHAPE, "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
                     " elements)", b, n0, a, n1);

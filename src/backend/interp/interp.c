@@ -154,11 +154,15 @@ static int prim_fail(Interp *in, Prim p, int st)
 static int reshape_fail(Interp *in, const Type *const *argt, const Scalar *args)
 {
     int r1 = argt[0]->n, r0 = argt[1]->n;
-    int64_t sh1[AX_MAX_RANK], sh0[AX_MAX_RANK], n0 = 1;
+    int64_t sh1[AX_MAX_RANK], sh0[AX_MAX_RANK];
     for (int d = 0; d < r1 && d < AX_MAX_RANK; d++) sh1[d] = args[d].i;
-    for (int d = 0; d < r0 && d < AX_MAX_RANK; d++) n0 *= (sh0[d] = args[r1 + d].i);
+    for (int d = 0; d < r0 && d < AX_MAX_RANK; d++) sh0[d] = args[r1 + d].i;
+    /* (either size may overflow: the array's is a fused producer's extent,
+     * never made; each is checked as making it would be) */
     int64_t n1 = shape_size_checked(in->cx, "ax_reshape", r1, sh1);
     if (n1 < 0) return -1;
+    int64_t n0 = shape_size_checked(in->cx, "ax_reshape", r0, sh0);
+    if (n0 < 0) return -1;
     char a[256], b[256];
     fmt_ints(a, sizeof a, r0, sh0);
     fmt_ints(b, sizeof b, r1, sh1);
