@@ -1141,26 +1141,6 @@ typedef struct HaloWant {
     bool virt;                  /* rows beyond the edges given by the boundary rule */
 } HaloWant;
 
-/* interp.c's boundary(): the row a stencil reads for row c of n rows. */
-static int64_t bound_row(ax_boundary_kind b, int64_t c, int64_t n)
-{
-    if (c >= 0 && c < n) return c;
-    switch (b) {
-    case AX_CLAMP: return c < 0 ? 0 : n - 1;
-    case AX_MIRROR: {
-        if (n == 1) return 0;
-        int64_t per = 2 * (n - 1), k = c % per;
-        if (k < 0) k += per;
-        return k < n ? k : per - k;
-    }
-    case AX_WRAP: {
-        int64_t k = c % n;
-        return k < 0 ? k + n : k;
-    }
-    default: return -1;
-    }
-}
-
 static void halo_rows(const HaloWant *w, int64_t lo, int64_t hi, int64_t *a, int64_t *b)
 {
     if (lo >= hi) {
@@ -1182,7 +1162,7 @@ static int halo_want(void *arg, int q, Ranges *out)
     int64_t a, b;
     halo_rows(w, w->di->off[q], w->di->off[q + 1], &a, &b);
     for (int64_t g = a; g < b; g++) {
-        int64_t s = w->virt ? bound_row(w->b, g, w->n) : g;
+        int64_t s = w->virt ? interp_boundary(w->b, g, w->n) : g;
         if (ranges_add(out, s * w->rs, (s + 1) * w->rs)) return -1;
     }
     return 0;

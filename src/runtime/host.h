@@ -52,6 +52,10 @@ void host_free(Host *h);
  * host_width(x->type) new references in out, or -1 with an error. */
 int cpu_run_op(Host *h, void *state, const Node *x, ax_array **out);
 int interp_run_op(InterpEval *ie, Host *h, const Node *x, ax_array **out);
+/* The coordinate a stencil reads for position c of a dimension of extent
+ * n >= 1 under boundary rule b, or -1 for "the constant" (interp.c; the
+ * MPI executor's halos follow the same rule). */
+int64_t interp_boundary(ax_boundary_kind b, int64_t c, int64_t n);
 
 /* Evaluates an array term into out (host_width(x->type) new references). */
 int host_eval(Host *h, const Node *x, ax_array **out);

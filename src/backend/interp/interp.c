@@ -1312,9 +1312,7 @@ static int op_filter(Interp *in, const Node *x, ax_array **out)
     return finish(rc, res, out);
 }
 
-/* The coordinate a stencil reads for position c of a dimension of extent
- * n >= 1, or -1 for "the constant". */
-static int64_t boundary(ax_boundary_kind b, int64_t c, int64_t n)
+int64_t interp_boundary(ax_boundary_kind b, int64_t c, int64_t n)
 {
     if (c >= 0 && c < n) return c;
     switch (b) {
@@ -1405,7 +1403,7 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
                 const int64_t *o = offs[q] + k * r;
                 int64_t lin = 0;
                 for (int d = 0; d < r; d++) {
-                    int64_t c = boundary(st->bound[q], ix[d] + o[d], ext[d]);
+                    int64_t c = interp_boundary(st->bound[q], ix[d] + o[d], ext[d]);
                     if (c < 0) {
                         lin = -1;
                         break;
