@@ -1384,6 +1384,22 @@ static void trace(MRun *r, const OpRun *u)
     fprintf(stderr, "%s\n", b);
 }
 
+/* Binds what op o's code reads besides its blocks: the meta array (the
+ * global extents of its reads) and the arrays read whole.  0, or -1. */
+static int bind_meta_and_full(MRun *r, OpRun *u, const MOp *o)
+{
+    int64_t nm = o->nmeta;
+    if (!(u->meta = mx_array(r, ty_i64(), 1, &nm, true))) return -1;
+    u->mv = u->meta->buf[0];
+    for (int i = 0; i < o->nrd; i++)
+        for (int d = 0; d < u->dist[i].rank; d++) u->mv[o->rd[i].meta + d] = u->dist[i].shape[d];
+    bind(r, u, o->meta, u->meta);
+    int rc = 0;
+    for (int i = 0; i < o->nrd && rc == 0; i++)
+        if (o->rd[i].cls == RD_FULL) rc = bind_full(r, u, i);
+    return rc;
+}
+
 static int run_op(MRun *r, MOp *o, ax_array **out)
 {
     const Node *x = o->x;
@@ -1430,18 +1446,7 @@ static int run_op(MRun *r, MOp *o, ax_array **out)
             else memcpy(u.dist[i].off, d->off, sizeof *d->off * (size_t)(r->m->np + 1));
         }
     }
-    /* the meta array: the global extents of what the code reads */
-    int64_t nm = o->nmeta;
-    if (rc == 0 && !(u.meta = mx_array(r, ty_i64(), 1, &nm, true))) rc = -1;
-    if (rc == 0) {
-        u.mv = u.meta->buf[0];
-        for (int i = 0; i < o->nrd; i++)
-            for (int d = 0; d < u.dist[i].rank; d++) u.mv[o->rd[i].meta + d] = u.dist[i].shape[d];
-        bind(r, &u, o->meta, u.meta);
-    }
-    /* the whole arrays */
-    for (int i = 0; i < o->nrd && rc == 0; i++)
-        if (o->rd[i].cls == RD_FULL) rc = bind_full(r, &u, i);
+    if (rc == 0) rc = bind_meta_and_full(r, &u, o);
     /* the iteration's extents */
     if (rc == 0) {
         Scalar sv[AX_MAX_RANK + 1];
@@ -1578,16 +1583,7 @@ static int mpi_cond(Host *h, const Node *x, bool *c)
             memcpy(u.dist[i].off, d->off, sizeof *d->off * (size_t)(r->m->np + 1));
         else if (!d->repl) rc = nomem(r);
     }
-    int64_t nm = o->nmeta;
-    if (rc == 0 && !(u.meta = mx_array(r, ty_i64(), 1, &nm, true))) rc = -1;
-    if (rc == 0) {
-        u.mv = u.meta->buf[0];
-        for (int i = 0; i < o->nrd; i++)
-            for (int d = 0; d < u.dist[i].rank; d++) u.mv[o->rd[i].meta + d] = u.dist[i].shape[d];
-        bind(r, &u, o->meta, u.meta);
-    }
-    for (int i = 0; i < o->nrd && rc == 0; i++)
-        if (o->rd[i].cls == RD_FULL) rc = bind_full(r, &u, i);
+    if (rc == 0) rc = bind_meta_and_full(r, &u, o);
     Scalar v;
     if (rc == 0 && (rc = run0(r, o->lx, &v)) == 0) *c = (v.u & 0xff) != 0;
     op_end(r, &u);
