@@ -3405,3 +3405,12 @@ int randprog_compare(ax_array *const *a, int na, ax_array *const *b, int nb, dou
     if (size) msg[0] = 0;
     return 1;
 }
+
+long randprog_env_long(const char *name, long dflt)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end;
+    long v = strtol(s, &end, 0);
+    return *end ? dflt : v;
+}

@@ -110,6 +110,9 @@ typedef struct RandProgConfig {
 
 /* The defaults above. */
 void randprog_default_config(RandProgConfig *cfg);
+/* A sweep's setting from the environment (seed counts, first seeds): the
+ * integer in variable `name`, or dflt when unset, empty or malformed. */
+long randprog_env_long(const char *name, long dflt);
 
 typedef struct RandProg RandProg;
 

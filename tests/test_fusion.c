@@ -27,15 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long env_long(const char *name, long dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    char *end;
-    long v = strtol(s, &end, 0);
-    return *end ? dflt : v;
-}
-
 static ax_ctx *ctx(ax_backend_kind be, unsigned debug)
 {
     ax_options o = {0};
@@ -1187,8 +1178,8 @@ TEST(random_programs_fusion_on_off_interp)
 {
     RandProgConfig pc;
     randprog_default_config(&pc);
-    uint64_t s0 = (uint64_t)env_long("AXLE_FUSION_SEED0", 1);
-    int n = (int)env_long("AXLE_FUSION_SEEDS", 300);
+    uint64_t s0 = (uint64_t)randprog_env_long("AXLE_FUSION_SEED0", 1);
+    int n = (int)randprog_env_long("AXLE_FUSION_SEEDS", 300);
     /* Without the simplifier the fused program computes exactly what the
      * unfused one does, operation for operation. */
     differential("interp, no simplifier: fusion vs no fusion", AX_BACKEND_INTERP, AX_DEBUG_NO_SIMPLIFY,
@@ -1208,8 +1199,8 @@ TEST(random_programs_verify_after_every_pass)
 {
     RandProgConfig pc;
     randprog_default_config(&pc);
-    uint64_t s0 = (uint64_t)env_long("AXLE_FUSION_SEED0", 1);
-    int n = (int)env_long("AXLE_FUSION_SEEDS", 300), refused = 0;
+    uint64_t s0 = (uint64_t)randprog_env_long("AXLE_FUSION_SEED0", 1);
+    int n = (int)randprog_env_long("AXLE_FUSION_SEEDS", 300), refused = 0;
     for (int i = 0; i < n; i++) {
         ax_ctx *cx = ctx(AX_BACKEND_INTERP, 0);
         RandProg *rp = NULL;
@@ -1237,8 +1228,8 @@ TEST(random_programs_fusion_on_off_cpu)
     RandProgConfig pc;
     randprog_default_config(&pc);
     pc.float_reassoc = true;
-    uint64_t s0 = (uint64_t)env_long("AXLE_FUSION_SEED0", 1);
-    int n = (int)env_long("AXLE_FUSION_CPU_SEEDS", 40);
+    uint64_t s0 = (uint64_t)randprog_env_long("AXLE_FUSION_SEED0", 1);
+    int n = (int)randprog_env_long("AXLE_FUSION_CPU_SEEDS", 40);
     differential("cpu fused vs interp", AX_BACKEND_INTERP, AX_DEBUG_NO_FUSION, AX_BACKEND_CPU, 0, 1e-4, 1e-5, s0, n,
                  &pc);
     differential("cpu unfused vs interp", AX_BACKEND_INTERP, AX_DEBUG_NO_FUSION, AX_BACKEND_CPU, AX_DEBUG_NO_FUSION,

@@ -112,15 +112,6 @@ static const RunConfig configs[] = {
 #define NCONFIGS ((int)(sizeof configs / sizeof *configs))
 enum { MAXOUT = 16, MAXREPORT = 5 };
 
-static long env_long(const char *name, long dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    char *end;
-    long v = strtol(s, &end, 0);
-    return *end ? dflt : v;
-}
-
 /* One program built and run in one configuration. */
 typedef struct Run {
     ax_ctx *cx;
@@ -278,8 +269,8 @@ static int differential(uint64_t seed0, int n, const RandProgConfig *pc, const c
         if (!avail[c]) printf("note: %s: configuration %s skipped (%s)\n", label, configs[c].name, why);
         navail += avail[c];
     }
-    bool verbose = env_long("AXLE_RANDOM_VERBOSE", 0) != 0;
-    bool all = env_long("AXLE_RANDOM_ALL", 0) != 0;   /* every seed in every configuration */
+    bool verbose = randprog_env_long("AXLE_RANDOM_VERBOSE", 0) != 0;
+    bool all = randprog_env_long("AXLE_RANDOM_ALL", 0) != 0;   /* every seed in every configuration */
     int bad = 0, reported = 0, bothfail = 0, oraclefail = 0, diverged = 0, sensitive = 0;
     clock_t t0 = clock();
     for (int i = 0; i < n; i++) {
@@ -378,8 +369,8 @@ TEST(random_programs_agree)
 {
     RandProgConfig pc;
     randprog_default_config(&pc);
-    int n = (int)env_long("AXLE_RANDOM_SEEDS", 300);
-    uint64_t seed0 = (uint64_t)env_long("AXLE_RANDOM_SEED0", 1);
+    int n = (int)randprog_env_long("AXLE_RANDOM_SEEDS", 300);
+    uint64_t seed0 = (uint64_t)randprog_env_long("AXLE_RANDOM_SEED0", 1);
     differential(seed0, n, &pc, "random");
 }
 
@@ -412,8 +403,8 @@ TEST(random_programs_with_faults_agree)
     RandProgConfig pc;
     randprog_default_config(&pc);
     pc.faults = true;
-    int n = (int)env_long("AXLE_RANDOM_SEEDS", 300) / 4;
-    uint64_t seed0 = (uint64_t)env_long("AXLE_RANDOM_SEED0", 1) + 1000000;
+    int n = (int)randprog_env_long("AXLE_RANDOM_SEEDS", 300) / 4;
+    uint64_t seed0 = (uint64_t)randprog_env_long("AXLE_RANDOM_SEED0", 1) + 1000000;
     differential(seed0, n > 0 ? n : 1, &pc, "random/faults");
 }
 

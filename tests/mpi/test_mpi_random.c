@@ -32,15 +32,6 @@
 
 enum { MAXOUT = 16 };
 
-static long env_long(const char *name, long dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    char *end;
-    long v = strtol(s, &end, 0);
-    return *end ? dflt : v;
-}
-
 typedef struct Config {
     const char *name;
     ax_backend_kind backend;
@@ -87,8 +78,8 @@ int main(int argc, char **argv)
     int me = 0, np = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    long nseeds = env_long("AXLE_MPI_RANDOM_SEEDS", 40), seed0 = env_long("AXLE_MPI_RANDOM_SEED0", 1);
-    long cpu_every = env_long("AXLE_MPI_RANDOM_CPU_EVERY", 8);
+    long nseeds = randprog_env_long("AXLE_MPI_RANDOM_SEEDS", 40), seed0 = randprog_env_long("AXLE_MPI_RANDOM_SEED0", 1);
+    long cpu_every = randprog_env_long("AXLE_MPI_RANDOM_CPU_EVERY", 8);
     int bad = 0, runs = 0, reported = 0, planned = 0;
     for (int c = 0; c < NCONFIGS; c++) {
         const Config *cf = &configs[c];
