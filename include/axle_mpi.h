@@ -110,7 +110,11 @@ typedef struct ax_mpi_options {
 
 /* Collective.  A distributed context over comm (which the caller keeps:
  * axle communicates on its own duplicates of it; MPI must be initialised,
- * MPI_THREAD_FUNNELED at least when the CPU backend runs several threads).
+ * MPI_THREAD_FUNNELED at least when the CPU backend runs several threads,
+ * and MPI_THREAD_SERIALIZED for programs nested deeper than the calling
+ * thread's stack holds, which run on a helper thread with a bigger stack
+ * that calls MPI while the caller waits; below that level such a run
+ * fails with AX_ERR_ARG saying so).
  * opt may be NULL.  NULL only when memory runs out or MPI is not
  * initialised (a line on stderr says which). */
 ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt);

@@ -31,7 +31,7 @@ int axle_run_mpi(const ex_program *p, int64_t size, int runs, bool check, bool j
 {
     int init = 0, provided = 0;
     MPI_Initialized(&init);
-    if (!init) MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    if (!init) MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
     int me = 0, np = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);

@@ -428,6 +428,8 @@ bool ctx_enter(ax_ctx *cx);
 bool ctx_leave(ax_ctx *cx);
 bool ctx_leave_report(ax_ctx *cx, const char *what);
 bool ctx_touch(ax_ctx *cx);
+uintptr_t ctx_lend(ax_ctx *cx);
+void ctx_unlend(ax_ctx *cx, uintptr_t owner);
 
 /* Runs fn(arg) with a C stack that has room for a program nested depth
  * levels (stack_need bytes): on the calling thread if it has room, else
@@ -435,6 +437,9 @@ bool ctx_touch(ax_ctx *cx);
  * with an error on cx (naming what) when no such thread can be had. */
 int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg);
 int64_t stack_need(int64_t depth);
+/* Whether the calling thread's stack has room for depth (run_deep then
+ * runs fn on it). */
+bool stack_fits(int64_t depth);
 
 /* ax_ctx_free's first step (run.c): every program still compiled in cx
  * gives up its backend state, its IR and its arrays, keeping only the

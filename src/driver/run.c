@@ -74,24 +74,33 @@ typedef struct Deep {
     void (*fn)(void *);
     void *arg;
     AxFaults *faults;       /* the caller's fault injector (fault.h), carried over */
+    ax_ctx *cx;             /* the context, lent to the helper (ctx_lend) */
 } Deep;
 
 static void *deep_main(void *p)
 {
     Deep *d = p;
     ax__faults_install(d->faults);
+    uintptr_t owner = ctx_lend(d->cx);
     d->fn(d->arg);
+    ctx_unlend(d->cx, owner);
     return NULL;
+}
+
+bool stack_fits(int64_t depth)
+{
+    int64_t need = stack_need(depth);
+    return need <= STACK_ASSUMED || stack_room() >= need + STACK_BASE;
 }
 
 int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg)
 {
     int64_t need = stack_need(depth);
-    if (need <= STACK_ASSUMED || stack_room() >= need + STACK_BASE) {
+    if (stack_fits(depth)) {
         fn(arg);
         return 0;
     }
-    Deep d = {fn, arg, ax__faults_tls};
+    Deep d = {fn, arg, ax__faults_tls, cx};
     size_t pg = (size_t)sysconf(_SC_PAGESIZE), sz = ((size_t)need + pg - 1) / pg * pg;
     pthread_attr_t at;
     pthread_t t;

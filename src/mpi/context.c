@@ -115,6 +115,9 @@ ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt)
     m->timeout = tm && *tm ? atof(tm) : 0;
     const char *b = getenv("AXLE_MPI_BLOCKS");
     m->skew = b && !strcmp(b, "skew");
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    m->serialized = level >= MPI_THREAD_SERIALIZED;
     return m;
 }
 

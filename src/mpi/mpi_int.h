@@ -86,6 +86,8 @@ struct ax_mpi {
     bool trace;                 /* AXLE_MPI_TRACE=1: each operation's decisions on stderr */
     double timeout;             /* AXLE_MPI_TIMEOUT: seconds a wait may last (0: no limit) */
     int skew;                   /* AXLE_MPI_BLOCKS=skew (tests): uneven blocks, rank 0's empty */
+    bool serialized;            /* MPI_THREAD_SERIALIZED or more: a run may call MPI from a
+                                   helper thread with a bigger stack (run_deep) */
     char err[AX_ERRMSG + 64];   /* the last failure, as every rank reports it */
     ax_status status;
     MPI_Request errreq;         /* the posted receive of a failure notice (cm_listen) */

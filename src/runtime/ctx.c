@@ -330,6 +330,17 @@ bool ctx_leave_report(ax_ctx *cx, const char *what)
     return true;
 }
 
+/* run_deep's helper thread works for the thread that owns cx, which waits
+ * for it: the ownership passes to the helper while it runs, so the public
+ * calls it makes (array constructors in the MPI executor, callbacks) are
+ * not taken for another thread's, and passes back when it is done. */
+uintptr_t ctx_lend(ax_ctx *cx)
+{
+    return atomic_exchange(&cx->owner, (uintptr_t)&thread_token);
+}
+
+void ctx_unlend(ax_ctx *cx, uintptr_t owner) { atomic_store(&cx->owner, owner); }
+
 bool ctx_touch(ax_ctx *cx)
 {
     uintptr_t cur = atomic_load(&cx->owner);

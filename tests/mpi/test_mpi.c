@@ -566,6 +566,42 @@ static void failures(Ctx *t)
     ax_ctx_reset(ax_mpi_ctx(m));
 }
 
+/* ------------------------------------------------------------ deep programs */
+
+/* A program nested deeper than the calling thread's stack holds runs on a
+ * helper thread with a bigger stack, which calls MPI and the public array
+ * constructors for the caller (once it failed there without a message:
+ * the context was taken for another thread's).  MPI allows that from
+ * MPI_THREAD_SERIALIZED up; below, the run fails saying so, and the
+ * context runs the next program. */
+#define DEEP 4000
+static ax_exp churn(ax_exp x, void *e) { return ax_rem(ax_add(ax_mul(x, ax_i32(3)), ax_i32(1)), ax_i32(1000003)); }
+static ax_acc b_deep(In *in, void *env)
+{
+    ax_acc a = use(in, vec_i32(in->cx, *(int64_t *)env, iota7), false);
+    for (int i = 0; i < DEEP; i++) a = ax_map(churn, NULL, a);
+    return a;
+}
+
+static void deep(Ctx *t, bool serialized)
+{
+    int64_t n = 64;
+    if (serialized) {
+        agree(t, "a map chain deeper than the stack", b_deep, &n, 0);
+        return;
+    }
+    ax_mpi *m = t->m;
+    In in = {m, ax_mpi_ctx(m), {NULL}, 0};
+    ax_darray *r = ax_mpi_run(m, b_deep(&in, &n));
+    CHECK(r == NULL);
+    CHECK(ax_mpi_status(m) == AX_ERR_ARG);
+    CHECKF(strstr(ax_mpi_error(m), "initialise MPI with MPI_THREAD_SERIALIZED") != NULL, "%s", ax_mpi_error(m));
+    ax_darray_release(r);
+    for (int i = 0; i < in.nkeep; i++) ax_darray_release(in.keep[i]);
+    ax_ctx_reset(ax_mpi_ctx(m));
+    agree(t, "after a deep program was refused", b_fold_all, &n, 0);
+}
+
 /* ------------------------------------------------------------ arrays and parameters */
 
 static void arrays(Ctx *t)
@@ -773,14 +809,39 @@ static void suite(Ctx *t)
     comm_counts(t);
     failures(t);
     arrays(t);
+    if (ax_mpi_ctx(t->m) && ax_ctx_options(ax_mpi_ctx(t->m))->backend == AX_BACKEND_INTERP) deep(t, true);
 }
 
 int main(int argc, char **argv)
 {
+    /* (AXLE_MPI_TEST_FUNNELED=1: MPI_THREAD_FUNNELED, and only the check
+     * that a deep program is refused under it) */
+    const char *fun = getenv("AXLE_MPI_TEST_FUNNELED");
+    bool funneled = fun && !strcmp(fun, "1");
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (funneled) {
+        ax_options o;
+        memset(&o, 0, sizeof o);
+        o.backend = AX_BACKEND_INTERP;
+        ax_mpi_options mo = {&o, false, false, -1};
+        ax_mpi *m = ax_mpi_new(MPI_COMM_WORLD, &mo);
+        config = "funneled";
+        if (m) {
+            Ctx t = {m, &mo};
+            deep(&t, provided >= MPI_THREAD_SERIALIZED);
+            ax_mpi_free(m);
+        } else {
+            failed++;
+        }
+        int all = 0;
+        MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (me == 0) printf("%d ranks, MPI_THREAD_FUNNELED: %d checks failed\n", np, all);
+        MPI_Finalize();
+        return all ? 1 : 0;
+    }
     const char *c = getenv("AXLE_MPI_TEST_CPU");
     bool cpu = !c || strcmp(c, "0");
     static const struct {
