@@ -12,7 +12,12 @@
  * communicator used for nothing else (cm_agree); the others see the
  * notice at their next wait, or the agreement's result at the end.  After
  * a failure the exchange communicator, which may hold unfinished
- * transfers, is replaced by a fresh duplicate.
+ * transfers, is replaced by a fresh duplicate.  Notices still in flight
+ * then are not lost to MPI: once their communicator is freed, MPI may give
+ * its context id to a later duplicate, where they would match the posted
+ * receive of a later call's notice; so each notice carries the number of
+ * the communicator it was sent on (ax_mpi.epoch), and a stale one is
+ * dropped.
  *
  * Order.  Every rank makes the same transfers in the same order (the
  * decisions behind them depend only on what every rank knows alike:
@@ -97,6 +102,14 @@ static int mpi_failed(MRun *r, int code, const char *what)
 
 /* ------------------------------------------------------------ failures */
 
+/* A failure notice: its status in byte 0, the epoch of the exchange
+ * communicator it was sent on (mod 2^24) in bytes 1-3, then the text. */
+static uint32_t notice_epoch(const char *b)
+{
+    const unsigned char *u = (const unsigned char *)b;
+    return (uint32_t)u[1] | (uint32_t)u[2] << 8 | (uint32_t)u[3] << 16;
+}
+
 int cm_wait(MRun *r, MPI_Request *req, int n)
 {
     ax_mpi *m = r->m;
@@ -123,6 +136,14 @@ int cm_wait(MRun *r, MPI_Request *req, int n)
         int flag = 0;
         MPI_Status st;
         if (m->errreq != MPI_REQUEST_NULL) MPI_Test(&m->errreq, &flag, &st);
+        if (flag && notice_epoch(m->errbuf) != (m->epoch & 0xFFFFFF)) {
+            /* a notice of an earlier failure, sent on a communicator
+             * freed since, whose context id MPI has given to this one
+             * (MPICH reuses them): the ranks agreed on that failure
+             * long ago.  Ignored; the receive is posted again. */
+            cm_listen(m);
+            flag = 0;
+        }
         if (flag) {
             /* another rank failed: it told every rank; this one stops
              * waiting and goes to the agreement with its message */
@@ -161,6 +182,7 @@ void cm_notify(MRun *r)
     if (!b) return;
     memset(b, 0, 4);
     b[0] = (char)(cx->status ? cx->status : AX_ERR_BACKEND);
+    for (int i = 0; i < 3; i++) b[1 + i] = (char)(m->epoch >> (8 * i) & 0xFF);
     int k = snprintf(b + 4, len, "%s (on rank %d)", cx->msg[0] ? cx->msg : "failed", m->me);
     m->sent[m->nsent++] = b;   /* kept until ax_mpi_free: the sends may be pending */
     for (int q = 0; q < m->np; q++) {
@@ -187,6 +209,7 @@ static void renew(ax_mpi *m)
     m->work = w;
     m->rev = MPI_COMM_NULL;
     m->tag = 0;
+    m->epoch++;
     cm_listen(m);
 }
 

@@ -91,6 +91,8 @@ struct ax_mpi {
     char err[AX_ERRMSG + 64];   /* the last failure, as every rank reports it */
     ax_status status;
     MPI_Request errreq;         /* the posted receive of a failure notice (cm_listen) */
+    uint32_t epoch;             /* exchange communicators renewed so far (the same on
+                                   every rank): a notice carries it (cm_notify) */
     char errbuf[AX_ERRMSG + 128];
     char **sent;                /* failure notices sent (buffers kept until freed) */
     int nsent;
