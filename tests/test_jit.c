@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "runtime/jit.h"
-#include "fault.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -276,53 +275,6 @@ TEST(jit_compile_memory_and_disk)
     }
     jit_free(j);
     jit_free(j2);
-    rm_rf(tmp);
-}
-
-/* A disk hit loads a verified copy of the entry, from /dev/shm where it
- * may (jit.c load_dir).  When that load fails (here a dlopen failure
- * injected at the first), the copy is loaded from the cache directory
- * instead: the hit still succeeds and leaves no temporary file. */
-TEST(jit_disk_hit_load_falls_back)
-{
-    char tmp[PATH_MAX], cache[PATH_MAX + 32];
-    make_tmp(tmp, sizeof tmp);
-    REQUIRE(tmp[0]);
-    snprintf(cache, sizeof cache, "%s/axle", tmp);
-    Jit *j = new_jit(cache, false);
-    REQUIRE(j);
-    bool hit = true;
-    double ms;
-    REQUIRE(load_f(j, &hit, &ms) != NULL);
-    CHECK(!hit);
-    jit_free(j);
-    for (int fail = 0; fail < 3; fail++) {
-        /* fail: 0 none, 1 the first load, 2 every load (then a miss that
-         * compiles, whose own load fails too: NULL with a message) */
-        Jit *j2 = new_jit(cache, false);
-        REQUIRE(j2);
-        jit_compiler_id(j2);
-        AxFaults f;
-        memset(&f, 0, sizeof f);
-        f.fail_at[AX_FAULT_DLOPEN] = fail ? 1 : 0;
-        f.persist[AX_FAULT_DLOPEN] = fail == 2;
-        AxFaults *old = ax__faults_install(&f);
-        char err[256] = "";
-        hit = false;
-        JitModule *m = jit_load(j2, SRC_F, strlen(SRC_F), err, sizeof err, &hit, &ms);
-        ax__faults_install(old);
-        if (fail < 2) {
-            CHECKF(m && hit, "fail %d: %s", fail, err);
-            int (*fn)(int) = m ? (int (*)(int))jit_sym(m, "f") : NULL;
-            CHECK(fn && fn(41) == 42);
-            CHECK_EQ_I((int)f.failed[AX_FAULT_DLOPEN], fail);
-        } else {
-            CHECK(m == NULL);
-            CHECKF(strstr(err, "could not load the compiled code") != NULL, "%s", err);
-        }
-        CHECK_EQ_I(count_files(cache, "tmp-"), 0);
-        jit_free(j2);
-    }
     rm_rf(tmp);
 }
 

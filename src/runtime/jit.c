@@ -45,9 +45,8 @@
  * time of use: dlopen takes a path, so rather than dlopen KEY.so (which
  * could be replaced between our check and the loader's open) we copy the
  * verified bytes to a fresh O_EXCL file and dlopen that; the copy costs a
- * file creation and a page-cache write of the object, about 0.09 ms for a
- * 20 KB object on ext4 (mostly the creation), 0.02 ms in /dev/shm, where
- * the copy goes when it is a tmpfs we may load code from (load_dir).  (dlopen of
+ * file creation and a page-cache write of the object, about 0.15 ms for a
+ * 20 KB object on ext4 (mostly the creation).  (dlopen of
  * /proc/self/fd/N would avoid the copy, but the loader recognises objects
  * by path name as well as by inode, so a reused descriptor number could
  * alias an earlier module, and /proc may be absent.)  An entry that fails
@@ -96,10 +95,6 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/stat.h>
-#if defined(__linux__)
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
-#endif
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
@@ -326,10 +321,6 @@ struct Jit {
     bool dir_done;                    /* disk cache directory checked */
     int dirfd;                        /* -1: no disk cache */
     char *dir;                        /* its absolute path */
-    /* Where an entry's verified copy is written to be loaded (load_dir):
-     * /dev/shm when it is a tmpfs that allows executables, else dir. */
-    bool shm_done;
-    int shmfd;                        /* -1: dir */
 
     int64_t size_limit;               /* bytes of entries; <= 0: no limit */
 
@@ -1191,55 +1182,6 @@ static const char *not_ours(const struct stat *st)
     return NULL;
 }
 
-/* The verified copies that load_entry loads go to /dev/shm where it can:
- * creating a file there (tmpfs) costs a tenth of creating one on ext4,
- * about 0.06 ms of the 0.13 ms that a module's copy and dlopen take
- * (measured on this machine, an 18 KB module, means of 20).  It must be a
- * tmpfs owned by root, sticky (no one else may rename or remove our file
- * once it has its name, and O_EXCL makes the name ours) and not mounted
- * noexec (dlopen could not map it); else the cache directory, as before. */
-#define SHM_DIR "/dev/shm"
-
-static int load_dir(Jit *j)
-{
-    if (j->shm_done) return j->shmfd;
-    j->shm_done = true;
-#if defined(__linux__)
-    struct statfs fs;
-    struct statvfs vfs;
-    struct stat st;
-    int fd = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return -1;
-    if (fstatfs(fd, &fs) || fs.f_type != 0x01021994 /* TMPFS_MAGIC */ || fstatvfs(fd, &vfs) ||
-        (vfs.f_flag & ST_NOEXEC) || fstat(fd, &st) || st.st_uid != 0 || !(st.st_mode & S_ISVTX)) {
-        close(fd);
-        return -1;
-    }
-    j->shmfd = fd;
-#endif
-    return j->shmfd;
-}
-
-/* Writes b[0..n) to a fresh file in dfd (named dir), dlopens it and
- * removes the name; the handle, or NULL with a message. */
-static void *load_copy(Jit *j, int dfd, const char *dir, const uint8_t *b, size_t n, char *msg, size_t msgsize)
-{
-    char base[32], file[64];
-    void *h = NULL;
-    int cfd = create_unique(j, dfd, ".load", base);
-    if (cfd < 0) {
-        snprintf(msg, msgsize, "cannot create a file in %s: %s", dir, strerror(errno));
-        return NULL;
-    }
-    bool ok = write_all(cfd, b, n);
-    close(cfd);
-    snprintf(file, sizeof file, "%s.load", base);
-    if (!ok) snprintf(msg, msgsize, "cannot write in %s", dir);
-    else h = load_path(dir, file, msg, msgsize);
-    unlinkat(dfd, file, 0);
-    return h;
-}
-
 /* Loads the verified entry hex.so.  NULL with *why unset: no entry; NULL
  * with *why set: a bad entry (the caller deletes it), unless *local says
  * the entry was good and only loading our copy of it failed (a full disk,
@@ -1272,16 +1214,26 @@ static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], c
     }
     /* Load a private copy of the bytes just verified (see the top). */
     size_t n = (size_t)st.st_size - TRAILER_BYTES;
-    *local = true;
+    char base[32];
     void *h = NULL;
-    if (load_dir(j) >= 0 && !(h = load_copy(j, j->shmfd, SHM_DIR, b, n, msg, msgsize))) {
-        /* (a policy may forbid code from there after all: the cache
-         * directory from now on) */
-        trace(j, "could not load from %s (%s); loading from %s from now on", SHM_DIR, msg, j->dir);
-        close(j->shmfd);
-        j->shmfd = -1;
+    int cfd = create_unique(j, j->dirfd, ".load", base);
+    *local = true;
+    if (cfd < 0) {
+        snprintf(msg, msgsize, "cannot create a file in %s: %s", j->dir, strerror(errno));
+        *why = msg;
+    } else {
+        bool ok = write_all(cfd, b, n);
+        close(cfd);
+        char file[64];
+        snprintf(file, sizeof file, "%s.load", base);
+        if (!ok) {
+            snprintf(msg, msgsize, "cannot write in %s", j->dir);
+            *why = msg;
+        } else if (!(h = load_path(j->dir, file, msg, msgsize))) {
+            *why = msg;
+        }
+        unlinkat(j->dirfd, file, 0);
     }
-    if (!h && !(h = load_copy(j, j->dirfd, j->dir, b, n, msg, msgsize))) *why = msg;
     free(b);
     return h;
 }
@@ -1771,7 +1723,6 @@ Jit *jit_new(const JitOptions *o)
     j->trace = o->trace;
     j->lean_link = o->lean_link;
     j->dirfd = -1;
-    j->shmfd = -1;
     j->seed = (uint64_t)(uintptr_t)j;
     if (!j->cc || !j->cflags || !j->libs || !j->version || (o->cache_dir && !j->cache_dir_opt)) {
         jit_free(j);
@@ -1793,7 +1744,6 @@ void jit_free(Jit *j)
     free(j->buckets);
     hmap_free(&j->by_source);
     if (j->dirfd >= 0) close(j->dirfd);
-    if (j->shmfd >= 0) close(j->shmfd);
     free(j->dir);
     free(j->compiler_id);
     free(j->cc);
