@@ -343,18 +343,21 @@ int ax_mpi_program_run(ax_mpi_program *pr, ax_darray *const *args, int nargs, ax
     } else {
         cx->msg[0] = 0;
         if (!out || max < 1) mx_fail(m, AX_ERR_ARG, "ax_mpi_program_run: no room for results (out is NULL or max < 1)");
-        else if (!check_args(pr, args, nargs))
-            ;
-        /* A program nested deeper than this thread's stack allows runs on
-         * a helper thread (run_deep), and the run calls MPI: MPI allows
-         * that only from MPI_THREAD_SERIALIZED up. */
-        else if (!m->serialized && !stack_fits(pr->depth))
-            mx_fail(m, AX_ERR_ARG,
-                    "ax_mpi_program_run: the program is nested %lld levels deep, more than this thread's stack "
-                    "holds, and MPI allows only this thread to call it: initialise MPI with "
-                    "MPI_THREAD_SERIALIZED (MPI_Init_thread), or run on a thread with a stack of %lld KiB",
-                    (long long)pr->depth, (long long)((stack_need(pr->depth) * 2) >> 10));
-        else run_deep(cx, pr->depth, "ax_mpi_program_run", run_job, &j);
+        else if (check_args(pr, args, nargs)) {
+            /* A program nested deeper than this thread's stack allows runs
+             * on a helper thread (run_deep), and the run calls MPI: MPI
+             * allows that only from MPI_THREAD_SERIALIZED up.  (The stack
+             * suggested is twice the need: room for what the caller's own
+             * frames already hold.) */
+            if (!m->serialized && !stack_fits(pr->depth))
+                mx_fail(m, AX_ERR_ARG,
+                        "ax_mpi_program_run: the program is nested %lld levels deep, more than this thread's stack "
+                        "holds, and MPI allows only this thread to call it: initialise MPI with "
+                        "MPI_THREAD_SERIALIZED (MPI_Init_thread), or run on a thread with a stack of %lld KiB",
+                        (long long)pr->depth, (long long)((stack_need(pr->depth) * 2) >> 10));
+            else
+                run_deep(cx, pr->depth, "ax_mpi_program_run", run_job, &j);
+        }
     }
     int rc = cm_agree(m, j.n >= 0 && cx->status == AX_OK, 0, "ax_mpi_program_run");
     if (entered) ctx_leave(cx);
