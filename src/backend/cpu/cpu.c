@@ -215,7 +215,22 @@ static void probe_mvec(CpuCtx *cc)
  * its "very cheap" cost model, which leaves loops that call libmvec
  * scalar: map-explog 16x slower, blackscholes 11x, canny 7.4x, fluid
  * 3.2x, mandelbrot-while 1.17x; dotp 0.60x and nbody 0.80x (noisy:
- * measured while the machine ran the test suite).  -O3 stays. */
+ * measured while the machine ran the test suite).  -O3 stays.
+ * Tried again 2026-11-28 with the element loops (producers, stencils)
+ * marked `omp simd` instead of `GCC ivdep`, which GCC vectorises under
+ * any cost model: Black-Scholes then kept its libmvec calls at -O2.
+ * Wall-clock medians of three interleaved rounds of `axle run P --runs
+ * 7` (bench sizes, 2 threads, load about 1), -O2 with omp simd against
+ * today's -O3: mapfold 1.97x, normalise 1.95x, mandelbrot-while 1.70x,
+ * histogram 1.42x, mandelbrot 1.34x, map-explog 1.20x, filterfold
+ * 1.17x, radixsort 1.15x, canny 1.14x; fluid 0.92x, smvm 0.76x
+ * (unchanged code: noise of +-15%).  It saves about 45% of the C
+ * compiler's time (fluid's ten hot units: 1.57 s of CPU at -O3, 0.87 s
+ * at -O2, 0.73 s at -O1), not enough to buy those losses, and -O3's
+ * extra time is spread over every pass (its unrolled and versioned
+ * loops are bigger), so no one -fno- flag recovers it.  GCC's own floor
+ * is about 28 ms a unit (driver, cc1 and ld of an empty function, which
+ * fluid's ten units pay five times a core on 2 cores). */
 #define CPU_OBJECT_CFLAGS "-fPIC -shared"
 #define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
