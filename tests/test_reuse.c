@@ -333,6 +333,49 @@ TEST(reuse_memory_is_bounded)
     ax_ctx_free(cx);
 }
 
+static ax_exp f_inc(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_add(x, ax_f32(1));
+}
+
+/* A chain of n maps adding 1 over x. */
+static ax_acc inc_chain(ax_ctx *cx, ax_array *x, int n)
+{
+    ax_acc a = ax_use(cx, x);
+    for (int i = 0; i < n; i++) a = ax_map(f_inc, NULL, a);
+    return a;
+}
+
+/* The key's tables are kept in the context between keys (srckey.c
+ * KeyScratch), and those a graph of more than 65,536 nodes grew are let
+ * go: small and big graphs taking turns in one context are each keyed
+ * right, reused, and read their own arrays. */
+TEST(reuse_keys_of_small_and_big_graphs_in_turn)
+{
+    ax_ctx *cx = ctx_on(AX_BACKEND_INTERP, 0);
+    REQUIRE(cx);
+    ax_array *x = vec_f32(cx, 8, 1), *y = vec_f32(cx, 8, 3);
+    const int len[4] = {3, 20000, 3, 20000};
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 4; k++) {
+            ax_array *in = round ? y : x;
+            ax_program *p = ax_compile(cx, inc_chain(cx, in, len[k]));
+            REQUIRE(p);
+            /* the first small and big ones are compiled, every later one reused */
+            CHECKF(ax_program_stats(p)->reused == (round > 0 || k >= 2), "round %d, graph %d", round, k);
+            ax_array *r = run1(p);
+            CHECK(r && at_f32(r, 5) == at_f32(in, 5) + (float)len[k]);
+            ax_array_release(r);
+            ax_program_free(p);
+        }
+        ax_ctx_reset(cx);
+    }
+    ax_array_release(x);
+    ax_array_release(y);
+    ax_ctx_free(cx);
+}
+
 /* Parameters: a program of placeholders reused takes its own arguments,
  * and a parameter used with two types is still refused. */
 TEST(reuse_with_parameters)

@@ -27,42 +27,50 @@ typedef struct Bytes {
     bool bad;
 } Bytes;
 
+/* Room for n more bytes; false (and bad) when memory runs out. */
+static inline bool bytes_room(Bytes *o, size_t n)
+{
+    if (o->bad) return false;
+    if (o->len + n <= o->cap) return true;
+    size_t cap = o->cap ? 2 * o->cap : 4096;
+    while (cap < o->len + n) cap *= 2;
+    unsigned char *b = ax__realloc(o->b, cap);
+    if (!b) {
+        o->bad = true;
+        return false;
+    }
+    o->b = b;
+    o->cap = cap;
+    return true;
+}
+
 static inline void bytes_put(Bytes *o, const void *p, size_t n)
 {
-    if (o->bad) return;
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 4096;
-        while (cap < o->len + n) cap *= 2;
-        unsigned char *b = ax__realloc(o->b, cap);
-        if (!b) {
-            o->bad = true;
-            return;
-        }
-        o->b = b;
-        o->cap = cap;
-    }
+    if (!bytes_room(o, n)) return;
     memcpy(o->b + o->len, p, n);
     o->len += n;
 }
 
+/* The single bytes and numbers are stored directly, not through memcpy
+ * of a variable length (a library call each: the source key writes a
+ * few per node, srckey.c). */
 static inline void bytes_put8(Bytes *o, unsigned v)
 {
-    unsigned char c = (unsigned char)v;
-    bytes_put(o, &c, 1);
+    if (!bytes_room(o, 1)) return;
+    o->b[o->len++] = (unsigned char)v;
 }
 
 static inline void bytes_putv(Bytes *o, int64_t v)
 {
+    if (!bytes_room(o, 10)) return;
     uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-    unsigned char b[10];
-    int n = 0;
-    do {
-        b[n] = (unsigned char)(z & 0x7f);
+    unsigned char *b = o->b + o->len;
+    while (z >= 0x80) {
+        *b++ = (unsigned char)(z | 0x80);
         z >>= 7;
-        if (z) b[n] |= 0x80;
-        n++;
-    } while (z);
-    bytes_put(o, b, (size_t)n);
+    }
+    *b++ = (unsigned char)z;
+    o->len = (size_t)(b - o->b);
 }
 
 /* A reader of n bytes at p (not copied). */

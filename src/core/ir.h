@@ -370,6 +370,7 @@ struct ax_ctx {
     struct Compiled *reuse;
     int nreuse;
     size_t reuse_bytes;
+    struct KeyScratch *keyscratch;   /* src_key's tables, kept (srckey.c) */
     /* One thread at a time (ctx_enter): the owning thread's token, its
      * nesting depth, and whether another thread came in meanwhile. */
     _Atomic uintptr_t owner;
@@ -584,7 +585,11 @@ typedef struct SrcKey {
 /* 0; 1 when the graph refuses a key (a node or array of another
  * context); -1 when memory runs out.  k is empty unless 0. */
 int src_key(ax_ctx *cx, const Node *root, SrcKey *k);
+/* Frees k; with cx, its byte buffer goes back to cx's scratch for the
+ * next key (src_key, where that is measured). */
 void src_key_free(SrcKey *k);
+void src_key_done(ax_ctx *cx, SrcKey *k);
+void src_key_scratch_free(ax_ctx *cx);
 
 /* A core program as bytes (irser.c): its USE nodes' arrays written as
  * their index in arrays[0..narrays); NULL when one is not there or memory

@@ -423,7 +423,12 @@ Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off)
  * ax_compile of dotp again took 0.31 ms, now 0.0012; fluid 22 -> 0.16,
  * Mandelbrot 19 -> 0.42 (its 13,000 source nodes are keyed; building them
  * takes the user 0.6 ms more), medians of 300 in one process, this 2-core
- * machine under load.
+ * machine under load.  The key's tables kept in the context, its numbers
+ * stored without memcpy and a four-lane hash took a hit (rebuilt and
+ * compiled 300 times, ax_ctx_reset between, medians of five interleaved
+ * rounds, load about 1, 2026-11-28) from 0.166 to 0.109 ms for fluid,
+ * 0.486 to 0.352 for Mandelbrot, 0.0118 to 0.0064 for Canny; the key is
+ * most of what is left (fluid's 24.5 KB: 0.068 ms).
  * A key is compared in full on a hit, never trusted by its hash.  Not
  * remembered: a compilation that fell back to the interpreter (a C
  * compiler installed later is then used), and none while the switches
@@ -556,7 +561,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
     if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
     if (cx->status != AX_OK) {
-        if (kr == 0) src_key_free(keyp);
+        if (kr == 0) src_key_done(cx, keyp);
         settle_error(cx);
         return NULL;
     }
@@ -564,7 +569,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     cx->last_status = AX_OK;
     ax_program *pr = ax__calloc(1, sizeof *pr);
     if (!pr) {
-        if (kr == 0) src_key_free(keyp);
+        if (kr == 0) src_key_done(cx, keyp);
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         settle_error(cx);
         return NULL;
@@ -579,7 +584,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     Compiled *c = found;
     if (c) {
         ax_program *r = reuse_program(cx, pr, c, &key, tk);
-        src_key_free(&key);
+        src_key_done(cx, &key);
         if (r) return r;
         goto fail;
     }
@@ -614,7 +619,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
             if (cx->opt.debug & AX_DEBUG_TIMING)
                 fprintf(stderr, "axle: timing: found compiled (%s) in %.3f ms; %lld nodes\n", c->be->name,
                         pr->stats.compile_ms, (long long)pr->stats.nodes);
-            src_key_free(&key);
+            src_key_done(cx, &key);
             program_link(cx, pr);
             return pr;
         }
@@ -647,11 +652,11 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
         fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
                 "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, c->be->name,
                 pr->stats.compile_ms, (long long)pr->stats.nodes, (long long)pr->stats.lets);
-    if (kr == 0) src_key_free(&key);
+    if (kr == 0) src_key_done(cx, &key);
     program_link(cx, pr);
     return pr;
 fail:
-    if (kr == 0) src_key_free(&key);
+    if (kr == 0) src_key_done(cx, &key);
     ax_program_free(pr);
     settle_error(cx);
     return NULL;
@@ -707,7 +712,7 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
         /* the key's walk found the depth already */
         int64_t depth = j.kr == 0 ? (j.key.depth < DEPTH_CAP ? j.key.depth : DEPTH_CAP) : source_depth(cx, a, "ax_run");
         if (depth >= 0 && run_deep(cx, depth, "ax_run", compile_job, &j) != 0) settle_error(cx);
-        if (j.kr == 0) src_key_free(&j.key);   /* when compile did not run */
+        if (j.kr == 0) src_key_done(cx, &j.key);   /* when compile did not run */
     }
     ax_program *pr = j.pr;
     if (ctx_leave_report(cx, "ax_run")) {

@@ -40,6 +40,8 @@
 #include <string.h>
 
 /* Tags of the byte string (the first byte of each item). */
+typedef struct KeyScratch KeyScratch;
+
 enum { T_NODE = 0xA1, T_REF = 0xA2, T_NULL = 0xA3, T_ARR = 0xA4, T_AREF = 0xA5 };
 
 typedef struct W {
@@ -127,7 +129,12 @@ static bool put_node(W *w, ax_ctx *cx, const Node *x)
     put32(w, x->n);
     put32(w, x->a);
     put32(w, x->op == OP_LAM ? x->nparam : 0);
-    put_type(w, x->type);
+    if (x->type && x->type->kind == TY_SCALAR) {   /* most nodes: put_type's bytes, inline */
+        put8(w, (unsigned)TY_SCALAR);
+        put8(w, (unsigned)x->type->s);
+    } else {
+        put_type(w, x->type);
+    }
     switch (x->op) {
     case OP_VAR: case OP_AVAR: case OP_LET: case OP_ALET: put_id(w, x->id); break;
     case OP_CONST: {
@@ -233,15 +240,58 @@ static bool visit(W *w, ax_ctx *cx, const Node *x, Frame **st, size_t *sp, size_
     return true;
 }
 
+/* What a walk needs, kept in the context from one key to the next: a
+ * program rebuilt in a loop is keyed each time, and growing these tables
+ * afresh (realloc, and the kernel's page faults on the new memory) was a
+ * third of Mandelbrot's memory hit.  The byte buffer goes to the key and
+ * comes back when the key is done with (src_key_done); a key that is kept
+ * (run.c's program memory) takes it for good. */
+enum { KEEP_MAX = 1 << 16 };   /* nodes (and key bytes / 16) kept, at most */
+struct KeyScratch {
+    const Node **seen;
+    int64_t *depth;
+    int capseen;
+    Frame *st;
+    size_t capst;
+    HMap ids, arrs;
+    unsigned char *out;
+    size_t outcap;
+    size_t hint;              /* the last key's length */
+};
+
+/* Empties a kept map for the next key: emptying costs its capacity, so
+ * one that a big graph grew and this key hardly used is freed instead. */
+static void map_empty(HMap *m)
+{
+    if (m->cap > 1024 && m->len * 8 < m->cap) {
+        hmap_free(m);
+        hmap_init(m);
+    } else {
+        hmap_clear(m);
+    }
+}
+
 int src_key(ax_ctx *cx, const Node *root, SrcKey *k)
 {
     memset(k, 0, sizeof *k);
-    W w = {.k = k};
-    hmap_init(&w.ids);
-    hmap_init(&w.arrs);
-    Frame *st = NULL;
-    int64_t *depth = NULL;    /* per node number: its depth (a leaf is 1) */
-    size_t sp = 0, cap = 0;
+    KeyScratch *ks = cx->keyscratch;
+    if (!ks) {
+        if (!(ks = ax__calloc(1, sizeof *ks))) return -1;
+        hmap_init(&ks->ids);
+        hmap_init(&ks->arrs);
+        cx->keyscratch = ks;
+    }
+    W w = {.k = k, .seen = ks->seen, .capseen = ks->capseen, .ids = ks->ids, .arrs = ks->arrs};
+    if (ks->out) {
+        w.out.b = ks->out;
+        w.out.cap = ks->outcap;
+        ks->out = NULL;
+    } else if (ks->hint && (w.out.b = ax__malloc(ks->hint))) {
+        w.out.cap = ks->hint;
+    }
+    Frame *st = ks->st;
+    int64_t *depth = ks->depth;   /* per node number: its depth (a leaf is 1) */
+    size_t sp = 0, cap = ks->capst;
     int rc = 0;
     if (!visit(&w, cx, root, &st, &sp, &cap, &depth)) rc = 1;
     while (!rc && sp > 0 && !w.oom) {
@@ -259,19 +309,34 @@ int src_key(ax_ctx *cx, const Node *root, SrcKey *k)
         if (--sp > 0 && d > st[sp - 1].deepest) st[sp - 1].deepest = d;
         if (sp == 0) k->depth = d;
     }
-    free(st);
-    free(depth);
-    free(w.seen);
-    hmap_free(&w.ids);
-    hmap_free(&w.arrs);
+    /* the tables stay for the next key (visit's reallocs keep them valid) */
+    ks->st = st;
+    ks->capst = cap;
+    ks->depth = depth;
+    ks->seen = w.seen;
+    ks->capseen = w.capseen;
+    ks->ids = w.ids;
+    ks->arrs = w.arrs;
+    map_empty(&ks->ids);
+    map_empty(&ks->arrs);
+    if (ks->capseen > KEEP_MAX) {
+        free(ks->seen);
+        free(ks->depth);
+        ks->seen = NULL, ks->depth = NULL, ks->capseen = 0;
+    }
+    if (ks->capst > KEEP_MAX) {
+        free(ks->st);
+        ks->st = NULL, ks->capst = 0;
+    }
     if (w.oom || w.out.bad) rc = -1;
     k->bytes = w.out.b;
     k->len = w.out.len;
     k->cap = w.out.cap;
     if (rc) {
-        src_key_free(k);
+        src_key_done(cx, k);
         return rc;
     }
+    ks->hint = k->len;
     k->hash = hash_bytes(k->bytes, k->len);
     return 0;
 }
@@ -281,4 +346,29 @@ void src_key_free(SrcKey *k)
     free(k->bytes);
     free(k->arrays);
     memset(k, 0, sizeof *k);
+}
+
+void src_key_done(ax_ctx *cx, SrcKey *k)
+{
+    KeyScratch *ks = cx ? cx->keyscratch : NULL;
+    if (ks && !ks->out && k->bytes && k->cap <= 16 * (size_t)KEEP_MAX) {
+        ks->out = k->bytes;
+        ks->outcap = k->cap;
+        k->bytes = NULL;
+    }
+    src_key_free(k);
+}
+
+void src_key_scratch_free(ax_ctx *cx)
+{
+    KeyScratch *ks = cx->keyscratch;
+    if (!ks) return;
+    free(ks->seen);
+    free(ks->depth);
+    free(ks->st);
+    hmap_free(&ks->ids);
+    hmap_free(&ks->arrs);
+    free(ks->out);
+    free(ks);
+    cx->keyscratch = NULL;
 }

@@ -252,6 +252,7 @@ void ax_ctx_free(ax_ctx *cx)
     free(cx->scratch);
     free(cx->planner_cbc);
     plan_state_free(cx->plan);
+    src_key_scratch_free(cx);
     free(cx);
 }
 
