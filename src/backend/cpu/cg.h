@@ -144,6 +144,8 @@ typedef struct CgConfig {
     unsigned simd_mask;       /* CG_SIMD_* functions that have vector versions */
     bool finite;              /* ax_options.finite_math: the unit asks for
                                  -funsafe-math-optimizations (emit_prelude) */
+    bool fast;                /* fast_math or finite_math: the compiler may
+                                 reassociate (cg_skel.c fold_range) */
 } CgConfig;
 
 /* The maths functions axle calls, as a bit per name (cg_math_names). */
@@ -255,6 +257,7 @@ typedef struct G {
     const CgNode *cn;         /* the operation whose code this is */
     const char *pos;          /* the position reported with a fault */
     bool safe;
+    bool fast;                /* CgConfig.fast */
     char *err;                /* first generator error (malformed IR, OOM) */
     size_t errsize;
     bool failed;

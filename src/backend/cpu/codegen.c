@@ -592,6 +592,7 @@ __attribute__((noinline)) static void emit_one(CG *c, CgNode *cn)
     g.cn = cn;
     g.pos = "0";
     g.safe = c->cfg->safe;
+    g.fast = c->cfg->fast;
     g.err = c->err;
     g.errsize = c->errsize;
     g.math_used = &c->math_used;

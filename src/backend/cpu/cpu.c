@@ -346,6 +346,7 @@ static CgConfig config(ax_ctx *cx, CpuCtx *cc)
     cfg.safe = !cx->opt.unsafe;
     cfg.simd_mask = cc->simd_mask;
     cfg.finite = cx->opt.finite_math;
+    cfg.fast = cx->opt.fast_math || cx->opt.finite_math;
     return cfg;
 }
 
