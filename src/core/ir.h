@@ -589,7 +589,7 @@ int src_key(ax_ctx *cx, const Node *root, SrcKey *k);
  * next key (src_key, where that is measured). */
 void src_key_free(SrcKey *k);
 void src_key_done(ax_ctx *cx, SrcKey *k);
-void src_key_scratch_free(ax_ctx *cx);
+void src_key_scratch_free(ax_ctx *cx);   /* ax_ctx_free */
 
 /* A core program as bytes (irser.c): its USE nodes' arrays written as
  * their index in arrays[0..narrays); NULL when one is not there or memory

@@ -503,6 +503,12 @@ static void reuse_add(ax_ctx *cx, Compiled *c, SrcKey *k)
     }
     hmap_free(&at);
     if (!ok) return;
+    /* the key's buffer may be the context's scratch, grown by a bigger
+     * graph (srckey.c): kept at its own size */
+    if (k->cap > k->len + k->len / 4 + 256) {
+        unsigned char *b = ax__realloc(k->bytes, k->len ? k->len : 1);
+        if (b) k->bytes = b, k->cap = k->len;
+    }
     c->key.bytes = k->bytes;
     c->key.len = k->len;
     c->key.hash = k->hash;
