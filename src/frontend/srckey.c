@@ -256,7 +256,8 @@ struct KeyScratch {
     HMap ids, arrs;
     unsigned char *out;
     size_t outcap;
-    size_t hint;              /* the last key's length */
+    size_t hint;              /* the last key's length (0: too long to
+                                 allocate ahead) */
 };
 
 /* Empties a kept map for the next key: emptying costs its capacity, so
@@ -286,8 +287,8 @@ int src_key(ax_ctx *cx, const Node *root, SrcKey *k)
         w.out.b = ks->out;
         w.out.cap = ks->outcap;
         ks->out = NULL;
-    } else if (ks->hint && (w.out.b = ax__malloc(ks->hint))) {
-        w.out.cap = ks->hint;
+    } else if (ks->hint && (w.out.b = ax__malloc(ks->hint + 64))) {
+        w.out.cap = ks->hint + 64;   /* the same graph again fits without a realloc */
     }
     Frame *st = ks->st;
     int64_t *depth = ks->depth;   /* per node number: its depth (a leaf is 1) */
@@ -336,7 +337,7 @@ int src_key(ax_ctx *cx, const Node *root, SrcKey *k)
         src_key_done(cx, k);
         return rc;
     }
-    ks->hint = k->len;
+    ks->hint = k->len <= 16 * (size_t)KEEP_MAX ? k->len : 0;
     k->hash = hash_bytes(k->bytes, k->len);
     return 0;
 }
