@@ -585,10 +585,9 @@ typedef struct SrcKey {
 /* 0; 1 when the graph refuses a key (a node or array of another
  * context); -1 when memory runs out.  k is empty unless 0. */
 int src_key(ax_ctx *cx, const Node *root, SrcKey *k);
-/* Frees k; with cx, its byte buffer goes back to cx's scratch for the
- * next key (src_key, where that is measured). */
-void src_key_free(SrcKey *k);
-void src_key_done(ax_ctx *cx, SrcKey *k);
+/* Frees k; with cx (else NULL), its byte buffer goes back to cx's
+ * scratch for the next key (src_key, where that is measured). */
+void src_key_free(ax_ctx *cx, SrcKey *k);
 void src_key_scratch_free(ax_ctx *cx);   /* ax_ctx_free */
 
 /* A core program as bytes (irser.c): its USE nodes' arrays written as

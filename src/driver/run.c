@@ -242,7 +242,7 @@ static void compiled_release(Compiled *c)
     program_free(c->prog);
     free(c->use);
     free(c->canon);
-    src_key_free(&c->key);
+    src_key_free(NULL, &c->key);
     free(c);
 }
 
@@ -567,7 +567,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
     if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
     if (cx->status != AX_OK) {
-        if (kr == 0) src_key_done(cx, keyp);
+        if (kr == 0) src_key_free(cx, keyp);
         settle_error(cx);
         return NULL;
     }
@@ -575,7 +575,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     cx->last_status = AX_OK;
     ax_program *pr = ax__calloc(1, sizeof *pr);
     if (!pr) {
-        if (kr == 0) src_key_done(cx, keyp);
+        if (kr == 0) src_key_free(cx, keyp);
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
         settle_error(cx);
         return NULL;
@@ -590,7 +590,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
     Compiled *c = found;
     if (c) {
         ax_program *r = reuse_program(cx, pr, c, &key, tk);
-        src_key_done(cx, &key);
+        src_key_free(cx, &key);
         if (r) return r;
         goto fail;
     }
@@ -625,7 +625,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
             if (cx->opt.debug & AX_DEBUG_TIMING)
                 fprintf(stderr, "axle: timing: found compiled (%s) in %.3f ms; %lld nodes\n", c->be->name,
                         pr->stats.compile_ms, (long long)pr->stats.nodes);
-            src_key_done(cx, &key);
+            src_key_free(cx, &key);
             program_link(cx, pr);
             return pr;
         }
@@ -658,11 +658,11 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
         fprintf(stderr, "axle: timing: sharing %.3f ms, optimise %.3f ms, compile (%s) %.3f ms; "
                 "%lld nodes, %lld lets\n", pr->stats.sharing_ms, pr->stats.optimise_ms, c->be->name,
                 pr->stats.compile_ms, (long long)pr->stats.nodes, (long long)pr->stats.lets);
-    if (kr == 0) src_key_done(cx, &key);
+    if (kr == 0) src_key_free(cx, &key);
     program_link(cx, pr);
     return pr;
 fail:
-    if (kr == 0) src_key_done(cx, &key);
+    if (kr == 0) src_key_free(cx, &key);
     ax_program_free(pr);
     settle_error(cx);
     return NULL;
@@ -718,7 +718,7 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
         /* the key's walk found the depth already */
         int64_t depth = j.kr == 0 ? (j.key.depth < DEPTH_CAP ? j.key.depth : DEPTH_CAP) : source_depth(cx, a, "ax_run");
         if (depth >= 0 && run_deep(cx, depth, "ax_run", compile_job, &j) != 0) settle_error(cx);
-        if (j.kr == 0) src_key_done(cx, &j.key);   /* when compile did not run */
+        if (j.kr == 0) src_key_free(cx, &j.key);   /* when compile did not run */
     }
     ax_program *pr = j.pr;
     if (ctx_leave_report(cx, "ax_run")) {

@@ -62,7 +62,21 @@ static void put(W *w, const void *p, size_t n) { bytes_put(&w->out, p, n); }
 static void put8(W *w, unsigned v) { bytes_put8(&w->out, v); }
 static void put32(W *w, int64_t v) { bytes_putv(&w->out, v); }
 
-static void put_type(W *w, const Type *t)
+static void put_type_full(W *w, const Type *t);
+
+/* Most types written are scalars: their two bytes inline, the rest out of
+ * line (the call was a tenth of a key's time). */
+static inline void put_type(W *w, const Type *t)
+{
+    if (t && t->kind == TY_SCALAR) {
+        put8(w, (unsigned)TY_SCALAR);
+        put8(w, (unsigned)t->s);
+    } else {
+        put_type_full(w, t);
+    }
+}
+
+static void put_type_full(W *w, const Type *t)
 {
     if (!t) {
         put8(w, 0xFF);
@@ -129,12 +143,7 @@ static bool put_node(W *w, ax_ctx *cx, const Node *x)
     put32(w, x->n);
     put32(w, x->a);
     put32(w, x->op == OP_LAM ? x->nparam : 0);
-    if (x->type && x->type->kind == TY_SCALAR) {   /* most nodes: put_type's bytes, inline */
-        put8(w, (unsigned)TY_SCALAR);
-        put8(w, (unsigned)x->type->s);
-    } else {
-        put_type(w, x->type);
-    }
+    put_type(w, x->type);
     switch (x->op) {
     case OP_VAR: case OP_AVAR: case OP_LET: case OP_ALET: put_id(w, x->id); break;
     case OP_CONST: {
@@ -244,7 +253,7 @@ static bool visit(W *w, ax_ctx *cx, const Node *x, Frame **st, size_t *sp, size_
  * program rebuilt in a loop is keyed each time, and growing these tables
  * afresh (realloc, and the kernel's page faults on the new memory) was a
  * third of Mandelbrot's memory hit.  The byte buffer goes to the key and
- * comes back when the key is done with (src_key_done); a key that is kept
+ * comes back when the key is freed (src_key_free); a key that is kept
  * (run.c's program memory) takes it for good. */
 enum { KEEP_MAX = 1 << 16 };   /* nodes (and key bytes / 16) kept, at most */
 struct KeyScratch {
@@ -334,7 +343,7 @@ int src_key(ax_ctx *cx, const Node *root, SrcKey *k)
     k->len = w.out.len;
     k->cap = w.out.cap;
     if (rc) {
-        src_key_done(cx, k);
+        src_key_free(cx, k);
         return rc;
     }
     ks->hint = k->len <= 16 * (size_t)KEEP_MAX ? k->len : 0;
@@ -342,14 +351,7 @@ int src_key(ax_ctx *cx, const Node *root, SrcKey *k)
     return 0;
 }
 
-void src_key_free(SrcKey *k)
-{
-    free(k->bytes);
-    free(k->arrays);
-    memset(k, 0, sizeof *k);
-}
-
-void src_key_done(ax_ctx *cx, SrcKey *k)
+void src_key_free(ax_ctx *cx, SrcKey *k)
 {
     KeyScratch *ks = cx ? cx->keyscratch : NULL;
     if (ks && !ks->out && k->bytes && k->cap <= 16 * (size_t)KEEP_MAX) {
@@ -357,7 +359,9 @@ void src_key_done(ax_ctx *cx, SrcKey *k)
         ks->outcap = k->cap;
         k->bytes = NULL;
     }
-    src_key_free(k);
+    free(k->bytes);
+    free(k->arrays);
+    memset(k, 0, sizeof *k);
 }
 
 void src_key_scratch_free(ax_ctx *cx)
