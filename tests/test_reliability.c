@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ helpers */
@@ -604,6 +605,53 @@ TEST(d10_deep_programs_on_a_1mib_thread_stack)
     run_in_small_thread(&d, 1 << 20);
     CHECK(!d.ok);
     CHECKF(strstr(d.msg, "cannot start a thread"), "%s", d.msg);
+}
+
+/* The driver keeps each thread's stack bounds after asking once
+ * (run.c stack_room: asking reads /proc/self/maps on the main thread).
+ * A caller that then runs on another stack in the same thread, a
+ * coroutine's, must not be taken to have the thread's room: the deep
+ * program below overflows a 256 KiB coroutine stack unless the driver
+ * sees the stack pointer outside the bounds it kept and moves the work to
+ * a helper thread. */
+static ucontext_t co_main, co_ctx;
+static Deep co_deep;
+static void co_body(void) { deep_thread(&co_deep); }
+
+static void *co_thread(void *p)
+{
+    Deep *first = p;
+    deep_thread(first);   /* on the thread's own stack: the bounds are kept */
+    size_t size = 256 << 10;
+    char *stk = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stk == MAP_FAILED || getcontext(&co_ctx)) {
+        snprintf(co_deep.msg, sizeof co_deep.msg, "no coroutine stack");
+        return NULL;
+    }
+    co_ctx.uc_stack.ss_sp = stk;
+    co_ctx.uc_stack.ss_size = size;
+    co_ctx.uc_link = &co_main;
+    makecontext(&co_ctx, co_body, 0);
+    if (swapcontext(&co_main, &co_ctx)) snprintf(co_deep.msg, sizeof co_deep.msg, "swapcontext failed");
+    munmap(stk, size);
+    return NULL;
+}
+
+TEST(d10_a_coroutine_stack_is_not_the_threads)
+{
+    for (int b = 0; b < 2; b++) {
+        Deep first = {0, 3000, both[b], false, "", NULL};
+        co_deep = (Deep){0, 9000, both[b], false, "", NULL};
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setstacksize(&at, (size_t)64 << 20);
+        pthread_t t;
+        REQUIRE(pthread_create(&t, &at, co_thread, &first) == 0);
+        pthread_join(t, NULL);
+        pthread_attr_destroy(&at);
+        CHECKF(first.ok, "%s, on the thread's stack: %s", both_names[b], first.msg);
+        CHECKF(co_deep.ok, "%s, on a coroutine's stack: %s", both_names[b], co_deep.msg);
+    }
 }
 
 /* The stack the passes use per level stays within half of what the
