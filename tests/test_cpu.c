@@ -688,6 +688,96 @@ TEST(cpu_fold1_seg)
     SAME("fold1_seg", b_fold1seg, NULL, 0);
 }
 
+/* Folds of all pairs of two vectors, the element at (i, j) reading xs at
+ * i and ys at j (N-body's shape): the CPU backend folds blocks of rows
+ * together, each row strictly left to right from z (cg_skel.c, "folds
+ * across rows"), so where every thread's range holds a block of rows the
+ * results equal the interpreter's bit for bit, f32 sums included. */
+typedef struct Pairs {
+    int64_t rows, n;
+    int which;
+    ax_acc xs, ys;
+} Pairs;
+
+static ax_exp pair_elt(ax_exp ix, void *env)
+{
+    const Pairs *p = env;
+    ax_exp i = ax_index_get(ix, 0), j = ax_index_get(ix, 1);
+    ax_exp x = ax_at(p->xs, ax_ix1(i)), y = ax_at(p->ys, ax_ix1(p->which == 5 ? ax_add(j, ax_i64(1)) : j));
+    switch (p->which) {
+    case 0: case 5: {
+        ax_exp r2 = ax_add(ax_add(ax_mul(x, x), ax_mul(y, y)), ax_f32(0.5f));
+        return ax_add(ax_abs(ax_mul(x, y)), ax_div(ax_f32(1), ax_sqrt(r2)));   /* terms of one sign */
+    }
+    case 1: return ax_tuple2(ax_add(ax_cvt(x, AX_I32), ax_cvt(j, AX_I32)), ax_sub(ax_cvt(y, AX_I32), ax_cvt(i, AX_I32)));
+    case 2: {
+        ax_exp d = ax_sub(y, x), s = ax_div(ax_f32(1), ax_sqrt(ax_add(ax_mul(d, d), ax_f32(0.01f))));
+        return ax_tuple3(ax_mul(s, ax_abs(d)), ax_mul(s, ax_abs(x)), ax_mul(s, ax_abs(y)));
+    }
+    case 3: return ax_cvt(ax_sub(x, ax_mul(y, ax_f32(0.5f))), AX_F64);
+    default: return ax_add(ax_cvt(ax_mul(x, ax_f32(7)), AX_I64), ax_mul(j, ax_i64(3)));
+    }
+}
+
+static ax_exp op_twice_less1(ax_exp x, void *env) { return ax_sub(ax_mul(x, ax_f64(2)), ax_f64(1)); }
+static ax_exp op_sum3(ax_exp x, ax_exp y, void *env)
+{
+    return ax_tuple3(ax_add(ax_get(x, 0), ax_get(y, 0)), ax_add(ax_get(x, 1), ax_get(y, 1)), ax_add(ax_get(x, 2), ax_get(y, 2)));
+}
+
+static ax_acc b_pairs(ax_ctx *cx, const void *e)
+{
+    Pairs p = *(const Pairs *)e;
+    p.xs = input(cx, AX_F32, 1, SH(p.rows), 40, 50);
+    p.ys = input(cx, AX_F32, 1, SH(p.n), 41, 50);
+    ax_acc g = ax_generate(cx, ax_ix2(ax_i64(p.rows), ax_i64(p.n)), pair_elt, &p);   /* called here */
+    switch (p.which) {
+    case 0: case 5: return ax_fold(ax_fn_add, NULL, ax_f32(0.25f), g);
+    case 1: return ax_fold(op_aff, NULL, ax_tuple2(ax_i32(1), ax_i32(0)), g);
+    case 2: return ax_fold(op_sum3, NULL, ax_tuple3(ax_f32(0), ax_f32(0), ax_f32(0)), g);
+    case 3: return ax_map(op_twice_less1, NULL, ax_fold(ax_fn_max, NULL, ax_f64(-1e300), g));
+    default: return ax_fold(ax_fn_snd, NULL, ax_i64(-1), g);
+    }
+}
+
+static ax_acc b_pairs_all(ax_ctx *cx, const void *e)
+{
+    ax_acc v[5];
+    for (int w = 0; w < 5; w++) {
+        Pairs p = *(const Pairs *)e;
+        p.which = w;
+        v[w] = b_pairs(cx, &p);
+    }
+    return ax_atuple(5, v);
+}
+
+TEST(cpu_folds_across_rows)
+{
+    /* rows x n; exact: every range of rows (4 threads) holds a block of
+       16 (the f32 sums, reassociated otherwise, then match bit for bit) */
+    const struct { int64_t rows, n; bool exact; } sh[] = {
+        {0, 5, true}, {5, 0, true}, {1, 1, true}, {15, 3, false}, {16, 7, true}, {17, 1, true},
+        {100, 1000, false}, {1001, 37, true}, {4096, 64, true},
+    };
+    for (int k = 0; k < (int)(sizeof sh / sizeof *sh); k++) {
+        if (small_run() && sh[k].rows * sh[k].n > 5000) continue;
+        Pairs p = {sh[k].rows, sh[k].n, 0, NULL, NULL};
+        char what[64];
+        snprintf(what, sizeof what, "folds across rows, %lld x %lld", (long long)p.rows, (long long)p.n);
+        SAME(what, b_pairs_all, &p, sh[k].exact && !gpu_tested() ? 0 : 1e-5);
+    }
+    /* a read out of bounds in the element (ys at j + 1): the fault at the
+       lowest position, as the interpreter's */
+    ax_ctx *ci = ctx_on(AX_BACKEND_INTERP, false), *cc = ctx_on(tested(), false);
+    Pairs p = {1001, 37, 5, NULL, NULL};
+    CHECK(ax_run(ci, b_pairs(ci, &p)) == NULL);
+    CHECK(ax_run(cc, b_pairs(cc, &p)) == NULL);
+    CHECKF(ax_status_of(cc) == AX_ERR_INDEX, "%d %s", ax_status_of(cc), ax_error(cc));
+    CHECKF(!strcmp(ax_error(ci), ax_error(cc)), "\"%s\" vs \"%s\"", ax_error(ci), ax_error(cc));
+    ax_ctx_free(ci);
+    ax_ctx_free(cc);
+}
+
 static ax_acc b_scan(ax_ctx *cx, const void *e)
 {
     const Env *v = e;
