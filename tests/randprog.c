@@ -831,6 +831,7 @@ static const char *ltxt(const Lam *l) { return l->txt ? l->txt : "<callback not 
 static Ex gen_exp(G *g, const GT *t, int d);
 static Ex gen_leaf(G *g, const GT *t);
 static Arr *gen_arr(G *g, const GT *elt, int rank, int d, int fl, int64_t cap);
+static Arr *replicate_new(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int only, int64_t maxext);
 static Ex assoc_apply(G *g, const Assoc *as, Ex x, Ex y);
 static Ex tame(G *g, Ex x);
 
@@ -2066,11 +2067,16 @@ static void intersect(Arr *r, Arr *const *as, int n)
     }
 }
 
-static Arr *op_zip(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int n)
+/* zipWith of n arrays; with pairs (n = 2, rank 2), of all pairs of two
+ * vectors, N-body's shape (a fold of which runs across rows: cg_skel.c),
+ * with room for blocks of rows. */
+static Arr *zip_n(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int n, bool pairs)
 {
     Arr *as[3];
     const GT *e0 = pick_elt(g, rank);
-    for (int i = 0; i < n; i++) as[i] = gen_arr(g, i && pct(g, 40) ? e0 : pick_elt(g, rank), rank, d - 1, fl, cap);
+    for (int i = 0; i < n; i++)
+        as[i] = pairs ? replicate_new(g, i && pct(g, 40) ? e0 : pick_elt(g, rank), 2, d - 1, fl, cap, 1 - i, i ? 64 : 24)
+                      : gen_arr(g, i && pct(g, 40) ? e0 : pick_elt(g, rank), rank, d - 1, fl, cap);
     Lam l;
     lam_init(&l, g, LK_GEN, n, elt);
     for (int i = 0; i < n; i++) l.pt[i] = as[i]->elt;
@@ -2085,6 +2091,11 @@ static Arr *op_zip(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, in
                       "ax_zip_with(%s, %s, %s)", ltxt(&l), as[0]->name, as[1]->name);
     return arr_mk(g, RP_ZIPWITH3, r, elt, rank, tmp.lo, tmp.hi, elems(&tmp) * (l.cost + 1), kids,
                   "ax_zip_with3(%s, %s, %s, %s)", ltxt(&l), as[0]->name, as[1]->name, as[2]->name);
+}
+
+static Arr *op_zip(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int n)
+{
+    return zip_n(g, elt, rank, d, fl, cap, n, n == 2 && rank == 2 && ok(g, RP_REPLICATE) && pct(g, 20));
 }
 
 static Arr *op_zip2(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_zip(g, elt, rank, d, fl, cap, 2); }
@@ -2217,11 +2228,14 @@ static Arr *op_permute(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
                   dflt->name, ltxt(&lp), src->name, tamed);
 }
 
-static Arr *op_replicate(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+/* A replicate: new dimensions at random, or dimension `only` alone (>= 0),
+ * each new extent at most maxext. */
+static Arr *replicate_new(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int only, int64_t maxext)
 {
-    int nnew = 1 + rn(g, rank < 2 ? 1 : 2);
+    int nnew = only >= 0 ? 1 : 1 + rn(g, rank < 2 ? 1 : 2);
     bool isnew[AX_MAX_RANK] = {0};
-    for (int i = 0; i < nnew;) {
+    if (only >= 0) isnew[only] = true;
+    for (int i = only >= 0 ? 1 : 0; i < nnew;) {
         int k = rn(g, rank);
         if (!isnew[k]) isnew[k] = true, i++;
     }
@@ -2229,7 +2243,7 @@ static Arr *op_replicate(G *g, const GT *elt, int rank, int d, int fl, int64_t c
     int64_t nlo[AX_MAX_RANK], nhi[AX_MAX_RANK], prod = 1;
     for (int k = 0; k < rank; k++)
         if (isnew[k]) {
-            ext[k] = gen_extent(g, fl & NE, 4, &nlo[k], &nhi[k]);
+            ext[k] = gen_extent(g, fl & NE, maxext, &nlo[k], &nhi[k]);
             prod *= nhi[k] > 0 ? nhi[k] : 1;
         }
     Arr *a = gen_arr(g, elt, rank - nnew, d - 1, fl, cap / prod);
@@ -2259,6 +2273,11 @@ static Arr *op_replicate(G *g, const GT *elt, int rank, int d, int fl, int64_t c
                       "ax_replicate([%s], %s)", b.s, a->name);
     free(b.s);
     return res;
+}
+
+static Arr *op_replicate(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    return replicate_new(g, elt, rank, d, fl, cap, -1, 4);
 }
 
 static Arr *op_slice(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
@@ -2378,7 +2397,9 @@ static Arr *op_fold(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, i
 {
     (void)cap;
     int crank = op == RP_FOLDALL ? rn(g, g->cfg.max_rank + 1) : rank + 1;
-    Arr *a = gen_arr(g, elt, crank, d - 1, op == RP_FOLD1 ? NE : fl, g->cfg.max_elems);
+    bool pairs = op == RP_FOLD && crank == 2 && d > 1 && ok(g, RP_ZIPWITH) && ok(g, RP_REPLICATE) && pct(g, 30);
+    Arr *a = pairs ? zip_n(g, elt, 2, d - 1, fl, g->cfg.max_elems, 2, true)
+                   : gen_arr(g, elt, crank, d - 1, op == RP_FOLD1 ? NE : fl, g->cfg.max_elems);
     const Assoc *as = pick_assoc(g, elt, false);
     a = tame_arr(g, a, as);
     Fn2 f;
