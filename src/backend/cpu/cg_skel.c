@@ -892,10 +892,10 @@ static unsigned sep_dep(Sep *s, const Node *e)
 static bool fold_across(const G *g, const Node *x)
 {
     if (g->gpu || g->chk || x->op != OP_FOLD) return false;
-    const Node *y = x->kid[2], *lam = y ? y->kid[1] : NULL;
-    if (!y || y->op != OP_DELAYED || y->type->rank != 2 || !lam || lam->op != OP_LAM || lam->nparam != 1 ||
-        !lam->param[0])
-        return false;
+    const Node *y = x->n > 2 ? x->kid[2] : NULL;
+    if (!y || y->op != OP_DELAYED || y->n < 2 || y->type->rank != 2) return false;
+    const Node *lam = y->kid[1];
+    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0]) return false;
     Sep s = {.pid = lam->param[0]->id, .rank = 2, .ok = true};
     sep_dep(&s, lam->kid[0]);
     return s.ok;
