@@ -334,6 +334,18 @@ static Val scratch(G *g, const Type *elt, const char *area)
     return v;
 }
 
+/* Local arrays of n elements, one per leaf of type t, named prefix<k>_
+ * (lanes, accumulators, a stencil's neighbourhood). */
+static Val leaf_arrays(G *g, const Type *t, const char *prefix, int n)
+{
+    Val v = cg_val(g, t->width);
+    for (int k = 0; k < v.n; k++) {
+        v.v[k] = cg_fresh(g, prefix);
+        cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(t, k)), v.v[k], n);
+    }
+    return v;
+}
+
 static Val at(G *g, Val ptrs, const char *i)
 {
     Val v = cg_val(g, ptrs.n);
@@ -706,11 +718,7 @@ static Val fold_range(G *g, const Node *f, const Type *elt, const char *lo, cons
     if (comm) {
         cg_line(g, "if (%s - %s >= %d) {", hi, lo, 2 * LANES);
         g->ind++;
-        Val lane = cg_val(g, elt->width);
-        for (int k = 0; k < lane.n; k++) {
-            lane.v[k] = cg_fresh(g, "lane");
-            cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(elt, k)), lane.v[k], LANES);
-        }
+        Val lane = leaf_arrays(g, elt, "lane", LANES);
         /* Every lane starts at the operator's identity (leaf_identity;
          * float min and max, whose identity is NaN, at the range's first
          * element, which they may take twice), and the blocked loop
@@ -919,11 +927,7 @@ static const char *fold_rows_across(G *g, const Node *f, const Type *elt)
     cg_line(g, "for (; %s < end; %s += %d) {", b, b, LANES);
     g->ind++;
     cg_line(g, "if (%s + %d > end) %s = end - %d;", b, LANES, b, LANES);
-    Val acc = cg_val(g, elt->width);
-    for (int k = 0; k < acc.n; k++) {
-        acc.v[k] = cg_fresh(g, "acc");
-        cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(elt, k)), acc.v[k], LANES);
-    }
+    Val acc = leaf_arrays(g, elt, "acc", LANES);
     const char *l = cg_fresh(g, "l"), *j = cg_fresh(g, "j");
     Val z = zval(g, elt);
     cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
@@ -1665,11 +1669,7 @@ static Val *sten_args_loop(G *g, bool interior, Val ix, const char *j, int *narg
         bool delayed = y->op == OP_DELAYED;
         int cnt = 1;
         for (int d = 0; d < r; d++) cnt *= st->size[q][d];
-        Val nb = cg_val(g, elt->width);
-        for (int l = 0; l < nb.n; l++) {
-            nb.v[l] = cg_fresh(g, "nb");
-            cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(elt, l)), nb.v[l], cnt);
-        }
+        Val nb = leaf_arrays(g, elt, "nb", cnt);
         Val cval = {0};
         if (st->bound[q] == AX_CONSTANT) cval = param(g, cn->kid_thunk[st->constkid[q]], elt);
         const char *k = cg_fresh(g, "k");
@@ -2046,11 +2046,7 @@ static void emit_loop(G *g)
             for (int q = 0; q < ng; q++) {
                 if (lp->gen[q].kind != LOOP_REDUCE) continue;
                 const Type *ct = loop_comp_type(x, lp->gen[q].comp);
-                L.lane[q] = cg_val(g, ct->width);
-                for (int k = 0; k < L.lane[q].n; k++) {
-                    L.lane[q].v[k] = cg_fresh(g, "lane");
-                    cg_line(g, "%s %s[%d];", cg_ctype(ty_leaf(ct, k)), L.lane[q].v[k], LANES);
-                }
+                L.lane[q] = leaf_arrays(g, ct, "lane", LANES);
             }
             const char *l = cg_fresh(g, "l");
             cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
