@@ -2074,9 +2074,10 @@ static Arr *zip_n(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int
 {
     Arr *as[3];
     const GT *e0 = pick_elt(g, rank);
-    for (int i = 0; i < n; i++)
-        as[i] = pairs ? replicate_new(g, i && pct(g, 40) ? e0 : pick_elt(g, rank), 2, d - 1, fl, cap, 1 - i, i ? 64 : 24)
-                      : gen_arr(g, i && pct(g, 40) ? e0 : pick_elt(g, rank), rank, d - 1, fl, cap);
+    for (int i = 0; i < n; i++) {
+        const GT *ei = i && pct(g, 40) ? e0 : pick_elt(g, rank);
+        as[i] = pairs ? replicate_new(g, ei, 2, d - 1, fl, cap, 1 - i, i ? 64 : 24) : gen_arr(g, ei, rank, d - 1, fl, cap);
+    }
     Lam l;
     lam_init(&l, g, LK_GEN, n, elt);
     for (int i = 0; i < n; i++) l.pt[i] = as[i]->elt;
