@@ -412,19 +412,20 @@ static void flat_loops(long out[4], long limit)
     o.backend = AX_BACKEND_CPU;
     ax_ctx *cx = ax_ctx_new(&o);
     Maps *maps = malloc(sizeof *maps);
-    if (!cx || !maps) return;
+    ax_program *p = NULL;
+    ax_array *X = NULL;
     int64_t n = 64;
     float x[64];
     for (int i = 0; i < 64; i++) x[i] = (float)i;
-    ax_array *X = ax_array_wrap(cx, AX_F32, 1, &n, x);
+    if (!cx || !maps || !(X = ax_array_wrap(cx, AX_F32, 1, &n, x))) goto done;
     /* (smaller in the sanitizer build, where LeakSanitizer checks leaks
      * and the quarantine of freed memory makes the resident size grow) */
     bool small = getenv("AXLE_TEST_SMALL") != NULL;
     const int iters = small ? 10000 : 100000, warm = iters / 20;
     /* pattern 1: compile once, run with a new scalar each step */
     ax_exp a = ax_param_exp(cx, 0, ax_type_scalar(AX_F32));
-    ax_program *p = ax_compile(cx, ax_map(scale_plus, &a, ax_param(cx, 1, ax_type_scalar(AX_F32), 1)));
-    if (!p) return;
+    p = ax_compile(cx, ax_map(scale_plus, &a, ax_param(cx, 1, ax_type_scalar(AX_F32), 1)));
+    if (!p) goto done;
     ax_ctx_reset(cx);
     long base = 0;
     for (int k = 0; k < iters; k++) {
@@ -441,6 +442,7 @@ static void flat_loops(long out[4], long limit)
     fprintf(stderr, "memory: compiled program, %d runs: %+ld KiB\n", iters - warm, out[0]);
     if (out[0] >= limit) maps_report(maps, "compiled program");
     ax_program_free(p);
+    p = NULL;
     /* pattern 2: build, run, reset (a unit of the constant, so no compile) */
     for (int k = 0; k < iters; k++) {
         float av = (float)(k % 100);
@@ -454,10 +456,12 @@ static void flat_loops(long out[4], long limit)
     out[1] = rss_kib() - base;
     fprintf(stderr, "memory: build, run, reset, %d steps: %+ld KiB\n", iters - warm, out[1]);
     if (out[1] >= limit) maps_report(maps, "build, run, reset");
+    out[3] = 1;
+done:
+    ax_program_free(p);
     ax_array_release(X);
     ax_ctx_free(cx);
     free(maps);
-    out[3] = 1;
 }
 
 /* The two patterns for a program run in a loop (README): a compiled
