@@ -2545,6 +2545,16 @@ static PyObject *f_weak(PyObject *m, PyObject *args)
     return (PyObject *)x;
 }
 
+/* The number of arrays a result of type t flattens into (ax_run_n's
+ * count): the leaves of nested array tuples. */
+static int count_results(const ax_type *t)
+{
+    if (ax_type_kind_of(t) != AX_KIND_ARRAYS) return 1;
+    int n = 0;
+    for (int i = 0; i < ax_type_arity(t); i++) n += count_results(ax_type_elem(t, i));
+    return n;
+}
+
 static PyObject *Ctx_compile(CtxObject *c, PyObject *args)
 {
     PyObject *a, *plan;
@@ -2561,7 +2571,8 @@ static PyObject *Ctx_compile(CtxObject *c, PyObject *args)
     p->c = c;
     Py_INCREF(c);
     p->p = NULL;
-    p->type = ax_acc_type(x);
+    p->type = NULL;
+    p->nout = 0;
     p->calls = 0;
     p->nplan = (int)PySequence_Fast_GET_SIZE(seq);
     p->plan = PyMem_Calloc((size_t)(p->nplan ? p->nplan : 1), sizeof *p->plan);
@@ -2586,19 +2597,6 @@ static PyObject *Ctx_compile(CtxObject *c, PyObject *args)
         if (e->argpos + 1 > p->nargs) p->nargs = e->argpos + 1;
     }
     Py_DECREF(seq);
-    {
-        int nout = 0;
-        const ax_type *st[128];
-        int sp = 0;
-        st[sp++] = p->type;
-        while (sp > 0) {
-            const ax_type *u = st[--sp];
-            if (ax_type_kind_of(u) == AX_KIND_ARRAYS) {
-                for (int i = 0; i < ax_type_arity(u) && sp < 128; i++) st[sp++] = ax_type_elem(u, i);
-            } else nout++;
-        }
-        p->nout = nout;
-    }
     ax_program *pr;
     run_begin(c);
     Py_BEGIN_ALLOW_THREADS
@@ -2607,6 +2605,13 @@ static PyObject *Ctx_compile(CtxObject *c, PyObject *args)
     if (run_end(c) < 0) { if (pr) ax_program_free(pr); Py_CLEAR(p); goto out; }
     if (!pr) { raise_ctx(c, "ax_compile failed"); Py_CLEAR(p); goto out; }
     p->p = pr;
+    /* The result's type from the program, not ax_acc_type(x): that one
+     * lives in the context's term arena, which is reset once the caller
+     * lets go of the terms (the jit does, right after compiling), and a
+     * later call would read freed memory to unpack its results. */
+    p->type = ax_program_type(pr);
+    if (!p->type) { raise_axle(AX_ERR_BACKEND, "compile: the program has no result type"); Py_CLEAR(p); goto out; }
+    p->nout = count_results(p->type);
     if (ax_program_params(pr) > p->nparams) p->nparams = ax_program_params(pr);
 out:
     ctx_leave(c);

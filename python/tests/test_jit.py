@@ -261,3 +261,34 @@ def test_threads_share_a_jitted_function():
         t.join()
     assert not errors
     assert f.compiles == 1
+
+
+def test_tuple_results_on_every_call(backend):
+    # The result's type that unpacks a call's results must outlive the
+    # trace: after the first call the context is reset (the trace's terms
+    # are gone), and each later call still returns every result, right.
+    @axle.jit
+    def f(x, y, k):
+        s = axle.zip_with(lambda a, b: a * k + b, x, y)
+        return s, axle.fold(axle.add, 0, s), axle.scanl1(axle.max, x), (axle.map(lambda v: -v, y),)
+
+    resets = axle.current_context().stats["resets"]
+    rng = np.random.default_rng(7)
+    for i in range(40):
+        shape = [(5,), (3, 4), (0,), (2, 0), (1,), (6, 1), (17,)][i % 7]
+        x = rng.integers(-50, 50, shape).astype(np.int32)
+        y = rng.integers(-50, 50, shape).astype(np.int32)
+        k = int(rng.integers(-4, 5))
+        r = f(x, y, k)
+        assert isinstance(r, tuple) and len(r) == 4, "call %d returned %r" % (i, r)
+        assert isinstance(r[3], tuple) and len(r[3]) == 1
+        s = x * np.int32(k) + y
+        np.testing.assert_array_equal(r[0], s)
+        np.testing.assert_array_equal(r[1], s.sum(axis=-1, dtype=np.int32))
+        np.testing.assert_array_equal(r[2], np.maximum.accumulate(x, axis=-1) if x.size else x)
+        np.testing.assert_array_equal(r[3][0], -y)
+        assert r[0].dtype == r[1].dtype == r[2].dtype == r[3][0].dtype == np.int32
+    # one compile per rank
+    assert f.compiles == 2
+    # (the calls ran on a context reset since their compile: the case)
+    assert axle.current_context().stats["resets"] > resets
