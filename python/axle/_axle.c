@@ -2555,6 +2555,12 @@ static int count_results(const ax_type *t)
     return n;
 }
 
+/* A plan entry's argument position must index the call's arguments
+ * (Program_call reads args[argpos] once it has checked that the call has
+ * argpos + 1 of them); this bound keeps argpos + 1 far from overflowing
+ * and is far beyond any real function's arguments. */
+#define MAX_ARGPOS (1 << 20)
+
 static PyObject *Ctx_compile(CtxObject *c, PyObject *args)
 {
     PyObject *a, *plan;
@@ -2587,8 +2593,22 @@ static PyObject *Ctx_compile(CtxObject *c, PyObject *args)
             Py_CLEAR(p);
             goto out;
         }
-        if (e->param < 0 || e->param >= AX_MAX_PARAMS) {
-            PyErr_SetString(PyExc_ValueError, "param out of range");
+        /* Program_call indexes its argument vector with argpos and its
+         * parameter vector with param, and makes an array of the scalar
+         * type: each must be in range, or a call would read outside them. */
+        int bad = 1;
+        if (e->param < 0 || e->param >= AX_MAX_PARAMS)
+            PyErr_Format(PyExc_ValueError, "compile: plan entry %d: the parameter index %d is not in 0..%d", i,
+                         e->param, AX_MAX_PARAMS - 1);
+        else if (e->argpos < 0 || e->argpos >= MAX_ARGPOS)
+            PyErr_Format(PyExc_ValueError, "compile: plan entry %d: the argument position %d is not in 0..%d", i,
+                         e->argpos, MAX_ARGPOS - 1);
+        else if (e->scalar < -1 || e->scalar >= AX_NSCALAR)
+            PyErr_Format(PyExc_ValueError,
+                         "compile: plan entry %d: the scalar code %d is neither -1 (an array) nor a scalar type "
+                         "(0..%d)", i, e->scalar, AX_NSCALAR - 1);
+        else bad = 0;
+        if (bad) {
             Py_DECREF(seq);
             Py_CLEAR(p);
             goto out;
@@ -2895,6 +2915,12 @@ static PyObject *f_c_loop(PyObject *m, PyObject *args)
     PyObject *keeps[64] = {0};
     PyObject *res = NULL;
     if (np > 64 || p->nout > 64) { PyErr_SetString(PyExc_ValueError, "too many parameters"); goto done; }
+    /* the plan reads arguments up to nargs - 1 (as Program_call checks) */
+    if (PySequence_Fast_GET_SIZE(seq) < p->nargs) {
+        PyErr_Format(PyExc_TypeError, "c_loop: the program takes %d arguments (%zd given)", p->nargs,
+                     PySequence_Fast_GET_SIZE(seq));
+        goto done;
+    }
     for (int i = 0; i < p->nplan; i++) {
         const PlanEntry *e = &p->plan[i];
         if (argv[e->param]) continue;

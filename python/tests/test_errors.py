@@ -201,3 +201,31 @@ def test_notices_are_warnings(monkeypatch):
     with pytest.warns(RuntimeWarning, match="AXLE_THREADS"):
         with c:
             axle.unit(axle.i32(1)).numpy()
+
+
+def test_compile_checks_the_plan():
+    # A plan entry says which argument of a call (argpos) becomes which
+    # parameter, as an array (-1) or a scalar of a type: each is checked
+    # when the program is compiled, since a call indexes its arguments
+    # with it.
+    ctx = axle.current_context()
+    x = ctx.param(0, np.float32, 1)
+    acc = axle.map(lambda v: v + 1, x)
+    for entry, what in [((0, -1, -1), "argument position -1"), ((0, -(2 ** 31), -1), "argument position"),
+                        ((0, 2 ** 31 - 1, -1), "argument position"), ((-1, 0, -1), "parameter index -1"),
+                        ((axle._axle.MAX_PARAMS, 0, -1), "parameter index"), ((0, 0, -2), "scalar code -2"),
+                        ((0, 0, 11), "scalar code 11"), ((0, 0, 10 ** 6), "scalar code")]:
+        with pytest.raises(ValueError, match="plan entry 0: the " + what):
+            ctx.compile(acc, [entry])
+    with pytest.raises(ValueError, match="plan entry 1"):
+        ctx.compile(acc, [(0, 0, -1), (1, -5, 10)])
+    # a good plan compiles and runs, with the argument where it says
+    p = ctx.compile(acc, [(0, 2, -1)])
+    np.testing.assert_array_equal(p(None, "unused", X), X + 1)
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        p(X)
+    # and a scalar parameter of the largest type code (f64)
+    e = ctx.param_exp(1, np.float64)
+    q = ctx.compile(axle.map(lambda v: v.astype(np.float64) * e, x), [(0, 0, -1), (1, 1, 10)])
+    np.testing.assert_array_equal(q(X, 2.5), X.astype(np.float64) * 2.5)
+    still_works()
