@@ -17,6 +17,24 @@
  *    constructor refuses the second call (ax_run and the array
  *    constructors and builders return NULL) and makes the first fail with
  *    AX_ERR_ARG saying so.
+ *  - Callbacks and re-entrancy.  The callbacks of ax_options (cancel, log,
+ *    progress) run in the middle of a call on their context (ax_run,
+ *    ax_compile, ax_program_run_with, ...), on the thread that made it.
+ *    From them, a call on that same context that would change it is
+ *    refused: ax_compile, ax_run, ax_run_n, ax_program_run,
+ *    ax_program_run_with, ax_program_free, ax_dump, ax_ctx_reset,
+ *    ax_ctx_free, ax_clear_error, the array constructors (ax_array_new,
+ *    ...) and the array builders (ax_use, ax_map, ...).  A refused call
+ *    returns NULL or -1 (or does nothing) with AX_ERR_ARG and a message
+ *    naming it and the callback, and the call that ran the callback then
+ *    fails with that message too.  Allowed on that context: reading it
+ *    (ax_error, ax_status_of, ax_ctx_options, ax_program_stats,
+ *    ax_program_params, ax_program_type, the array accessors,
+ *    ax_array_retain and ax_array_release of arrays the run does not read)
+ *    and the scalar expression builders.  Any call on another context is
+ *    allowed, a whole compile and run included.  The scalar callbacks of
+ *    the builders (ax_map's function, ...) run while their builder is
+ *    called, not inside a run, and may call any builder.
  *  - Terms are built by calling functions; using a C variable twice shares
  *    the term (axle recovers this sharing; see ax_run).  Terms live until
  *    ax_ctx_reset or ax_ctx_free.  They are never freed one by one.
@@ -34,6 +52,16 @@
  *    size overflows, allocation failure) make ax_run fail the same way.
  *    After any failure the context is usable again: the error is reported
  *    once by ax_run and then cleared.
+ *  - Which errors are sticky.  Only a builder's error is: it stays pending
+ *    on the context until ax_run, ax_run_n, ax_compile or ax_dump reports
+ *    it (ax_clear_error and ax_ctx_reset forget it).  Every other function
+ *    reports its own failure at once (ax_error and ax_status_of give it
+ *    until the next failure) and leaves nothing pending.  Running a
+ *    compiled program (ax_program_run, ax_program_run_with) does not
+ *    depend on terms being built: a pending builder's error neither stops
+ *    the run nor is cleared by it.  If the run fails, ax_error gives the
+ *    run's error, and the builder's is pending again from the next call
+ *    that builds, compiles or runs.
  *
  * Shapes and indices: extents and indices are int64_t.  A shape or index of
  * rank r is written outermost dimension first: a matrix of 3 rows and 4
@@ -783,6 +811,12 @@ int ax_program_run(ax_program *p, ax_array **out, int max);
 int ax_program_run_with(ax_program *p, ax_array *const *args, int nargs, ax_array **out, int max);
 /* 1 + the highest parameter index the program reads (0: none). */
 int ax_program_params(const ax_program *p);
+/* The type of the program's result ([elem]^rank or a tuple of those), as
+ * ax_acc_type gave it for the computation compiled.  It belongs to the
+ * program, not to the terms it was compiled from: it stays valid after
+ * ax_ctx_reset, until ax_program_free or ax_ctx_free.  NULL for NULL or
+ * for a program whose context was freed. */
+const ax_type *ax_program_type(const ax_program *p);
 void ax_program_free(ax_program *p);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
  * bindings, kernels, intermediate arrays, and phase times in ms

@@ -376,6 +376,18 @@ struct ax_ctx {
     _Atomic uintptr_t owner;
     int depth;
     _Atomic int clash;
+    /* A user callback (cancel, log, progress) running on the owning
+     * thread, and its name: a call it makes on cx is refused (ctx_enter),
+     * and the call that ran the callback fails with reentered's message
+     * (axle.h, "Callbacks and re-entrancy"). */
+    int in_callback;
+    const char *callback;
+    bool reentered;
+    const char *reenter_what;   /* the refused call (a static string) */
+    /* A builder's error set aside while a compiled program ran and failed
+     * (ctx_hold): pending again from the next call that enters cx. */
+    ax_status held_status;
+    char held_msg[AX_ERRMSG];
     /* Test-only (runtime/mvec.h): the interpreter's maths as the CPU
      * backend's, or NULL (libm). */
     struct Mvec *mvec;
@@ -429,6 +441,30 @@ bool ctx_enter(ax_ctx *cx);
 bool ctx_leave(ax_ctx *cx);
 bool ctx_leave_report(ax_ctx *cx, const char *what);
 bool ctx_touch(ax_ctx *cx);
+/* As ctx_enter and ctx_touch, naming the public call: while a user
+ * callback runs (ctx_callback_begin), a call on cx from it is refused
+ * with an error naming `what` and the callback, which the call that ran
+ * the callback reports when it leaves.  (ctx_enter and ctx_touch: the
+ * same, for callers that name themselves elsewhere.) */
+bool ctx_enter_as(ax_ctx *cx, const char *what);
+bool ctx_touch_as(ax_ctx *cx, const char *what);
+/* True, with the refusal recorded, when a user callback of cx is running
+ * on this thread: for the calls that do not enter cx (ax_ctx_free,
+ * ax_program_free, ax_clear_error). */
+bool ctx_refuse_in_callback(ax_ctx *cx, const char *what);
+/* Around every call of a user callback (name: "cancel", "log",
+ * "progress") on the thread that owns cx. */
+void ctx_callback_begin(ax_ctx *cx, const char *name);
+void ctx_callback_end(ax_ctx *cx);
+/* ax_options.cancel, asked (false when there is none). */
+bool ctx_cancel_asked(ax_ctx *cx);
+/* A compiled program's run does not depend on a builder's error pending
+ * on cx (a term being built elsewhere): ctx_hold sets it aside before
+ * the run; ctx_unhold puts it back after a run that succeeded.  After a
+ * failed run the run's error is the one reported, and the builder's is
+ * pending again from the next call that enters cx. */
+void ctx_hold(ax_ctx *cx);
+void ctx_unhold(ax_ctx *cx);
 uintptr_t ctx_lend(ax_ctx *cx);
 void ctx_unlend(ax_ctx *cx, uintptr_t owner);
 

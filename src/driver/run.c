@@ -730,7 +730,7 @@ static void compile_job(void *p)
 
 ax_program *ax_compile(ax_ctx *cx, ax_acc a)
 {
-    if (!cx || !ctx_enter(cx)) return NULL;
+    if (!cx || !ctx_enter_as(cx, "ax_compile")) return NULL;
     Job j = {.cx = cx, .a = a, .kr = 1, .t0 = now_ms()};
     /* The program memory first (its key is found without recursion): a
      * program found there needs no deep stack, and no depth walk. */
@@ -767,11 +767,19 @@ int ax_program_run(ax_program *pr, ax_array **out, int max)
 
 int ax_program_params(const ax_program *pr) { return pr ? pr->nparams : 0; }
 
+/* The optimised program's root has the source's type (every pass keeps
+ * a term's type), and lives in the compilation, not in the context's
+ * term arena. */
+const ax_type *ax_program_type(const ax_program *pr)
+{
+    return pr && pr->c && pr->c->prog && pr->c->prog->root ? pr->c->prog->root->type : NULL;
+}
+
 int ax_program_run_with(ax_program *pr, ax_array *const *args, int nargs, ax_array **out, int max)
 {
     /* An orphan (its context was freed) has nothing to run with and no
      * context to report to. */
-    if (!pr || !pr->cx || !ctx_enter(pr->cx)) return -1;
+    if (!pr || !pr->cx || !ctx_enter_as(pr->cx, "ax_program_run_with")) return -1;
     ax_ctx *cx = pr->cx;
     Job j = {.cx = cx, .pr = pr, .args = args, .nargs = nargs, .out = out, .max = max, .n = -1};
     if (run_deep(cx, pr->c->depth, "ax_run", run_job, &j) != 0) settle_error(cx);
@@ -823,9 +831,11 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
         settle_error(cx);
         return -1;
     }
-    /* A builder's error still pending on the context is reported here, as
-     * ax_run would (first error wins), not wiped with the message below. */
-    if (cx->status != AX_OK || !check_args(pr, args, nargs)) {
+    /* A builder's error pending on the context belongs to a term being
+     * built, not to this compiled program: it is set aside for the run
+     * (and pending again after it; ctx_hold). */
+    ctx_hold(cx);
+    if (!check_args(pr, args, nargs)) {
         settle_error(cx);
         return -1;
     }
@@ -848,6 +858,7 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
         settle_error(cx);
         return -1;
     }
+    ctx_unhold(cx);
     return n;
 }
 
@@ -889,7 +900,7 @@ void programs_orphan(ax_ctx *cx)
 
 void ax_program_free(ax_program *pr)
 {
-    if (!pr) return;
+    if (!pr || (pr->cx && ctx_refuse_in_callback(pr->cx, "ax_program_free"))) return;
     if (pr->cx) program_unlink(pr);
     program_strip(pr);
     free(pr);
@@ -899,7 +910,7 @@ const ax_stats *ax_program_stats(const ax_program *pr) { return pr ? &pr->stats 
 
 int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max)
 {
-    if (!cx || !ctx_enter(cx)) return -1;
+    if (!cx || !ctx_enter_as(cx, "ax_run")) return -1;
     ax_program *pr = ax_compile(cx, a);
     int n = pr ? ax_program_run(pr, out, max) : -1;
     ax_program_free(pr);
@@ -978,7 +989,7 @@ static void dump_job(void *p)
 
 char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
 {
-    if (!cx || !ctx_enter(cx)) return NULL;
+    if (!cx || !ctx_enter_as(cx, "ax_dump")) return NULL;
     Job j = {.cx = cx, .a = a, .stage = stage, .json = json};
     int64_t depth = source_depth(cx, a, "ax_dump");
     if (depth >= 0 && run_deep(cx, depth, "ax_dump", dump_job, &j) != 0) settle_error(cx);

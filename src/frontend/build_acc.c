@@ -46,7 +46,7 @@ static Node *mk(ax_ctx *cx, const char *what, Op op, int n, const Type *t)
 {
     /* Another thread inside the context (ax_run, ...): touch nothing, and
      * let it report the clash (ctx_touch). */
-    if (!ctx_touch(cx)) return NULL;
+    if (!ctx_touch_as(cx, what)) return NULL;
     Node *x = node_new(&cx->arena, op, n, t);
     if (!x) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
     x->cx = cx;
@@ -141,7 +141,7 @@ static void store_leaves(ax_array *a, const Node *v, int *l)
  * pending on cx, as builders' are. */
 static ax_array *builder_array(ax_ctx *cx, const char *what, const Type *elt, int rank)
 {
-    if (!ctx_touch(cx)) return NULL;
+    if (!ctx_touch_as(cx, what)) return NULL;
     int64_t zeros[AX_MAX_RANK] = {0};
     ax_array *h = array_alloc(cx, elt, rank, zeros, true);
     if (!h && cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);

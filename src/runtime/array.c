@@ -365,7 +365,7 @@ static ax_array *guard_end(ax_ctx *cx, const char *what, bool was_pending, ax_ar
 
 #define CONSTRUCT(what, call)                          \
     do {                                               \
-        if (!cx || !ctx_enter(cx)) return NULL;        \
+        if (!cx || !ctx_enter_as(cx, what)) return NULL; \
         bool pending = cx->status != AX_OK;            \
         return guard_end(cx, what, pending, call);     \
     } while (0)

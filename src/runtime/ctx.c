@@ -100,8 +100,11 @@ void ctx_notice(ax_ctx *cx, unsigned kind, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (cx->opt.log) cx->opt.log(cx->opt.log_arg, msg);
-    else if (!cx->opt.quiet) fprintf(stderr, "axle: %s\n", msg);
+    if (cx->opt.log) {
+        ctx_callback_begin(cx, "log");
+        cx->opt.log(cx->opt.log_arg, msg);
+        ctx_callback_end(cx);
+    } else if (!cx->opt.quiet) fprintf(stderr, "axle: %s\n", msg);
 }
 
 /* A malformed AXLE_* variable: a notice (the variable is ignored), and
@@ -223,7 +226,7 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
 
 void ax_ctx_free(ax_ctx *cx)
 {
-    if (!cx) return;
+    if (!cx || ctx_refuse_in_callback(cx, "ax_ctx_free")) return;
     /* Programs still compiled in it give up everything but their handle
      * (run.c), before the backends whose state they use go. */
     programs_orphan(cx);
@@ -259,7 +262,7 @@ void ax_ctx_free(ax_ctx *cx)
 void ax_ctx_reset(ax_ctx *cx)
 {
     if (!cx) return;
-    if (!ctx_enter(cx)) return;
+    if (!ctx_enter_as(cx, "ax_ctx_reset")) return;
     /* USE nodes hold a reference to their host array; the nodes go with
      * the arena, so their references go too. */
     for (int i = 0; i < cx->nuses; i++) ax_array_release(cx->uses[i]);
@@ -268,6 +271,7 @@ void ax_ctx_reset(ax_ctx *cx)
     arena_init(&cx->arena);
     cx->status = AX_OK;
     cx->last_status = AX_OK;
+    cx->held_status = AX_OK;
     cx->msg[0] = 0;
     ctx_leave_report(cx, "ax_ctx_reset");
 }
@@ -298,15 +302,47 @@ const Type *ctx_intern_type(ax_ctx *cx, const Type *t)
  * (never written; it only has to be distinct per live thread). */
 static _Thread_local char thread_token;
 
-bool ctx_enter(ax_ctx *cx)
+/* A call made on cx by a user callback (cancel, log, progress) that is
+ * running on the owning thread: refused.  The run that called the
+ * callback is in the middle of its work on cx (its program's nodes point
+ * at this run's arrays, its kernels and buffers are in use), so a nested
+ * run, compile, reset or free would compute on the wrong arrays or free
+ * what the outer run uses.  The refusal is the inner call's error, at
+ * once, and the outer call's when it leaves (ctx_leave). */
+static void refuse(ax_ctx *cx, const char *what)
+{
+    if (!cx->reentered) {
+        cx->reentered = true;
+        cx->reenter_what = what ? what : "an axle function";
+    }
+    ctx_error_force(cx, AX_ERR_ARG, "%s: called from the %s callback on the context whose call ran the callback; "
+                    "a callback may only read that context (ax_error, ax_status_of, ax_ctx_options, "
+                    "ax_program_stats, ax_program_params, ax_program_type, the array accessors) and may use "
+                    "other contexts freely", cx->reenter_what, cx->callback ? cx->callback : "user");
+}
+
+/* The outermost call entering cx: a builder's error set aside by a failed
+ * run (ctx_hold) is pending again. */
+static void unhold_on_entry(ax_ctx *cx)
+{
+    if (cx->held_status != AX_OK && cx->status == AX_OK) ctx_unhold(cx);
+    cx->held_status = AX_OK;
+}
+
+bool ctx_enter_as(ax_ctx *cx, const char *what)
 {
     uintptr_t me = (uintptr_t)&thread_token, cur = atomic_load(&cx->owner);
     if (cur == me) {
-        cx->depth++;
+        if (cx->in_callback) {
+            refuse(cx, what);
+            return false;
+        }
+        if (cx->depth++ == 0) unhold_on_entry(cx);
         return true;
     }
     if (cur == 0 && atomic_compare_exchange_strong(&cx->owner, &cur, me)) {
         cx->depth = 1;
+        unhold_on_entry(cx);
         return true;
     }
     /* Another thread is inside: touch nothing else, and let it know. */
@@ -314,21 +350,75 @@ bool ctx_enter(ax_ctx *cx)
     return false;
 }
 
+bool ctx_enter(ax_ctx *cx) { return ctx_enter_as(cx, NULL); }
+
 bool ctx_leave(ax_ctx *cx)
 {
     if (--cx->depth > 0) return false;
     bool clash = atomic_exchange(&cx->clash, 0) != 0;
+    bool re = cx->reentered;
+    cx->reentered = false;
     atomic_store(&cx->owner, 0);
-    return clash;
+    return clash || re;
 }
 
 bool ctx_leave_report(ax_ctx *cx, const char *what)
 {
+    const char *inner = cx->reentered && cx->depth == 1 ? cx->reenter_what : NULL;
+    const char *cb = cx->callback ? cx->callback : "user";
+    bool clash = atomic_load(&cx->clash) != 0;
     if (!ctx_leave(cx)) return false;
-    ctx_error_force(cx, AX_ERR_ARG, "%s: the context was used from another thread at the same time (a "
-                    "context is for one thread at a time: use one context per thread)", what);
+    if (clash)
+        ctx_error_force(cx, AX_ERR_ARG, "%s: the context was used from another thread at the same time (a "
+                        "context is for one thread at a time: use one context per thread)", what);
+    else
+        ctx_error_force(cx, AX_ERR_ARG, "%s: its %s callback called %s on the same context, which a callback "
+                        "may not do (it may only read that context: ax_error, ax_status_of, ax_ctx_options, "
+                        "ax_program_stats, ax_program_params, ax_program_type, the array accessors; other "
+                        "contexts may be used freely)", what, cb, inner ? inner : "an axle function");
     ctx_settle(cx);
     return true;
+}
+
+bool ctx_refuse_in_callback(ax_ctx *cx, const char *what)
+{
+    if (!cx->in_callback || atomic_load(&cx->owner) != (uintptr_t)&thread_token) return false;
+    refuse(cx, what);
+    return true;
+}
+
+void ctx_callback_begin(ax_ctx *cx, const char *name)
+{
+    cx->in_callback++;
+    cx->callback = name;
+}
+
+void ctx_callback_end(ax_ctx *cx) { cx->in_callback--; }
+
+bool ctx_cancel_asked(ax_ctx *cx)
+{
+    if (!cx->opt.cancel) return false;
+    ctx_callback_begin(cx, "cancel");
+    bool stop = cx->opt.cancel(cx->opt.cancel_arg);
+    ctx_callback_end(cx);
+    return stop;
+}
+
+void ctx_hold(ax_ctx *cx)
+{
+    if (cx->status == AX_OK) return;
+    cx->held_status = cx->status;
+    memcpy(cx->held_msg, cx->msg, sizeof cx->held_msg);
+    cx->status = AX_OK;
+    cx->msg[0] = 0;
+}
+
+void ctx_unhold(ax_ctx *cx)
+{
+    if (cx->held_status == AX_OK) return;
+    cx->status = cx->held_status;
+    memcpy(cx->msg, cx->held_msg, sizeof cx->msg);
+    cx->held_status = AX_OK;
 }
 
 /* run_deep's helper thread works for the thread that owns cx, which waits
@@ -342,13 +432,22 @@ uintptr_t ctx_lend(ax_ctx *cx)
 
 void ctx_unlend(ax_ctx *cx, uintptr_t owner) { atomic_store(&cx->owner, owner); }
 
-bool ctx_touch(ax_ctx *cx)
+bool ctx_touch_as(ax_ctx *cx, const char *what)
 {
     uintptr_t cur = atomic_load(&cx->owner);
-    if (cur == 0 || cur == (uintptr_t)&thread_token) return true;
+    if (cur == (uintptr_t)&thread_token && cx->in_callback) {
+        refuse(cx, what);
+        return false;
+    }
+    if (cur == 0 || cur == (uintptr_t)&thread_token) {
+        if (cur == 0) unhold_on_entry(cx);
+        return true;
+    }
     atomic_store(&cx->clash, 1);
     return false;
 }
+
+bool ctx_touch(ax_ctx *cx) { return ctx_touch_as(cx, NULL); }
 
 const ax_options *ax_ctx_options(const ax_ctx *cx) { return &cx->opt; }
 
@@ -361,14 +460,18 @@ ax_status ax_status_of(const ax_ctx *cx)
 
 void ax_clear_error(ax_ctx *cx)
 {
-    if (!cx) return;
+    if (!cx || ctx_refuse_in_callback(cx, "ax_clear_error")) return;
     cx->status = AX_OK;
     cx->last_status = AX_OK;
+    cx->held_status = AX_OK;
     cx->msg[0] = 0;
 }
 
 void *ctx_error(ax_ctx *cx, ax_status st, const char *fmt, ...)
 {
+    /* a builder's error, outside any call that entered cx: one set aside
+     * by a failed run is pending again first (first error wins) */
+    if (cx && cx->held_status != AX_OK && cx->depth == 0) unhold_on_entry(cx);
     if (!cx || cx->status != AX_OK) return NULL;
     va_list ap;
     va_start(ap, fmt);

@@ -181,8 +181,7 @@ static void unbind_alam(Host *h, const Node *f)
 
 int host_cancelled(Host *h)
 {
-    const ax_options *o = &h->cx->opt;
-    if (!o->cancel || !o->cancel(o->cancel_arg)) return 0;
+    if (!ctx_cancel_asked(h->cx)) return 0;
     return host_fail(h, AX_ERR_CANCELLED, "ax_run: cancelled (ax_options.cancel asked the %s backend to stop)",
                      h->ops->name);
 }

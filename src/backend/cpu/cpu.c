@@ -375,7 +375,9 @@ static bool has_role(const CgNode *cn)
 static void progress(void *arg, int done, int total)
 {
     ax_ctx *cx = arg;
+    ctx_callback_begin(cx, "progress");
     cx->opt.progress(cx->opt.progress_arg, done, total);
+    ctx_callback_end(cx);
 }
 
 /* The modules of g's kernel units (mod[u], and bpos[u]: -1 when the
