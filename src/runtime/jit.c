@@ -39,9 +39,14 @@
  *
  * written under a fresh name with O_EXCL and renamed into place, so a
  * reader sees a whole entry or none, and an entry's file is never written
- * again once it has its name.  A reader opens it with O_NOFOLLOW, checks
- * that it is a regular file of ours that no one else may write, reads it
- * and checks magic, length, key and content hash.  Time of check versus
+ * again once it has its name.  A reader opens it only if the name is a
+ * regular file of ours, never following a link and never blocking (every
+ * file axle opens in the directory, entries, identity files, the sweep's
+ * stamp and temporary files, goes through open_cached or create_unique:
+ * a FIFO, socket, directory or device under any name there is never
+ * opened, read or written through), checks that the open file is a
+ * regular file of ours that no one else may write, reads it and checks
+ * magic, length, key and content hash.  Time of check versus
  * time of use: dlopen takes a path, so rather than dlopen KEY.so (which
  * could be replaced between our check and the loader's open) we copy the
  * verified bytes to a fresh O_EXCL file and dlopen that; the copy costs a
@@ -783,8 +788,61 @@ static uint64_t random64(Jit *j)
     return r ^ (r >> 31);
 }
 
+/* Every file axle opens in a cache directory is opened through
+ * open_cached or create_unique: whatever stands under a name there (a
+ * FIFO, a socket, a directory, a device node, a symbolic link to any of
+ * them, planted or left by some other tool) must never hang the open,
+ * never be followed, never be read or written through, and never become
+ * a controlling terminal.  The flags for that: */
+#define CACHE_OPEN_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+/* Opens name in dfd (flags: O_RDONLY or O_WRONLY, with O_CREAT to make it)
+ * only if it is a regular file of ours.  The name is looked at first
+ * (lstat), so that an odd file is not even opened (a device's open alone
+ * may act: a tape rewinds), then the open file is checked again (fstat:
+ * the same file, still regular and ours), so that a file swapped in
+ * between is refused too.  Returns the descriptor; -1 with *why NULL
+ * when there is no such file (errno ENOENT), or -1 with *why saying what
+ * is wrong with the one there. */
+static int open_cached(int dfd, const char *name, int flags, const char **why)
+{
+    struct stat pre, st;
+    *why = NULL;
+    bool existed = !fstatat(dfd, name, &pre, AT_SYMLINK_NOFOLLOW);
+    if (!existed && (errno != ENOENT || !(flags & O_CREAT))) {
+        if (errno != ENOENT) *why = strerror(errno);
+        return -1;
+    }
+    if (existed) {
+        if (S_ISLNK(pre.st_mode)) *why = "a symbolic link";
+        else if (!S_ISREG(pre.st_mode)) *why = "not a regular file";
+        else if (pre.st_uid != geteuid()) *why = "owned by another user";
+        if (*why) {
+            errno = EPERM;
+            return -1;
+        }
+    }
+    int fd = openat(dfd, name, flags | CACHE_OPEN_FLAGS, 0600);
+    if (fd < 0) {
+        if (errno == ENOENT && !(flags & O_CREAT)) return -1;   /* removed meanwhile: none */
+        *why = errno == ELOOP ? "a symbolic link" : errno == ENXIO ? "not a regular file" : strerror(errno);
+        return -1;
+    }
+    if (fstat(fd, &st)) *why = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) *why = "not a regular file";
+    else if (st.st_uid != geteuid()) *why = "owned by another user";
+    else if (existed && (st.st_dev != pre.st_dev || st.st_ino != pre.st_ino)) *why = "replaced while opened";
+    if (*why) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
 /* Creates base+suffix in dfd with a fresh base name ("tmp-<16 hex>"),
- * exclusively, mode 0600.  Returns the descriptor or -1. */
+ * exclusively (O_EXCL: nothing that was there, link or not, is opened),
+ * mode 0600.  Returns the descriptor or -1. */
 static int create_unique(Jit *j, int dfd, const char *suffix, char base[32])
 {
     if (fault_hit(AX_FAULT_WRITE)) {
@@ -795,8 +853,19 @@ static int create_unique(Jit *j, int dfd, const char *suffix, char base[32])
         snprintf(base, 32, "tmp-%016llx", (unsigned long long)random64(j));
         char name[64];
         snprintf(name, sizeof name, "%s%s", base, suffix);
-        int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0 || errno != EEXIST) return fd;
+        int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | CACHE_OPEN_FLAGS, 0600);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return -1;
+        /* O_EXCL made it, so it is a new regular file of ours; checked
+         * all the same, as every file opened here is (one fstat) */
+        struct stat st;
+        if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+            close(fd);
+            unlinkat(dfd, name, 0);
+            errno = EPERM;
+            return -1;
+        }
+        return fd;
     }
     errno = EEXIST;
     return -1;
@@ -911,13 +980,19 @@ static void sweep_stale(Jit *j)
 {
     time_t now = time(NULL);
     struct stat st;
-    if (!fstatat(j->dirfd, "sweep.stamp", &st, AT_SYMLINK_NOFOLLOW) && now - st.st_mtime < 3600 &&
-        st.st_mtime <= now)
+    if (!fstatat(j->dirfd, "sweep.stamp", &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+        st.st_uid == geteuid() && now - st.st_mtime < 3600 && st.st_mtime <= now)
         return;
-    int sfd = openat(j->dirfd, "sweep.stamp", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* The stamp is opened like an entry (open_cached): a FIFO under its
+     * name once hung the first compile here, in an open for writing.  An
+     * odd file there is left alone, and the sweep then runs each time. */
+    const char *why;
+    int sfd = open_cached(j->dirfd, "sweep.stamp", O_WRONLY | O_CREAT, &why);
     if (sfd >= 0) {
         (void)futimens(sfd, NULL);
         close(sfd);
+    } else {
+        trace(j, "cannot keep %s/sweep.stamp (%s)", j->dir, why ? why : strerror(errno));
     }
     double age = j->timeout_ms > 0 ? 2 * j->timeout_ms / 1000 : 24 * 3600;
     if (age < 3600) age = 3600;
@@ -992,7 +1067,7 @@ static DirEnt *list_entries(int dfd, int64_t *n, int64_t *total)
     for (struct dirent *e; ok && (e = readdir(d));) {
         struct stat st;
         if (!entry_name(e->d_name) || strlen(e->d_name) >= sizeof v->name ||
-            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
             continue;
         if (len == cap) {
             int64_t c = cap ? 2 * cap : 64;
@@ -1020,10 +1095,12 @@ static DirEnt *list_entries(int dfd, int64_t *n, int64_t *total)
     return v ? v : ax__calloc(1, sizeof *v);
 }
 
-/* Marks an entry used now (the eviction order). */
-static void touch_entry(Jit *j, const char *name)
+/* Marks an entry used now (the eviction order): through the descriptor
+ * it was verified by, not its name, which could name something else by
+ * now. */
+static void touch_entry(Jit *j, int fd)
 {
-    if (j->size_limit > 0) utimensat(j->dirfd, name, NULL, AT_SYMLINK_NOFOLLOW);
+    if (j->size_limit > 0) (void)futimens(fd, NULL);
 }
 
 /* After a store: removes the least recently used entries while the
@@ -1052,7 +1129,7 @@ static void evict(Jit *j)
 int jit_dir_stats(const char *dir, JitDirStats *st)
 {
     st->entries = st->bytes = 0;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (dfd < 0) return -1;
     int64_t n, total;
     DirEnt *v = list_entries(dfd, &n, &total);
@@ -1070,7 +1147,7 @@ int jit_dir_stats(const char *dir, JitDirStats *st)
 
 int jit_dir_clear(const char *dir, JitDirStats *removed)
 {
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (dfd < 0) return -1;
     int fd = dup(dfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -1114,7 +1191,9 @@ static void ensure_dir(Jit *j)
         return;
     }
     mkdir_p(path);
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* O_DIRECTORY: anything else under the name is refused before it is
+     * opened (a FIFO there does not block) */
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st;
     const char *why = NULL;
     if (fd < 0) why = strerror(errno);
@@ -1192,13 +1271,8 @@ static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], c
     *local = false;
     char name[80];
     snprintf(name, sizeof name, "%s.so", hex);
-    *why = NULL;
-    /* O_NONBLOCK: a FIFO planted under the name must not hang the open. */
-    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno != ENOENT) *why = errno == ELOOP ? "a symbolic link" : strerror(errno);
-        return NULL;
-    }
+    int fd = open_cached(j->dirfd, name, O_RDONLY, why);
+    if (fd < 0) return NULL;
     struct stat st;
     uint8_t *b = NULL;
     if (fstat(fd, &st)) *why = strerror(errno);
@@ -1207,6 +1281,7 @@ static void *load_entry(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], c
         *local = errno == ENOMEM;
         *why = *local ? "out of memory" : "changed while read";
     } else *why = check_entry(b, (size_t)st.st_size, key);
+    if (!*why) touch_entry(j, fd);
     close(fd);
     if (*why) {
         free(b);
@@ -1244,11 +1319,11 @@ static void *store_entry(Jit *j, const char *base, const char *hex, const uint8_
 {
     char name[64];
     snprintf(name, sizeof name, "%s.so", base);
-    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    const char *why;
+    int fd = open_cached(j->dirfd, name, O_RDONLY, &why);
     struct stat st;
     uint8_t *b = NULL;
-    if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size < MAX_ENTRY)
-        b = read_exact(fd, (size_t)st.st_size);
+    if (fd >= 0 && !fstat(fd, &st) && st.st_size < MAX_ENTRY) b = read_exact(fd, (size_t)st.st_size);
     if (fd >= 0) close(fd);
     if (!b) {
         trace(j, "could not read the compiler's output %s; not stored", name);
@@ -1407,9 +1482,19 @@ static void *job_finish(Jit *j, Job *b, const char *hex, const uint8_t key[KEY_B
     } else {
         if (j->dirfd >= 0) h = store_entry(j, b->base, hex, key);
         if (!h) {
+            /* dlopen opens by name, blocking: what stands there is looked
+             * at first, like every file opened in the directory */
             char name[64];
+            const char *why;
             snprintf(name, sizeof name, "%s.so", b->base);
-            h = load_path(b->dir, name, err, errsize);
+            int fd = open_cached(b->dfd, name, O_RDONLY, &why);
+            if (fd >= 0) {
+                close(fd);
+                h = load_path(b->dir, name, err, errsize);
+            } else {
+                set_err(err, errsize, "the C compiler '%s' left no output %s/%s (%s)", j->cc, b->dir, name,
+                        why ? why : strerror(errno));
+            }
         }
     }
     job_files_done(b);
@@ -1484,16 +1569,14 @@ static void id_file_name(const Jit *j, const Argv *w, const char *prog0, const s
  * ID_MAX_AGE. */
 static bool read_id(Jit *j, const char *name, char *out, size_t cap)
 {
-    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    const char *why = NULL;
+    int fd = open_cached(j->dirfd, name, O_RDONLY, &why);
     if (fd < 0) {
-        if (errno != ENOENT)
-            trace(j, "ignoring %s/%s (%s)", j->dir, name,
-                  errno == ELOOP ? "a symbolic link" : strerror(errno));
+        if (why) trace(j, "ignoring %s/%s (%s)", j->dir, name, why);
         return false;
     }
     const size_t ml = sizeof ID_MAGIC - 1;
     struct stat st;
-    const char *why = NULL;
     uint8_t *b = NULL;
     time_t age = 0;
     if (fstat(fd, &st)) why = strerror(errno);
@@ -1781,7 +1864,6 @@ static void *disk_find(Jit *j, const char *hex, const uint8_t key[KEY_BYTES])
     void *h = load_entry(j, hex, key, &why, &local, msg, sizeof msg);
     if (h) {
         trace(j, "hit disk %s", hex);
-        touch_entry(j, name);
     } else if (why && local) {
         trace(j, "could not load %s/%s (%s)", j->dir, name, why);
     } else if (why) {
@@ -2044,16 +2126,18 @@ void *jit_blob_load(Jit *j, const char *kind, const uint8_t key[32], size_t *n)
     char hex[2 * KEY_BYTES + 1], name[96];
     to_hex(key, KEY_BYTES, hex);
     snprintf(name, sizeof name, "%s.%s", hex, kind);
-    int fd = openat(j->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return NULL;
+    const char *why = NULL;
+    int fd = open_cached(j->dirfd, name, O_RDONLY, &why);
     struct stat st;
     uint8_t *b = NULL;
-    const char *why = NULL;
-    if (fstat(fd, &st)) why = strerror(errno);
+    if (fd < 0) {}
+    else if (fstat(fd, &st)) why = strerror(errno);
     else if ((why = not_ours(&st))) {}
     else if (!(b = read_exact(fd, (size_t)st.st_size))) why = "changed while read";
     else why = check_entry(b, (size_t)st.st_size, key);
-    close(fd);
+    if (fd >= 0 && !why) touch_entry(j, fd);
+    if (fd >= 0) close(fd);
+    if (fd < 0 && !why) return NULL;   /* none */
     if (why) {
         trace(j, "dropping %s: %s", name, why);
         unlinkat(j->dirfd, name, 0);
@@ -2061,7 +2145,6 @@ void *jit_blob_load(Jit *j, const char *kind, const uint8_t key[32], size_t *n)
         return NULL;
     }
     trace(j, "disk hit %s", name);
-    touch_entry(j, name);
     *n = (size_t)st.st_size - TRAILER_BYTES;
     return b;
 }
