@@ -269,7 +269,15 @@ class Jit:
         self.programs = {}
         self.compiles = 0
         self._ctx = None
-        self._lock = _threading.Lock()
+        # Reentrant: the function may call itself on concrete arrays while
+        # it is traced (a new signature, through static_argnums), which
+        # compiles that signature inside this one's compile.  Each trace
+        # keeps its state in its own _Trace, and the context keeps the
+        # outer trace's terms (they are live), so the nested compile and
+        # run are those of an ordinary call.  _tracing holds the signatures
+        # being traced, to refuse the one nesting that cannot end.
+        self._lock = _threading.RLock()
+        self._tracing = set()
         self.__wrapped__ = fn
         for a in ("__name__", "__qualname__", "__doc__", "__module__"):
             try:
@@ -347,9 +355,21 @@ class Jit:
             p = self.programs.get(key)
             if p is not None:
                 return p
-            out, t = self.trace(*args, ctx=ctx)
-            p = ctx.compile(out, t.plan)
-            del out
+            if key in self._tracing:
+                # A trace runs the function's Python code whatever the
+                # values, so a call of the signature being traced from
+                # inside its own trace would trace it again, endlessly.
+                raise RecursionError("%s calls itself on arguments of the signature it is being compiled for: "
+                                     "its trace would never end (a recursion ends through a static argument "
+                                     "that changes: static_argnums)"
+                                     % getattr(self.fn, "__name__", "the jitted function"))
+            self._tracing.add(key)
+            try:
+                out, t = self.trace(*args, ctx=ctx)
+                p = ctx.compile(out, t.plan)
+                del out
+            finally:
+                self._tracing.discard(key)
             self.compiles += 1
             self.programs[key] = p
             return p

@@ -292,3 +292,63 @@ def test_tuple_results_on_every_call(backend):
     assert f.compiles == 2
     # (the calls ran on a context reset since their compile: the case)
     assert axle.current_context().stats["resets"] > resets
+
+
+# Run in a child process, so that a deadlock fails the test (by the
+# timeout) instead of hanging the suite.
+_SELF_CALLS = r'''
+import numpy as np, pytest, axle
+
+@axle.jit(static_argnums=(1,))
+def f(x, depth):
+    if depth == 0:
+        return axle.map(lambda v: v + 1, x)
+    # a call on concrete arrays while f is traced: another signature,
+    # compiled and run inside this trace; its result is data of this one
+    inner = f(np.arange(4, dtype=np.float64), depth - 1)
+    return axle.zip_with(lambda a, b: a * 10 + b, x, axle.use(inner))
+
+def f_numpy(x, depth):
+    if depth == 0:
+        return x + 1
+    inner = f_numpy(np.arange(4, dtype=np.float64), depth - 1)
+    n = min(len(x), len(inner))
+    return x[:n] * 10 + inner[:n]
+
+for x in (np.ones(4), np.arange(3.0), np.zeros(0), np.arange(9.0) - 4):
+    for depth in (3, 1, 0, 2):
+        np.testing.assert_array_equal(f(x, depth), f_numpy(x, depth))
+assert f.compiles == 4
+
+# the same from inside a scalar function of the trace
+@axle.jit(static_argnums=(1,))
+def g(x, k):
+    if k == 0:
+        return axle.map(lambda v: v * 2, x)
+    return axle.map(lambda v: v + axle.f64(float(g(np.arange(3.0), k - 1).sum())), x)
+np.testing.assert_array_equal(g(np.ones(5), 1), np.ones(5) + 6)
+np.testing.assert_array_equal(g(np.ones(2), 2), np.ones(2) + (np.arange(3.0) + 6).sum())
+assert g.compiles == 3
+
+# a call of the very signature being traced would trace it again without
+# end: an error that says so, and the function stays usable
+@axle.jit
+def h(x):
+    return axle.map(lambda v: v + 1, h(np.ones(2)))
+with pytest.raises(RecursionError, match="signature it is being compiled for"):
+    h(np.ones(2))
+with pytest.raises(RecursionError):
+    h(np.ones(2))
+assert h.compiles == 0
+print("ok")
+'''
+
+
+def test_a_jitted_function_calls_itself_while_traced():
+    import subprocess
+    import sys
+    try:
+        r = subprocess.run([sys.executable, "-c", _SELF_CALLS], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a jitted function calling itself while traced hung (a deadlock?)")
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
