@@ -21,7 +21,21 @@ DEPS      ?= yes
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps demo-deps docs-deps python-deps build test test-fast test-clang test-python \
+# The recursive makes of CMake's build print every directory they enter:
+# noise a user need not read.
+MAKEFLAGS += --no-print-directory
+
+# Configures build directory $(1) with CMake flags $(2): CMake's own lines
+# go to $(1)/cmake.log (printed whole when it fails); the lines that say
+# which optional parts were found, and what is left out without them, are
+# shown when $(3) is "show".
+define configure
+	@mkdir -p $(1)
+	@cmake -S . -B $(1) $(2) $(CMAKE_ARGS) >$(1)/cmake.log 2>&1 || { cat $(1)/cmake.log; exit 1; }
+	@if [ "$(3)" = show ]; then sed -n 's/^-- axle: /axle: /p' $(1)/cmake.log; fi
+endef
+
+.PHONY: all deps test-deps demo-deps docs-deps python-deps build build-cli test test-fast test-clang test-python \
         python test-san test-valgrind test-fuzz test-deep test-wip demo docs clean
 
 # The Python binding (python/): `make python` builds it into $(PYBUILD)
@@ -33,7 +47,7 @@ PYBUILD ?= $(BUILD)/python
 PYLIB   ?= $(BUILD)/pylib
 PYTEST_ARGS ?= -q
 
-# The bounded fuzz run of `make test` (issue 12): seconds per target
+# The bounded fuzz run of `make test`: seconds per target
 # (tests/fuzz: the API and the Matrix Market reader), from the checked-in
 # corpus.  `make test-deep` fuzzes longer.
 FUZZ_TIME ?= 90
@@ -57,7 +71,8 @@ SAN_ENV ?= ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS
 # double, so its bit-exact rounding check fails under valgrind only.)
 VALGRIND_TESTS ?= test_sharing test_errors test_programs
 
-# `make demo`'s benchmark (issue 5): the seeds' Table 2 at each program's
+# `make demo`'s benchmark: Table 2 of the Accelerate paper (McDonell et al.,
+# ICFP 2013) at each program's
 # bench size, then run time against size for the programs in PLOTS, drawn
 # with gnuplot into $(DEMO_OUT).  --max-time bounds the timing of any one
 # configuration (seconds) so that the whole stays within minutes.
@@ -98,16 +113,21 @@ python-deps:
 
 build:
 	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON,show)
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The command alone (what `make demo` runs), without the tests' programs.
+build-cli:
+	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON,show)
+	cmake --build $(BUILD) -j $(JOBS) --target axle_cli
 
 test-fast: test-deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE wip
 
 test-clang: test-deps
 	@command -v clang >/dev/null 2>&1 || { echo "axle: clang is not installed (make deps installs it)"; exit 1; }
-	cmake -S . -B $(CLANGBUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON \
-	  -DAX_CUDA_BASELINES=OFF $(CMAKE_ARGS) >/dev/null
+	$(call configure,$(CLANGBUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON -DAX_CUDA_BASELINES=OFF)
 	cmake --build $(CLANGBUILD) -j $(JOBS)
 	cd $(CLANGBUILD) && ctest --output-on-failure -j $(JOBS) -R '^($(subst $(space),|,$(strip $(CLANG_TESTS))))$$'
 	@# every built-in program, its kernels compiled by Clang, checked
@@ -124,7 +144,7 @@ test-python: python
 	  $(PYTHON) -m pytest $(PYTEST_ARGS) python/tests
 
 test-san: test-deps
-	cmake -S . -B $(SANBUILD) -DCMAKE_BUILD_TYPE=Debug -DAX_WERROR=ON -DAX_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	$(call configure,$(SANBUILD),-DCMAKE_BUILD_TYPE=Debug -DAX_WERROR=ON -DAX_SANITIZE=ON)
 	cmake --build $(SANBUILD) -j $(JOBS)
 	cd $(SANBUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -LE wip
 
@@ -144,7 +164,7 @@ test-fuzz: test-deps
 	@printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n' | \
 	  clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || \
 	  { echo "axle: clang's libFuzzer is missing (install clang and libclang-rt-dev)"; exit 1; }
-	cmake -S . -B $(FUZZBUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_FUZZ=ON $(CMAKE_ARGS) >/dev/null
+	$(call configure,$(FUZZBUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_FUZZ=ON)
 	cmake --build $(FUZZBUILD) -j $(JOBS) --target fuzz_api fuzz_mm
 	@for f in api mm; do \
 	  rm -rf $(FUZZBUILD)/corpus-$$f && mkdir -p $(FUZZBUILD)/corpus-$$f && \
@@ -173,7 +193,7 @@ test-deep: build
 test: test-deps test-fast test-python test-clang test-san test-valgrind test-fuzz
 
 demo: demo-deps
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) build-cli
 	@echo "== axle: the built-in programs =="
 	$(BUILD)/axle list
 	$(BUILD)/axle run dotp --size 1000000 --check
@@ -186,7 +206,7 @@ demo: demo-deps
 	@# goes on; the exit status says whether any check failed.
 	@mkdir -p $(DEMO_OUT)
 	@rm -f $(DEMO_OUT)/bench.json $(foreach p,$(PLOTS),$(DEMO_OUT)/$(p).json)
-	@echo "== axle bench: the seeds' Table 2 on this machine (run ms: median after a warm-up) =="
+	@echo "== axle bench: the eight programs of the Accelerate paper's Table 2 (McDonell et al., ICFP 2013) on this machine =="
 	@rc=0; \
 	$(BUILD)/axle bench $(BENCH_ARGS) --json-file $(DEMO_OUT)/bench.json || rc=1; \
 	$(foreach p,$(PLOTS), \
@@ -206,7 +226,7 @@ demo: demo-deps
 # docs/ by Doxygen (installed here if missing): $(BUILD)/docs/html/index.html
 docs: docs-deps
 	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON)
 	cmake --build $(BUILD) --target docs
 
 clean:

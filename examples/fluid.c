@@ -474,7 +474,7 @@ static int fluid_check_baseline(void *st, ax_array *const *res, int nres, char *
 
 const ex_program ex_prog_fluid = {
     .name = "fluid",
-    .about = "fluid flow: one step of Stam's stable fluids (Jacobi stencils, advection by generate) (s.5.6)",
+    .about = "fluid flow: one step of Stam's stable fluids (Jacobi stencils, advection by generate) (Accelerate paper, s.5.6)",
     .default_size = 1 << 20,
     .setup = fluid_setup,
     .build = fluid_build,

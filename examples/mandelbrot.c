@@ -254,7 +254,7 @@ static int mandel_check_baseline(void *st, ax_array *const *res, int nres, char 
 
 const ex_program ex_prog_mandelbrot = {
     .name = "mandelbrot",
-    .about = "Mandelbrot set, the seeds' form: 255 steps unrolled as zipWith over the image (s.5.5)",
+    .about = "Mandelbrot set as the Accelerate paper writes it (s.5.5): 255 steps unrolled as zipWith over the image",
     .default_size = 1 << 20,
     .setup = mandel_setup,
     .build = mandel_build,

@@ -342,7 +342,7 @@ static void bs_teardown(void *st)
 
 static const ex_program prog_blackscholes = {
     .name = "blackscholes",
-    .about = "Black-Scholes option pricing over (price, strike, years) tuples (seeds' Figure 1)",
+    .about = "Black-Scholes option pricing over (price, strike, years) tuples (Accelerate paper, Figure 1)",
     .default_size = 1000000,
     .setup = bs_setup,
     .build = bs_build,
@@ -399,7 +399,7 @@ static int nine_check(void *st, ax_array *const *res, int nres, char *msg, size_
 
 static const ex_program prog_incnine = {
     .name = "incnine",
-    .about = "the paper's Figure 2 term (inc nine - nine) as scalar code, for sharing recovery",
+    .about = "the Accelerate paper's Figure 2 term (inc nine - nine) as scalar code, for sharing recovery",
     .default_size = 1,
     .setup = nine_setup, .build = nine_build, .check = nine_check, .teardown = free,
 };
@@ -484,7 +484,7 @@ static int rm_check(void *st, ax_array *const *res, int nres, char *msg, size_t 
 
 static const ex_program prog_reversemap = {
     .name = "reversemap",
-    .about = "the thesis' reverseMap: map f over a backpermute that reverses (let elimination, 1 kernel)",
+    .about = "reverseMap from McDonell's thesis: map f over a backpermute that reverses (let elimination, 1 kernel)",
     .default_size = 1000000,
     .setup = fvec_setup,
     .build = rm_build,
@@ -572,7 +572,7 @@ static int zm_check(void *st, ax_array *const *res, int nres, char *msg, size_t 
 
 static const ex_program prog_zipmap = {
     .name = "zipmap",
-    .about = "the thesis' zipMap: map g (let xs = use .. in zipWith f xs xs) (let floating, 1 kernel)",
+    .about = "zipMap from McDonell's thesis: map g (let xs = use .. in zipWith f xs xs) (let floating, 1 kernel)",
     .default_size = 1000000,
     .setup = ivec_setup,
     .build = zm_build,
@@ -583,7 +583,7 @@ static const ex_program prog_zipmap = {
 
 /* ------------------------------------------------------------ figure3 */
 
-/* The producer/consumer network of the paper's Figure 3 (s.4.1; thesis
+/* The producer/consumer network of the Accelerate paper's Figure 3 (s.4.1; thesis
  * s.4.1), over an i32 vector xs (arithmetic wraps):
  *
  *   p1 = map (\x -> 3x + 1) xs              used by c1 and p2: stays manifest
@@ -697,7 +697,7 @@ static int f3_check(void *st, ax_array *const *res, int nres, char *msg, size_t 
 
 static const ex_program prog_figure3 = {
     .name = "figure3",
-    .about = "the producer/consumer network of the paper's Figure 3 (p1..p7, c1, c2): 5 kernels",
+    .about = "the producer/consumer network of the Accelerate paper's Figure 3 (p1..p7, c1, c2): 5 kernels",
     .default_size = 1000000,
     .setup = ivec_setup,
     .build = f3_build,
@@ -793,7 +793,7 @@ static void constfold_teardown(void *st)
 
 static const ex_program prog_constfold = {
     .name = "constfold",
-    .about = "the thesis' constant-folding example: map (\\x -> ... x * d * (60 / fst a)) xs, which simplifies "
+    .about = "the constant-folding example of McDonell's thesis: map (\\x -> ... x * d * (60 / fst a)) xs, which simplifies "
              "to 2.0 * (21.0 * x)",
     .default_size = 1000000,
     .setup = constfold_setup,

@@ -17,8 +17,11 @@ if [ "${1:-}" = --check ]; then check=yes; shift; fi
 [ $# -gt 0 ] || set -- build test demo
 
 need=""
+lean=""
 want_python=no
 add() { case " $need " in *" $1 "*) ;; *) need="$need $1" ;; esac; }
+# installed without the packages it recommends
+add_lean() { add "$1"; lean="$lean $1"; }
 have_pkg() { dpkg -s "$1" >/dev/null 2>&1; }
 
 for purpose in "$@"; do
@@ -61,14 +64,23 @@ for purpose in "$@"; do
       # is greedy and the tests that need it say so and skip), installed
       # so that they run
       have_pkg coinor-libcbc-dev || add coinor-libcbc-dev
+      # the GPU backends' tests: OpenCL on the CPU (PoCL and the ICD
+      # loader) and Oclgrind's race checks; Doxygen for the documentation
+      # test (each test is left out, with a line saying so, when its part
+      # is missing: installed here so that they run)
+      have_pkg pocl-opencl-icd || add pocl-opencl-icd
+      have_pkg ocl-icd-opencl-dev || add ocl-icd-opencl-dev
+      command -v oclgrind >/dev/null 2>&1 || add oclgrind
+      command -v doxygen >/dev/null 2>&1 || add doxygen
       want_python=yes
       ;;
     python)
       want_python=yes
       ;;
     demo)
-      # gnuplot draws the demo's plots (the demo goes on without it)
-      command -v gnuplot >/dev/null 2>&1 || add gnuplot-nox
+      # gnuplot draws the demo's plots (the demo goes on without it);
+      # without its recommends (ImageMagick, Ghostscript, ...: 44 packages)
+      command -v gnuplot >/dev/null 2>&1 || add_lean gnuplot-nox
       ;;
     docs)
       command -v doxygen >/dev/null 2>&1 || add doxygen
@@ -118,7 +130,10 @@ if [ -n "$need" ]; then
   [ "$(id -u)" -ne 0 ] && SUDO=sudo
   echo "axle: installing$need"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
+  full=""
+  for p in $need; do case " $lean " in *" $p "*) ;; *) full="$full $p" ;; esac; done
+  if [ -n "$full" ]; then DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $full; fi
+  if [ -n "$lean" ]; then DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $lean; fi
 fi
 if [ $py_pip = yes ]; then
   echo "axle: installing numpy, pytest, setuptools and wheel for $PY (pip)"

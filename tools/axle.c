@@ -22,21 +22,46 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The stages ax_dump knows, and what each shows. */
+static const struct { const char *name, *what; } stages[] = {
+    {"source", "the program as built (before sharing recovery)"},
+    {"sharing", "after sharing recovery: shared terms bound once by let"},
+    {"simplify", "after the simplifier (constant folding, CSE, let shrinking)"},
+    {"fusion", "after fusion and the optimiser's later passes"},
+    {"kernels", "as fusion, with the kernel and intermediate-array counts (--json)"},
+    {"plan", "the planner's loop graph and the loops it merged"},
+    {"dot", "fusion before and after, as a Graphviz graph"},
+    {"c", "the C the CPU backend generates"},
+    {"cuda", "the CUDA kernel text"},
+    {"opencl", "the OpenCL kernel text"},
+    {"ptx", "the CUDA text compiled to PTX by NVRTC, with ptxas' register report"},
+};
+enum { NSTAGES = sizeof stages / sizeof *stages };
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: axle list\n"
-            "       axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]\n"
-            "                        [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner] [--no-licm]\n"
-            "                        [--no-loops] [--no-epilogues]\n"
-            "                        [--fast-math[=finite]] [--check] [--json] [--mpi [--comm]]\n"
-            "       axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]\n"
-            "       (run, dump: --planner ilp|cbc|greedy, the planner's solver: the ILP (the default; CBC where\n"
-            "        a search is needed and installed; cbc: CBC always) or the greedy planner; also AXLE_PLANNER)\n"
-            "       axle bench [PROGRAM...] [--size N] [--runs N] [--backend B] [--json] (see axle bench --help)\n"
-            "       axle cache stats|clear   (the disk cache of compiled kernels: AXLE_CACHE_SIZE bounds it)\n"
-            "stages: source, sharing, simplify, fusion, kernels, plan (the planner's loop graph and clusters), dot (Graphviz),\n"
-            "        c (the generated C of the CPU backend)\n");
+            "usage: axle list                 the built-in programs\n"
+            "       axle run PROGRAM [options] run one (--check compares with plain C)\n"
+            "       axle dump PROGRAM --stage STAGE [options]\n"
+            "       axle bench [PROGRAM...] [...] benchmark against hand-written C (see axle bench --help)\n"
+            "       axle cache stats|clear    the disk cache of compiled kernels (AXLE_CACHE_SIZE bounds it)\n"
+            "       axle help                 this text\n"
+            "options of run and dump:\n"
+            "  --size N                 problem size (1000, 1e6, 4M, 2^20); default: the program's own\n"
+            "  --backend B              interp, cpu, cuda or opencl (default: cpu, or interp without a C compiler)\n"
+            "  --planner P              ilp (default: an integer program, CBC where a search is needed),\n"
+            "                           cbc (CBC always) or greedy; also AXLE_PLANNER\n"
+            "  --no-sharing --no-fusion --no-simplify --no-cse --no-planner --no-licm --no-loops --no-epilogues\n"
+            "                           turn one optimisation off\n"
+            "  --fast-math[=finite]     relaxed floating point (see ax_options.fast_math in axle.h)\n"
+            "  --json                   JSON output\n"
+            "options of run only:\n"
+            "  --runs N                 run N times and report each\n"
+            "  --check                  compare the result with the hand-written C version\n"
+            "  --mpi [--comm]           run over the processes of an MPI job (mpirun -np K axle run ...)\n"
+            "stages of dump:\n");
+    for (int i = 0; i < NSTAGES; i++) fprintf(f, "  %-9s %s\n", stages[i].name, stages[i].what);
 }
 
 typedef struct {
@@ -208,7 +233,15 @@ out:
 
 static int cmd_dump(const ex_program *p, Args *a)
 {
-    if (!a->stage) { fprintf(stderr, "axle: dump needs --stage STAGE\n"); return 2; }
+    if (!a->stage) { fprintf(stderr, "axle: dump needs --stage STAGE (see axle help)\n"); return 2; }
+    int k = 0;
+    while (k < NSTAGES && strcmp(stages[k].name, a->stage)) k++;
+    if (k == NSTAGES) {
+        fprintf(stderr, "axle: unknown stage '%s'; the stages are:", a->stage);
+        for (int i = 0; i < NSTAGES; i++) fprintf(stderr, "%s %s", i ? "," : "", stages[i].name);
+        fputc('\n', stderr);
+        return 2;
+    }
     ax_ctx *cx = ax_ctx_new(&a->opt);
     if (!cx) return 1;
     int64_t n = a->size >= 0 ? a->size : (p->default_size < 1000 ? p->default_size : 1000);
@@ -279,15 +312,29 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "bench")) return axle_bench(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "cache")) return cmd_cache(argc, argv);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) { usage(stdout); return 0; }
+    if (strcmp(cmd, "list") && strcmp(cmd, "run") && strcmp(cmd, "dump")) {
+        fprintf(stderr, "axle: unknown command '%s' (the commands: list, run, dump, bench, cache, help)\n", cmd);
+        return 2;
+    }
     Args a;
-    if (parse_args(argc, argv, &a) != 0) { usage(stderr); return 2; }
-    if (!strcmp(a.cmd, "help") || !strcmp(a.cmd, "--help")) { usage(stdout); return 0; }
+    if (parse_args(argc, argv, &a) != 0) {
+        fprintf(stderr, "axle: see axle help\n");
+        return 2;
+    }
     if (!strcmp(a.cmd, "list")) {
         for (int i = 0; i < ex_nprograms; i++) printf("%-14s %s\n", ex_programs[i]->name, ex_programs[i]->about);
         return 0;
     }
-    if (strcmp(a.cmd, "run") && strcmp(a.cmd, "dump")) { usage(stderr); return 2; }
-    if (!a.program) { usage(stderr); return 2; }
+    if (!a.program) {
+        fprintf(stderr, "axle: %s needs a PROGRAM (see axle list)\n", a.cmd);
+        return 2;
+    }
     const ex_program *p = ex_find(a.program);
     if (!p) { fprintf(stderr, "axle: unknown program '%s' (see axle list)\n", a.program); return 2; }
     if (a.mpi && !strcmp(a.cmd, "run")) {

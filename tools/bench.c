@@ -1,5 +1,6 @@
 /*
- * axle bench: the seeds' Table 2 (paper s.5) on this machine.
+ * axle bench: Table 2 of the Accelerate paper (McDonell et al., "Optimising
+ * Purely Functional GPU Programs", ICFP 2013, s.5) on this machine.
  *
  *   axle bench [PROGRAM...] [--size N | --sizes N,N,...] [--runs N]
  *              [--backend interp|cpu|cuda|opencl] [--json] [--matrix FILE]
@@ -8,7 +9,7 @@
  *
  * For each program (default: every built-in program with a hand-written
  * baseline, except the extra ones, which are not Table 2 programs and run
- * only when named: the single-skeleton micro-benchmarks of issue 3 and
+ * only when named: the single-skeleton micro-benchmarks and
  * radixsort-lsd8) and size, these
  * configurations, as the columns of Table 2:
  *
@@ -112,6 +113,8 @@ typedef struct {
     bool unchecked;          /* a baseline with no fused result to compare with */
     char error[512];         /* why it could not run, or why the check failed */
     const char *variant;     /* baseline: which build was faster */
+    bool cc_ran;             /* the C compiler ran in the first compile (else its
+                                kernels were all in the disk cache) */
 } Row;
 
 static double now_ms(void)
@@ -421,10 +424,24 @@ static void cfg_close(const ex_program *p, Cfg *c)
     memset(c, 0, sizeof *c);
 }
 
+/* ax_options.progress is called only while the C compiler compiles a
+ * program's kernels: a first compile without a call found them all in
+ * the disk cache. */
+static void note_cc(void *arg, int done, int total)
+{
+    (void)done, (void)total;
+    *(bool *)arg = true;
+}
+
 /* Opens configuration c; false, with the row failed, if it cannot run. */
 static bool cfg_open(const Bench *b, const ex_program *p, int64_t n, unsigned debug, int fast, Row *r, Cfg *c)
 {
     ax_options o = b->opt;
+    r->cc_ran = false;
+    if (!o.progress) {
+        o.progress = note_cc;
+        o.progress_arg = &r->cc_ran;
+    }
     o.debug |= debug;
     o.fast_math |= fast > 0;
     o.finite_math |= fast > 1;
@@ -455,11 +472,20 @@ static bool cfg_open(const Bench *b, const ex_program *p, int64_t n, unsigned de
     return true;
 }
 
+/* The table's first column is as wide as the longest program name. */
+enum { PROG_W = 16 };
+
 static void print_header(const Bench *b)
 {
     if (b->json) return;
-    printf("%-13s %10s  %-18s %12s %12s %8s  %s\n", "program", "size", "config", "run ms", "compile ms", "ratio",
-           "check");
+    printf("run ms: the median of %d runs after a warm-up, the configurations taking turns.\n"
+           "ratio: run ms / the faster of the two hand-written C builds (marked *).\n"
+           "compile ms: the first compile in a fresh context, the C compiler's time included; 'cached': the\n"
+           "  C compiler did not run, every kernel was in the disk cache (an earlier run compiled it; axle\n"
+           "  bench --compile measures cold compiles).\n",
+           b->runs);
+    printf("%-*s %10s  %-18s %12s %14s %8s  %s\n", PROG_W, "program", "size", "config", "run ms", "compile ms",
+           "ratio", "check");
 }
 
 static void print_json(FILE *f, const Bench *b, const ex_program *p, int64_t n, const Row *r, double ratio)
@@ -494,12 +520,16 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
         print_json(stdout, b, p, n, r, ratio);
         return;
     }
-    char run[32], comp[32], rat[32], conf[40];
+    /* The JSON's "baseline" row repeats the faster build's (its variant
+     * says which): the table marks that build's ratio with * instead. */
+    if (r->variant) return;
+    char run[32], comp[40], rat[32], conf[40];
     if (r->run_ms >= 0) snprintf(run, sizeof run, "%.3f", r->run_ms);
     else snprintf(run, sizeof run, "%s", r->nomem ? "out of memory" : "-");
-    if (r->compile_ms >= 0) snprintf(comp, sizeof comp, "%.1f", r->compile_ms);
+    if (r->compile_ms > 0)
+        snprintf(comp, sizeof comp, "%.1f%s", r->compile_ms, r->cc_ran || strcmp(r->backend, "cpu") ? "" : " cached");
     else snprintf(comp, sizeof comp, "-");
-    if (ratio >= 0) snprintf(rat, sizeof rat, "%.2fx", ratio);
+    if (ratio >= 0) snprintf(rat, sizeof rat, "%.2fx%s", ratio, r->run_ms == best ? "*" : "");
     else snprintf(rat, sizeof rat, "-");
     if (r->variant) snprintf(conf, sizeof conf, "%s (%s)", r->config, r->variant);
     else snprintf(conf, sizeof conf, "%s", r->config);
@@ -514,7 +544,7 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
     /* A configuration refused for memory (Table 2's "out of memory") ran
      * nothing to check: "-" and the reason, not a failed check. */
     const char *chk = r->ok ? "ok" : r->nomem ? "-" : "fail";
-    printf("%-13s %10s  %-18s %12s %12s %8s  %s%s%s%s\n", p->name, size, conf, run, comp, rat, chk,
+    printf("%-*s %10s  %-18s %12s %14s %8s  %s%s%s%s\n", PROG_W, p->name, size, conf, run, comp, rat, chk,
            r->ok ? "" : r->nomem ? " (refused: " : ": ", r->ok ? "" : r->error, !r->ok && r->nomem ? ")" : "");
     fflush(stdout);
 }
