@@ -35,7 +35,7 @@ define configure
 	@if [ "$(3)" = show ]; then sed -n 's/^-- axle: /axle: /p' $(1)/cmake.log; fi
 endef
 
-.PHONY: all deps test-deps demo-deps docs-deps python-deps build build-cli test test-fast test-clang test-python \
+.PHONY: all deps test-deps demo-deps docs-deps python-deps build build-cli gpu-check test test-fast test-clang test-python \
         python test-san test-valgrind test-fuzz test-deep test-wip demo docs clean
 
 # The Python binding (python/): `make python` builds it into $(PYBUILD)
@@ -176,7 +176,13 @@ test-fuzz: test-deps
 	  [ $$rc -eq 0 ] || exit 1; \
 	done
 
-# Before every release (README, "Deep testing"): long random sweeps on
+# On a machine with an NVIDIA GPU and the CUDA toolkit: the CUDA backend's
+# suite, compute-sanitizer and the benchmarks against hand-written CUDA,
+# in one table (logs in gpu-check/); without a GPU it says so and fails.
+gpu-check:
+	sh scripts/gpu-check.sh
+
+# Before every release (docs/guide/testing.md): long random sweeps on
 # every backend and a long fuzz run.
 test-deep: build
 	cd $(BUILD) && AXLE_RANDOM_SEEDS=$(DEEP_SEEDS) ./test_random

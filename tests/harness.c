@@ -35,11 +35,21 @@ ax_array *harness_run(ax_ctx *cx, ax_acc a, const char *file, int line)
     return r;
 }
 
+/* Whether test `name` is chosen: every test without arguments, else those
+ * whose names contain one of the arguments. */
+static bool chosen(const char *name, int argc, char **argv)
+{
+    if (argc < 2) return true;
+    for (int k = 1; k < argc; k++)
+        if (strstr(name, argv[k])) return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     int passed = 0, failed = 0;
     for (int i = 0; i < ntests; i++) {
-        if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+        if (!chosen(tests[i].name, argc, argv)) continue;
         harness_failed_checks = 0;
         tests[i].fn();
         if (harness_failed_checks) { failed++; fprintf(stderr, "FAIL %s\n", tests[i].name); }

@@ -184,6 +184,8 @@ static void programs_on(ax_backend_kind b, const char *bname)
 
 TEST(bench_programs_cpu) { programs_on(AX_BACKEND_CPU, "cpu"); }
 TEST(bench_programs_opencl) { programs_on(AX_BACKEND_OPENCL, "opencl"); }
+/* (skipped with a note where no CUDA device is: scripts/gpu-check.sh runs it on one) */
+TEST(bench_programs_cuda) { programs_on(AX_BACKEND_CUDA, "cuda"); }
 
 /* Edge sizes (empty, one element, small odd sizes) on the interpreter. */
 TEST(bench_programs_edge_sizes)

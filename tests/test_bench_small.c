@@ -98,6 +98,8 @@ static void programs_on(ax_backend_kind backend, const char *bname)
 TEST(bench_programs_interp) { programs_on(AX_BACKEND_INTERP, "interp"); }
 TEST(bench_programs_cpu) { programs_on(AX_BACKEND_CPU, "cpu"); }
 TEST(bench_programs_opencl) { programs_on(AX_BACKEND_OPENCL, "opencl"); }
+/* (skipped with a note where no CUDA device is: scripts/gpu-check.sh runs it on one) */
+TEST(bench_programs_cuda) { programs_on(AX_BACKEND_CUDA, "cuda"); }
 
 /* Sizes 0 and 1, and a size that is not a multiple of anything. */
 TEST(bench_programs_edge_sizes)

@@ -12,11 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The GPU backend under test: OpenCL, or CUDA with AXLE_TEST_BACKEND=cuda
+ * (scripts/gpu-check.sh, on a machine with an NVIDIA GPU). */
+static ax_backend_kind gpu_backend(void)
+{
+    const char *e = getenv("AXLE_TEST_BACKEND");
+    return e && !strcmp(e, "cuda") ? AX_BACKEND_CUDA : AX_BACKEND_OPENCL;
+}
+
 static ax_ctx *ctx_gpu_dbg(int64_t mem_limit, unsigned debug)
 {
     ax_options o;
     memset(&o, 0, sizeof o);
-    o.backend = AX_BACKEND_OPENCL;
+    o.backend = gpu_backend();
     o.mem_limit = mem_limit;
     o.debug = debug;
     return ax_ctx_new(&o);
@@ -32,7 +40,7 @@ static bool have_gpu(ax_ctx *cx)
         ax_array_release(r);
         return true;
     }
-    printf("skip: no OpenCL here (%s)\n", ax_error(cx));
+    printf("skip: no %s here (%s)\n", gpu_backend() == AX_BACKEND_CUDA ? "CUDA device" : "OpenCL", ax_error(cx));
     return false;
 }
 
@@ -40,7 +48,7 @@ static GpuCounters counters(ax_ctx *cx)
 {
     GpuCounters c;
     memset(&c, 0, sizeof c);
-    CHECK(gpu_counters(cx, AX_BACKEND_OPENCL, &c));
+    CHECK(gpu_counters(cx, gpu_backend(), &c));
     return c;
 }
 

@@ -1,0 +1,100 @@
+#!/bin/sh
+# The GPU check in one command, for a machine with an NVIDIA GPU and the
+# CUDA toolkit (make gpu-check runs it):
+#
+#   sh scripts/gpu-check.sh [OUT]        (OUT: the logs' folder, default gpu-check)
+#
+# builds axle with the hand-written CUDA baselines, then runs, each step
+# bounded in time so that the whole stays under ten minutes:
+#
+#   suite        every operation against the interpreter on CUDA (test_cpu)
+#   gpu          the GPU backend's own behaviour on CUDA: residency, reuse,
+#                the memory limit (test_gpu)
+#   programs     the benchmark programs, small and at their test sizes,
+#                checked against plain C (test_bench_small, test_bench_programs)
+#   random       random programs, CUDA against the interpreter (test_random)
+#   memcheck, racecheck, synccheck
+#                a small suite (maps, folds, scans, permutes, stencils)
+#                under compute-sanitizer's three tools
+#   bench        axle bench --backend cuda against the CUDA baselines
+#                (cuBLAS, cuSPARSE, CUB, kernels) at the benchmark sizes
+#
+# and prints one table (step, result, seconds, log), with the benchmark's
+# table after it.  Every log is in OUT.  Exit status: 0 if every step
+# passed; 1 if one failed; 2 if this machine has no NVIDIA GPU or no CUDA
+# toolkit (said in one line).  GPU_CHECK_FORCE=1 goes on without a GPU,
+# to try the script itself (the steps then fail with "no CUDA device").
+# SPDX-License-Identifier: BSD-3-Clause
+set -u
+cd "$(dirname "$0")/.."
+OUT=${1:-gpu-check}
+BUILD=${GPU_CHECK_BUILD:-build-gpu}
+JOBS=$(nproc 2>/dev/null || echo 2)
+PATH=$PATH:/usr/local/cuda/bin
+export PATH
+
+if ! nvidia-smi -L >/dev/null 2>&1 && [ "${GPU_CHECK_FORCE:-0}" != 1 ]; then
+    echo "gpu-check: no NVIDIA GPU on this machine (nvidia-smi finds none): nothing to check"
+    exit 2
+fi
+if ! command -v nvcc >/dev/null 2>&1; then
+    echo "gpu-check: no CUDA toolkit (nvcc is not on PATH or in /usr/local/cuda/bin)"
+    exit 2
+fi
+mkdir -p "$OUT"
+: >"$OUT/summary.txt"
+fails=0
+t_start=$(date +%s)
+
+# step NAME SECONDS COMMAND...: runs the command with its output in
+# OUT/NAME.log, under a time limit, and adds a row to the summary.
+step() {
+    name=$1 limit=$2
+    shift 2
+    t0=$(date +%s)
+    timeout -k 10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    rc=$?
+    t=$(($(date +%s) - t0))
+    case $rc in
+        0) res=ok ;;
+        124|137) res="timed out ($limit s)"; fails=$((fails + 1)) ;;
+        *) res="FAILED (exit $rc)"; fails=$((fails + 1)) ;;
+    esac
+    printf '%-10s  %-22s %6s  %s\n' "$name" "$res" "$t" "$OUT/$name.log" >>"$OUT/summary.txt"
+    printf 'gpu-check: %-10s %s (%s s)\n' "$name" "$res" "$t"
+}
+
+nvidia-smi >"$OUT/nvidia-smi.log" 2>&1
+step build 300 sh -c "cmake -S . -B '$BUILD' -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXLE_MPI=OFF && \
+    cmake --build '$BUILD' -j $JOBS --target axle_cli test_cpu test_gpu test_bench_small test_bench_programs test_random"
+if [ "$(sed -n 's/^build *ok.*/ok/p' "$OUT/summary.txt")" = ok ]; then
+    B=$BUILD
+    export AXLE_DEBUG=verify
+    step suite 150 env AXLE_TEST_BACKEND=cuda "$B/test_cpu"
+    step gpu 60 env AXLE_TEST_BACKEND=cuda "$B/test_gpu"
+    step programs 120 sh -c "'$B/test_bench_small' bench_programs_cuda && '$B/test_bench_programs' bench_programs_cuda"
+    step random 90 env AXLE_RANDOM_ONLY=cuda AXLE_RANDOM_SEEDS=200 "$B/test_random"
+    unset AXLE_DEBUG
+    SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null)
+    for tool in memcheck racecheck synccheck; do
+        if [ -n "$SAN" ]; then
+            # the small suite: one test of each skeleton family, at small sizes
+            step "$tool" 90 env AXLE_TEST_BACKEND=cuda AXLE_TEST_SMALL=1 \
+                "$SAN" --tool "$tool" --error-exitcode 9 --target-processes all "$B/test_cpu" cpu_map_zipwith \
+                cpu_folds_all cpu_segmented_folds cpu_scans_all cpu_permute_collisions cpu_stencils_every cpu_filter
+        else
+            printf '%-10s  %-22s %6s  %s\n' "$tool" "skipped: no compute-sanitizer" 0 - >>"$OUT/summary.txt"
+        fi
+    done
+    step bench 240 "$B/axle" bench --backend cuda --runs 5 --max-time 20 --json-file "$OUT/bench.json"
+fi
+
+echo
+echo "gpu-check on $(nvidia-smi -L 2>/dev/null | head -n 1 || echo 'no GPU'), $(($(date +%s) - t_start)) s in all"
+printf '%-10s  %-22s %6s  %s\n' step result seconds log
+cat "$OUT/summary.txt"
+if [ -s "$OUT/bench.log" ]; then
+    echo
+    sed -n '/^program/,$p' "$OUT/bench.log"
+fi
+[ "$fails" -eq 0 ]
