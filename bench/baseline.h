@@ -1,5 +1,5 @@
 /*
- * The hand-written baselines of the benchmark programs (issue 5).  Each
+ * The hand-written baselines of the benchmark programs.  Each
  * bench/baseline_*.c is compiled twice (CMakeLists.txt): BL(f) names f_std
  * in the build without -ffast-math and f_fast in the one with it, so one
  * source gives both variants.

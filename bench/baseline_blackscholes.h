@@ -1,5 +1,5 @@
 /*
- * The hand-written baseline of Black-Scholes option pricing (issue 5).
+ * The hand-written baseline of Black-Scholes option pricing.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_BLACKSCHOLES_H

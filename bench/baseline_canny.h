@@ -1,5 +1,5 @@
 /*
- * The hand-written baseline of Canny edge detection (issue 5; paper s.5.7).
+ * The hand-written baseline of Canny edge detection (paper s.5.7).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_CANNY_H

@@ -1,5 +1,5 @@
 /*
- * The hand-written baseline of the dot product (issue 5).
+ * The hand-written baseline of the dot product.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_DOTP_H

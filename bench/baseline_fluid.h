@@ -1,5 +1,5 @@
 /*
- * The hand-written baseline of the fluid flow step (issue 5; paper s.5.6).
+ * The hand-written baseline of the fluid flow step (paper s.5.6).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_FLUID_H

@@ -1,5 +1,5 @@
 /*
- * The hand-written baseline of the Mandelbrot set (issue 5; paper s.5.5).
+ * The hand-written baseline of the Mandelbrot set (paper s.5.5).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_MANDELBROT_H

@@ -1,5 +1,5 @@
 /*
- * The hand-written baseline of the N-body step (issue 5; paper s.5.4).
+ * The hand-written baseline of the N-body step (paper s.5.4).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_NBODY_H

@@ -1,5 +1,5 @@
 /*
- * The hand-written baselines of the radix sort program (issue 5).
+ * The hand-written baselines of the radix sort program.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_RADIXSORT_H

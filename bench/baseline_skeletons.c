@@ -1,5 +1,5 @@
 /*
- * The single-skeleton micro-benchmarks (issue 3) as a performance engineer
+ * The single-skeleton micro-benchmarks as a performance engineer
  * writes them for a multicore CPU: one parallel SIMD loop for map and fold,
  * and the classic two-pass blocked scan.  Each measures one of axle's
  * skeletons against the best plain OpenMP, with nothing to fuse.

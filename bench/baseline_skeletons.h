@@ -1,6 +1,6 @@
 /*
  * The hand-written baselines of the single-skeleton micro-benchmarks
- * (issue 3): map, fold and scan alone, each against what a performance
+ *: map, fold and scan alone, each against what a performance
  * engineer writes with OpenMP.
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,5 +1,5 @@
 /*
- * The hand-written baseline of the sparse-matrix vector product (issue 5).
+ * The hand-written baseline of the sparse-matrix vector product.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_BASELINE_SMVM_H

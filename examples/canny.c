@@ -24,7 +24,7 @@
  * a low-contrast rectangle whose weak edges must vanish, a triangle whose
  * contrast ramps from faint to strong along its edges so that weak edges
  * join strong ones, noise on every channel).  The size is the number of
- * pixels (the seeds' 16M); the image is floor(sqrt(n)) square.
+ * pixels (the Accelerate paper's 16M); the image is floor(sqrt(n)) square.
  *
  * Tolerance.  The check compares the classes with a double-precision
  * reference of the same phases.  A class is a chain of comparisons of

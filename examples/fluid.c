@@ -31,7 +31,7 @@
  *    component at the walls, which the clamp approximates (no reflection).
  *  - One grid row is y (the outer dimension, v), one column x (u).
  * Result: (density, velocity) after one step.  The size is the number of
- * cells (the seeds' 2M); the grid is floor(sqrt(n)) square.
+ * cells (the Accelerate paper's 2M); the grid is floor(sqrt(n)) square.
  *
  * Without sharing recovery this program does not run: every sweep reads
  * the one before and its right-hand side (for the pressure, the divergence

@@ -4,7 +4,7 @@
  * plane, iterate z = z^2 + c from z = c and count the steps before
  * |z|^2 > 4, at most MB_DEPTH.  Two programs with one meaning:
  *
- *  "mandelbrot": the seeds' formulation.  Accelerate had no loops, so
+ *  "mandelbrot": the Accelerate paper's formulation.  Accelerate had no loops, so
  *  "we instead define each step of the iteration as a collective operation
  *  and unfold the loop a fixed number of times" (s.5.5); as in Accelerate's
  *  example,
@@ -18,7 +18,7 @@
  *  Accelerate's later versions write with `while`).
  *
  * Result: the counts, an i32 matrix of h rows and w columns; the size is
- * the number of pixels (the seeds' 2M), at an aspect of about 4:3.
+ * the number of pixels (the Accelerate paper's 2M), at an aspect of about 4:3.
  *
  * Tolerance.  The iteration is chaotic near the set's boundary: one ulp of
  * difference in z (an FMA where the other side rounds twice, which GCC does

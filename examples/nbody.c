@@ -16,7 +16,7 @@
  * Inputs: point masses (x, y, z, m) and velocities (vx, vy, vz) as tuple
  * arrays (struct of arrays in memory).  Result: (positions (x, y, z),
  * velocities (vx, vy, vz)) after one step.  The size is the number of
- * bodies (the seeds' 32k).
+ * bodies (the Accelerate paper's 32k).
  *
  * Check: against a double-precision O(n^2) reference computed here, with an
  * error bound per component derived from f32 rounding: the acceleration is

@@ -1,5 +1,5 @@
 /*
- * The planner's benchmark programs (issue 11): the kind of program the
+ * The planner's benchmark programs: the kind of program the
  * clustering paper (seed 001, s.1 and s.6) and Delite's loop fusion (seed
  * 003, s.3.2) are about, where Accelerate's producer/consumer fusion
  * leaves passes that a multi-generator loop removes.  Each has a

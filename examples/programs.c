@@ -1,5 +1,5 @@
 /*
- * The built-in programs: dotp and Black-Scholes (the seeds' Figure 1) and
+ * The built-in programs: dotp and Black-Scholes (the Accelerate paper's Figure 1) and
  * incnine (the paper's Figure 2 term).
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -22,7 +22,7 @@ typedef struct ex_program {
      * -1 with a reason in msg. */
     int (*check)(void *state, ax_array *const *res, int nres, char *msg, size_t size);
     void (*teardown)(void *state);
-    /* The hand-written C baseline (issue 5): the same computation on the
+    /* The hand-written C baseline: the same computation on the
      * same inputs, written as a performance engineer would (OpenMP, simd);
      * variant 0 is compiled without -ffast-math, 1 with it.  It keeps its
      * result in the state; returns 0, or -1 (e.g. out of memory).  NULL if
@@ -41,8 +41,8 @@ typedef struct ex_program {
     /* Sizes: what `make demo` / `axle bench` use by default, and a small
      * size for the tests (0: default_size). */
     int64_t bench_size, test_size;
-    /* Not one of the seeds' Table 2 programs (the single-skeleton
-     * micro-benchmarks of issue 3; radix sort against another sorting
+    /* Not one of the Accelerate paper's Table 2 programs (the single-skeleton
+     * micro-benchmarks; radix sort against another sorting
      * algorithm): `axle bench` runs it only when named. */
     bool extra;
 } ex_program;

@@ -1,10 +1,10 @@
 /*
- * Single-skeleton micro-benchmarks (issue 3): one map, one fold and one
+ * Single-skeleton micro-benchmarks: one map, one fold and one
  * scan over an f32 vector, each timed against a hand-written OpenMP
  * baseline (bench/baseline_skeletons.c).  With nothing to fuse or share,
  * they measure the CPU backend's skeletons themselves: the per-element
  * cost of a map with libm calls, the bandwidth of a reduction, and the
- * two passes of a parallel scan.  They are not among the seeds' Table 2
+ * two passes of a parallel scan.  They are not among the Accelerate paper's Table 2
  * programs, so `axle bench` runs them only when named (ex_program.extra).
  *
  *   map-explog  map (\x -> exp (x * 0.001) + log x) xs

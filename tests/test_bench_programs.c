@@ -1,5 +1,5 @@
 /*
- * The benchmark programs of the paper's Table 2 (issue 5): N-body,
+ * The benchmark programs of the paper's Table 2: N-body,
  * Mandelbrot (unrolled and while), fluid flow and Canny, at their test
  * sizes, on the interpreter, the CPU backend and OpenCL, each with the optimiser's
  * switches default / no fusion / no sharing / no simplify; every result is

@@ -1,7 +1,7 @@
 /*
- * The benchmark programs at small sizes (issue 5): radix sort, SMVM, dot
+ * The benchmark programs at small sizes: radix sort, SMVM, dot
  * product and Black-Scholes, and the single-skeleton micro-benchmarks
- * map-explog, fold-sum and scanl1-sum (issue 3), on the interpreter, the
+ * map-explog, fold-sum and scanl1-sum, on the interpreter, the
  * CPU backend and OpenCL (skipped, with a note, where there is none),
  * with the optimiser's switches on and off, each result checked against
  * the plain-C reference and against both builds of the hand-written

@@ -1,5 +1,5 @@
 /*
- * Limits as tests (issue 12): arrays of 2^31, 2^32, 2^62 and 2^63-1
+ * Limits as tests: arrays of 2^31, 2^32, 2^62 and 2^63-1
  * elements, of 1-byte and 8-byte elements (so those byte counts and eight
  * times them), through every path that allocates an array: the public
  * constructors, and on every backend the operations whose result has that

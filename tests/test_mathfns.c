@@ -1,5 +1,5 @@
 /*
- * The floating-point maths functions across backends (issue 12, defect 6).
+ * The floating-point maths functions across backends.
  *
  * The interpreter computes exp, log, sin, ... with the C library (libm);
  * the CPU backend with glibc's vector library (libmvec), whose results may

@@ -1,7 +1,7 @@
 /*
  * The built-in programs on the interpreter, with and without sharing
  * recovery, each checked against its plain-C reference; and the size of
- * Black-Scholes' IR with and without sharing recovery (issue 2: at least 5x).
+ * Black-Scholes' IR with and without sharing recovery (at least 5x).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"

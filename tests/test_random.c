@@ -85,7 +85,7 @@ static const RunConfig configs[] = {
     /* the greedy planner (AXLE_PLANNER=greedy, a row named so) rather than
      * the ILP, where CBC loads (src/opt/ilp.c) */
     {"interp/greedy-planner", AX_BACKEND_INTERP, 0,                                  0,    0,    false, 1, 0, false, false},
-    /* The CPU backend may reassociate float folds and scans (issue 3:
+    /* The CPU backend may reassociate float folds and scans (they are
      * associative by contract): tolerances. */
     {"cpu",                 AX_BACKEND_CPU,    0,                                    1e-4, 1e-5, false, 5,  VS_CPU, false, false},
     {"cpu/no-sharing",      AX_BACKEND_CPU,    AX_DEBUG_NO_SHARING,                  1e-4, 1e-5, false, 25, VS_CPU, false, false},
@@ -374,7 +374,7 @@ TEST(random_programs_agree)
     differential(seed0, n, &pc, "random");
 }
 
-/* Seeds that once disagreed, kept in every run (issue 12): 5852 (an f32
+/* Seeds that once disagreed, kept in every run: 5852 (an f32
  * maths result bitcast to an integer: the CPU rows' oracle computes with
  * the CPU's maths), 24539 (permute's combine applied twice when a
  * deferred check reran its range; 29228 too), and, with faults, 3000594 (x^3 / tan x

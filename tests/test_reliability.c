@@ -1,5 +1,5 @@
 /*
- * Regression tests for the defects of the reliability review (issue 12):
+ * Regression tests for the defects of the reliability review:
  * one or more tests per numbered defect, each failing on the code before
  * the fix.  Fault injection, limits, maths tolerances and fuzzing have
  * their own files (test_faults.c, test_limits.c, test_mathfns.c,

@@ -382,7 +382,7 @@ static ax_status hrun(HB *b, ax_array **out)
 /* The thesis' example: constant propagation through the tuple, folding
  * and the cond on a constant reduce it to 2.0 * (21.0 * x).  The thesis'
  * last step, 42.0 * x, reassociates a float product, which is not exact
- * for every x (issue 12, defect 5): it is not taken. */
+ * for every x: it is not taken. */
 TEST(constfold_simplifies_to_2_times_21x)
 {
     const ex_program *prog = ex_find("constfold");

@@ -734,7 +734,7 @@ int axle_bench(int argc, char **argv)
     }
     /* Default: the Table 2 programs, those with a baseline.  The extra
      * programs (ex_program.extra) have baselines too, but they are not
-     * Table 2 rows: the skeleton micro-benchmarks of issue 3, and radix sort
+     * Table 2 rows: the skeleton micro-benchmarks, and radix sort
      * against an 8-bit counting sort (a different algorithm). */
     if (b.nprogs == 0)
         for (int i = 0; i < ex_nprograms && b.nprogs < 64; i++)

@@ -1,5 +1,5 @@
 /*
- * Hand-written CUDA baselines for `axle bench --backend cuda`: the seeds'
+ * Hand-written CUDA baselines for `axle bench --backend cuda`: the Accelerate paper's
  * Table 2 compared axle's GPU code with CUBLAS, CUSP and hand-written
  * CUDA, and these are today's equivalents: cuBLAS's sdot (dot product),
  * cuSPARSE's CSR SpMV (smvm), CUB's reduction, scan and radix sort (the

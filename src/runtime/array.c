@@ -2,7 +2,7 @@
  * Host arrays: reference-counted, one buffer per scalar component (struct
  * of arrays), owned by axle or borrowed from the caller.  Every array is on
  * its context's list so that ax_ctx_free can free what callers forgot.
- * Owned bytes count against the context's memory limit (issue 5: refuse an
+ * Owned bytes count against the context's memory limit (refuse an
  * O(n^2) intermediate with an error instead of being killed).
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,5 +1,5 @@
 /*
- * A fuzz target over the public API (issue 12; libFuzzer, tests/fuzz/README):
+ * A fuzz target over the public API (libFuzzer, tests/fuzz/README):
  * the input is decoded into a sequence of calls on up to two contexts:
  * making arrays (huge and negative shapes among them), building programs
  * from a menu of operations and scalar functions (ill-typed ones on

@@ -1,5 +1,5 @@
 /*
- * A fuzz target over the Matrix Market reader (issue 12, defect 11): the
+ * A fuzz target over the Matrix Market reader: the
  * input is the file.  Whatever it holds, the reader returns a matrix in
  * compressed row form that is consistent (row lengths adding up, columns
  * in range and ascending within a row, finite values) or an error with a

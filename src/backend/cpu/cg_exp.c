@@ -371,7 +371,7 @@ static bool lane_pure(const Node *e)
 /* ------------------------------------------------------------ unrolled steps
  *
  * A let chain that applies one step function many times in a row (an
- * iteration unrolled by the program, as in the seeds' Mandelbrot: 255
+ * iteration unrolled by the program, as in the Accelerate paper's Mandelbrot: 255
  * zipWith steps fused into one element function) is a run: bindings
  * [s, s + reps*per) in groups of per, each group the previous one with its
  * references to the group before shifted by per.  In lane blocks a run

@@ -180,7 +180,7 @@ static const char prelude_helpers[] =
     "AXI i64 ax_min64(i64 a, i64 b) { return a < b ? a : b; }\n"
     "AXI i64 ax_max64(i64 a, i64 b) { return a > b ? a : b; }\n";
 
-/* Vector maths without position effects (issue 12, defect 6).  GCC
+/* Vector maths without position effects.  GCC
  * vectorises a loop that calls a maths function declared `omp declare
  * simd` by calling libmvec's vector version, but the loop's epilogue
  * calls a narrower vector version or the scalar libm function, and
