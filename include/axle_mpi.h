@@ -54,7 +54,27 @@
  *
  * Collective calls: every function below marked "collective" must be
  * called by every rank of the communicator, in the same order, with the
- * same program (ax_mpi_compile checks that the ranks' programs agree).
+ * same program and the same arguments where they are global: the root of
+ * ax_mpi_scatter and ax_mpi_gather, and the distribution of every
+ * distributed array given (replicated or in blocks, its global extents,
+ * its row blocks).  Each call begins with the ranks' agreement on these
+ * (one small MPI_Allreduce), so that a difference fails the call at once
+ * on every rank, AX_ERR_ARG, with a message naming what differs and which
+ * rank gave what ("ax_mpi_gather: the ranks disagree on the root: 0 on
+ * ranks 0, 2; 1 on rank 1 ..."; ranks in different calls are told which:
+ * "the ranks are in different collective calls: ax_mpi_gather on rank 0;
+ * ax_mpi_scatter on rank 1 ...").  The options that decide how the ranks
+ * communicate are agreed on by ax_mpi_new alike.  What no agreement can
+ * see (a rank that never makes the call, ranks whose replicated inputs
+ * differ in value and so take different branches) ends with a timeout: a
+ * rank waiting longer than ax_mpi_options.timeout (30 minutes by
+ * default, generous enough for one rank to read its input or compile its
+ * kernels while the others wait; AXLE_MPI_TIMEOUT=S to change it,
+ * AXLE_MPI_TIMEOUT=0 for no limit) fails its call.  A transfer that
+ * timed out fails the call on every rank (the context stays usable);
+ * a call whose agreement timed out fails on the ranks that waited, whose
+ * context then fails every later collective call at once (its ranks are
+ * out of step: free it, and end the job or make a new context).
  * Errors.  A failure on any rank (an index out of bounds on one rank's
  * rows, a compiler error, out of memory) makes the collective call fail on
  * every rank with the same message (naming the rank it happened on), and
@@ -106,17 +126,31 @@ typedef struct ax_mpi_options {
      * fewer elements than this, and in blocks otherwise.  0: the default,
      * 65536 (AXLE_MPI_MIN_SPLIT); a negative value: always in blocks. */
     int64_t min_split;
+    /* Seconds a rank waits for the others before the call fails: in a
+     * transfer of a run, and at the start of every collective call (where
+     * each rank waits for all to make the call, see "Collective calls"
+     * above).  0: the default, AXLE_MPI_TIMEOUT when set (AXLE_MPI_TIMEOUT=0:
+     * no limit), else 1800 (30 minutes); a negative value: no limit. */
+    double timeout;
 } ax_mpi_options;
 
 /* Collective.  A distributed context over comm (which the caller keeps:
- * axle communicates on its own duplicates of it; MPI must be initialised,
+ * axle communicates on its own duplicates of it, under MPI_ERRORS_RETURN,
+ * so that no error of MPI in axle ends the job through comm's error
+ * handler; comm's own handler is set to MPI_ERRORS_RETURN while it is
+ * duplicated, then put back).  comm must be an intra-communicator, not
+ * MPI_COMM_NULL (a process outside a group calls nothing).  MPI must be initialised,
  * MPI_THREAD_FUNNELED at least when the CPU backend runs several threads,
  * and MPI_THREAD_SERIALIZED for programs nested deeper than the calling
  * thread's stack holds, which run on a helper thread with a bigger stack
  * that calls MPI while the caller waits; below that level such a run
  * fails with AX_ERR_ARG saying so).
- * opt may be NULL.  NULL only when memory runs out or MPI is not
- * initialised (a line on stderr says which). */
+ * opt may be NULL.  NULL, with a line on stderr saying why ("axle:
+ * ax_mpi_new: ..."; there is no context to hold the message), when MPI is
+ * not initialised, comm is MPI_COMM_NULL or an inter-communicator, MPI
+ * cannot duplicate it, memory runs out, a rank waited longer than the
+ * timeout for the others, or the ranks' options differ (then on every
+ * rank). */
 ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt);
 /* Collective.  Frees the context, its local ax_ctx, and every distributed
  * array and program made in it. */

@@ -54,6 +54,86 @@ static long env_long(const char *name, long dflt, bool *set)
     return v;
 }
 
+/* The seconds a wait for other ranks may last: ax_mpi_options.timeout
+ * (negative: no limit), else AXLE_MPI_TIMEOUT (0 or less: no limit), else
+ * the default.  *bad: the variable's text when it is not a number (the
+ * default is used). */
+static double timeout_of(const ax_mpi_options *opt, const char **bad)
+{
+    *bad = NULL;
+    if (opt && opt->timeout != 0) return opt->timeout < 0 ? 0 : opt->timeout;
+    const char *s = getenv("AXLE_MPI_TIMEOUT");
+    if (!s || !*s) return AX_MPI_TIMEOUT_DEFAULT;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || v != v) {
+        *bad = s;
+        return AX_MPI_TIMEOUT_DEFAULT;
+    }
+    return v > 0 ? v : 0;
+}
+
+/* The first duplicate of comm (collective): 0, or -1 with why.  Every call
+ * on comm runs under MPI_ERRORS_RETURN, the caller's error handler put
+ * back after: the caller's (MPI_ERRORS_ARE_FATAL unless it chose
+ * another) would end the whole job on an error here, such as MPI running
+ * out of communicators.  A non-blocking duplicate, waited for at most
+ * twice timeout seconds: a process of comm that never calls ax_mpi_new
+ * would hold the others for ever. */
+static int first_dup(MPI_Comm comm, double timeout, MPI_Comm *out, char *why, size_t n)
+{
+    *out = MPI_COMM_NULL;
+    MPI_Errhandler old = MPI_ERRHANDLER_NULL;
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int len = 0, e = MPI_Comm_get_errhandler(comm, &old);
+    if (e != MPI_SUCCESS) {
+        MPI_Error_string(e, s, &len);
+        snprintf(why, n, "the communicator's error handler could not be read (MPI_Comm_get_errhandler: %s)", s);
+        return -1;
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int inter = 0;
+    const char *call = "MPI_Comm_test_inter";
+    e = MPI_Comm_test_inter(comm, &inter);
+    if (e == MPI_SUCCESS && inter) {
+        snprintf(why, n, "the communicator is an inter-communicator; axle runs over an intra-communicator (one group "
+                 "of processes: MPI_Intercomm_merge makes one)");
+    } else if (e == MPI_SUCCESS) {
+        /* (the request writes the new handle when it completes: into
+         * memory that outlives a request that never does) */
+        MPI_Comm *slot = ax__malloc(sizeof *slot);
+        MPI_Request rq;
+        if (!slot) {
+            call = "MPI_Comm_dup";
+            e = MPI_Comm_dup(comm, out);   /* (no memory for the wait: without a limit) */
+        } else {
+            call = "MPI_Comm_idup";
+            *slot = MPI_COMM_NULL;
+            e = MPI_Comm_idup(comm, slot, &rq);
+            /* (twice the limit of a transfer, as every wait at the start
+             * of a call: see cm_wait_ctl) */
+            if (e == MPI_SUCCESS) e = cm_wait_limit(2 * timeout, &rq);
+            if (e == 0) {
+                *out = *slot;
+                free(slot);
+            } else if (e == -1) {
+                snprintf(why, n, "this process waited more than %g s (twice AXLE_MPI_TIMEOUT) for the other "
+                         "processes of the communicator to call ax_mpi_new too", 2 * timeout);
+                cm_bury(slot);
+            } else {
+                free(slot);
+            }
+        }
+    }
+    if (e != MPI_SUCCESS && e != -1) {
+        MPI_Error_string(e, s, &len);
+        snprintf(why, n, "%s failed: %s", call, s);
+    }
+    MPI_Comm_set_errhandler(comm, old);
+    MPI_Errhandler_free(&old);
+    return *out == MPI_COMM_NULL ? -1 : 0;
+}
+
 ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt)
 {
     int init = 0, fin = 0;
@@ -63,25 +143,55 @@ ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt)
         fprintf(stderr, "axle: ax_mpi_new: MPI is %s (call MPI_Init first)\n", fin ? "finalised" : "not initialised");
         return NULL;
     }
-    /* the communicators first: collective, made whatever happens below */
-    MPI_Comm work = MPI_COMM_NULL, ctl = MPI_COMM_NULL, node = MPI_COMM_NULL;
-    MPI_Comm_dup(comm, &work);
-    MPI_Comm_dup(comm, &ctl);
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(ctl, MPI_ERRORS_RETURN);
-    ax_mpi *m = ax__calloc(1, sizeof *m);
-    if (!m) {
-        fprintf(stderr, "axle: ax_mpi_new: out of memory\n");
-        return NULL;   /* (the other ranks' first collective call then fails or waits) */
+    /* (MPI_COMM_NULL is what a process outside a group gets from
+     * MPI_Comm_split or MPI_Comm_create: no call of MPI may take it) */
+    if (comm == MPI_COMM_NULL) {
+        fprintf(stderr, "axle: ax_mpi_new: the communicator is MPI_COMM_NULL (call ax_mpi_new only on the "
+                "processes of a communicator)\n");
+        return NULL;
     }
-    m->user = comm;
+    const char *badenv = NULL;
+    double timeout = timeout_of(opt, &badenv);
+    ax_mpi *m = ax__calloc(1, sizeof *m);
+    Pending *agree = ax__calloc(1, sizeof *agree);
+    if (!m || !agree) {
+        fprintf(stderr, "axle: ax_mpi_new: out of memory\n");
+        free(m);
+        free(agree);
+        return NULL;   /* (the other ranks then wait for this one, until their timeout) */
+    }
+    char why[AX_ERRMSG] = "";
+    MPI_Comm work = MPI_COMM_NULL, ctl = MPI_COMM_NULL, node = MPI_COMM_NULL;
+    if (first_dup(comm, timeout, &work, why, sizeof why)) {
+        fprintf(stderr, "axle: ax_mpi_new: %s\n", why);
+        free(m);
+        free(agree);
+        return NULL;
+    }
+    /* the others from the first (every rank is here: it completed on
+     * all), so that they run under MPI_ERRORS_RETURN from the start */
+    MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
+    if (MPI_Comm_dup(work, &ctl) != MPI_SUCCESS) ctl = MPI_COMM_NULL;
+    if (MPI_Comm_split_type(work, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) node = MPI_COMM_NULL;
+    if (node != MPI_COMM_NULL) MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    if (ctl == MPI_COMM_NULL) {
+        fprintf(stderr, "axle: ax_mpi_new: MPI_Comm_dup failed\n");
+        if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+        MPI_Comm_free(&work);
+        free(m);
+        free(agree);
+        return NULL;
+    }
+    MPI_Comm_set_errhandler(ctl, MPI_ERRORS_RETURN);
+    m->agree = agree;
     m->work = work;
     m->ctl = ctl;
     m->node = node;
     m->rev = MPI_COMM_NULL;
-    MPI_Comm_size(comm, &m->np);
-    MPI_Comm_rank(comm, &m->me);
+    m->errreq = MPI_REQUEST_NULL;
+    m->timeout = timeout;
+    MPI_Comm_size(work, &m->np);
+    MPI_Comm_rank(work, &m->me);
     ax_options o;
     memset(&o, 0, sizeof o);
     if (opt && opt->axle) o = *opt->axle;
@@ -95,11 +205,7 @@ ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt)
         long t = cores > 0 ? cores / (nnode > 0 ? nnode : 1) : 1;
         o.threads = t > 0 ? (int)t : 1;
     }
-    if (!(m->cx = ax_ctx_new(&o))) {
-        fprintf(stderr, "axle: ax_mpi_new: out of memory\n");
-        free(m);
-        return NULL;
-    }
+    m->cx = ax_ctx_new(&o);
     m->rebalance = opt && opt->rebalance;
     bool set;
     long v = env_long("AXLE_MPI_SPLIT", 0, &set);
@@ -111,13 +217,39 @@ ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt)
     cm_listen(m);
     const char *tr = getenv("AXLE_MPI_TRACE");
     m->trace = tr && *tr && strcmp(tr, "0");
-    const char *tm = getenv("AXLE_MPI_TIMEOUT");
-    m->timeout = tm && *tm ? atof(tm) : 0;
     const char *b = getenv("AXLE_MPI_BLOCKS");
     m->skew = b && !strcmp(b, "skew");
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     m->serialized = level >= MPI_THREAD_SERIALIZED;
+    /* (as the local context treats its malformed variables: a notice,
+     * the value ignored; an error with ax_options.strict, which then
+     * fails ax_mpi_new on every rank.  The notice's kind: a bit the
+     * context's own variables do not use.) */
+    if (m->cx && badenv) {
+        ctx_notice(m->cx, NOTICE_ENV << 24, "AXLE_MPI_TIMEOUT='%.64s' is not valid (seconds; 0: no limit); it is "
+                   "ignored", badenv);
+        if (m->cx->opt.strict)
+            ctx_error(m->cx, AX_ERR_ARG, "ax_mpi_new: AXLE_MPI_TIMEOUT='%.64s' is not valid (seconds; 0: no limit)",
+                      badenv);
+    }
+    /* What decides how the ranks communicate must be alike on every rank:
+     * a rank that split an operation's rows where another computed it
+     * whole would wait for a transfer never made. */
+    bool verify = m->cx && (m->cx->opt.debug & AX_DEBUG_VERIFY);
+    AgItem it[] = {
+        {m->rebalance, AG_BOOL, "ax_mpi_options.rebalance", -1, NULL, -1, NULL},
+        {m->split_inputs, AG_BOOL, "ax_mpi_options.split_inputs (or AXLE_MPI_SPLIT)", -1, NULL, -1, NULL},
+        {(uint64_t)m->min_split, AG_INT, "ax_mpi_options.min_split (or AXLE_MPI_MIN_SPLIT; 0: every operation in "
+         "blocks)", -1, NULL, -1, NULL},
+        {m->skew, AG_BOOL, "AXLE_MPI_BLOCKS=skew", -1, NULL, -1, NULL},
+        {verify, AG_BOOL, "AXLE_DEBUG=verify", -1, NULL, -1, NULL},
+    };
+    if (cm_agree_on(m, m->cx && m->cx->status == AX_OK, 0, it, (int)(sizeof it / sizeof *it), "ax_mpi_new")) {
+        fprintf(stderr, "axle: %s\n", m->err);
+        ax_mpi_free(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -133,6 +265,7 @@ void ax_mpi_free(ax_mpi *m)
     for (int i = 0; i < m->nzarr; i++) ax_array_release(m->zarr[i]);
     free(m->zarr);
     ax_ctx_free(m->cx);
+    free(m->agree);   /* (NULL when a wait timed out: buried then, see cm_wait_ctl) */
     if (m->rev != MPI_COMM_NULL) MPI_Comm_free(&m->rev);
     if (m->node != MPI_COMM_NULL) MPI_Comm_free(&m->node);
     MPI_Comm_free(&m->work);

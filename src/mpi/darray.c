@@ -192,15 +192,22 @@ static const char *bad_array(ax_mpi *m, const ax_array *a, bool rows)
     return NULL;
 }
 
-/* A hash of an array's element type, rank and inner extents. */
-static uint64_t layout_hash(const ax_array *a)
+/* A run's state for the transfers of a call that runs no program (they
+ * count no statistics). */
+static void bare_run(MRun *r, ax_mpi *m)
 {
-    char t[256];
-    ty_str(a->elt, t, sizeof t);
-    uint64_t h = hash_bytes(t, strlen(t));
-    h = hash_combine(h, (uint64_t)a->rank);
-    for (int i = 1; i < a->rank; i++) h = hash_combine(h, (uint64_t)a->shape[i]);
-    return h;
+    memset(r, 0, sizeof *r);
+    r->m = m;
+    r->cx = m->cx;
+}
+
+/* MPI's error e of a call that did not start, on the local context. */
+static int mpi_error(ax_mpi *m, int e, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(e, s, &len);
+    return mx_fail(m, AX_ERR_BACKEND, "%s failed: %s", what, s);
 }
 
 ax_darray *ax_mpi_from_block(ax_mpi *m, ax_array *block)
@@ -210,10 +217,16 @@ ax_darray *ax_mpi_from_block(ax_mpi *m, ax_array *block)
     ax_array *b = NULL;
     if (bad) mx_fail(m, AX_ERR_ARG, "ax_mpi_from_block: %s", bad);
     else if (!(b = copy_rows(m, block, 0, block->shape[0]))) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_from_block: out of memory");
-    if (cm_agree(m, b != NULL, b ? layout_hash(b) : 0, "ax_mpi_from_block")) {
-        if (m->status == AX_ERR_ARG && strstr(m->err, "different programs"))
-            snprintf(m->err, sizeof m->err, "ax_mpi_from_block: the ranks' blocks differ in element type, rank or "
-                     "inner extents");
+    /* the blocks' element type, dimensions and inner extents alike (the
+     * outer extent is each rank's own number of rows) */
+    AgItem it[AX_MAX_RANK + 1], all[AG_PER_ARRAY];
+    Dist layout;
+    if (b) dist_repl(&layout, b->rank, b->shape);
+    cm_items_array(m, all, b ? &layout : NULL, b, "the block", -1);
+    int n = 0;
+    for (int i = 0; i < AG_PER_ARRAY; i++)
+        if (all[i].show == AG_TYPE || (all[i].show == AG_INT && all[i].dim != 0)) it[n++] = all[i];
+    if (cm_agree_on(m, b != NULL, 0, it, n, "ax_mpi_from_block")) {
         ax_array_release(b);
         return NULL;
     }
@@ -222,8 +235,14 @@ ax_darray *ax_mpi_from_block(ax_mpi *m, ax_array *block)
     dist_repl(&d, b->rank, b->shape);
     d.repl = false;
     d.off = ax__malloc(sizeof *d.off * (size_t)(m->np + 1));
-    int64_t mine = b->shape[0];
-    bool ok = rows && d.off && MPI_Allgather(&mine, 1, MPI_INT64_T, rows, 1, MPI_INT64_T, m->work) == MPI_SUCCESS;
+    /* every rank's number of rows (a rank short of memory makes no
+     * transfer, and tells the others, who stop waiting for it) */
+    MRun run;
+    bare_run(&run, m);
+    bool ok = rows && d.off;
+    if (!ok) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_from_block: out of memory");
+    else ok = cm_allgather_i64(&run, b->shape[0], rows) == 0;
+    if (!ok) cm_notify(&run);
     ax_darray *r = NULL;
     if (ok) {
         d.off[0] = 0;
@@ -270,51 +289,72 @@ static const Type *type_get(ax_ctx *cx, const unsigned char *b, int *n, int max)
     return ax_type_tuple(cx, v, e);
 }
 
+/* What the root of a scatter tells the others: the array's element
+ * type, dimensions and extents. */
+typedef struct Head {
+    int32_t ok, rank;
+    int64_t shape[AX_MAX_RANK];
+    unsigned char type[512];
+} Head;
+
 ax_darray *ax_mpi_scatter(ax_mpi *m, int root, ax_array *a)
 {
     if (!m) return NULL;
     bool okroot = root >= 0 && root < m->np;
-    struct {
-        int32_t ok, rank;
-        int64_t shape[AX_MAX_RANK];
-        unsigned char type[512];
-    } h;
-    memset(&h, 0, sizeof h);
-    if (!okroot) {
+    /* (the header is the buffer of a transfer, which a failing rank may
+     * leave pending: on the heap) */
+    Head *h = ax__calloc(1, sizeof *h);
+    if (!h) {
+        mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: out of memory");
+    } else if (!okroot) {
         mx_fail(m, AX_ERR_ARG, "ax_mpi_scatter: root %d is not a rank (0..%d)", root, m->np - 1);
     } else if (m->me == root) {
         const char *bad = bad_array(m, a, true);
         if (bad) mx_fail(m, AX_ERR_ARG, "ax_mpi_scatter: %s", bad);
-        else if (type_put(a->elt, h.type, 0, (int)sizeof h.type) < 0)
+        else if (type_put(a->elt, h->type, 0, (int)sizeof h->type) < 0)
             mx_fail(m, AX_ERR_ARG, "ax_mpi_scatter: the element type is too large");
         else {
-            h.ok = 1;
-            h.rank = a->rank;
-            memcpy(h.shape, a->shape, sizeof h.shape);
+            h->ok = 1;
+            h->rank = a->rank;
+            memcpy(h->shape, a->shape, sizeof h->shape);
         }
     }
-    if (cm_agree(m, okroot && (m->me != root || h.ok), 0, "ax_mpi_scatter")) return NULL;
-    MPI_Bcast(&h, (int)sizeof h, MPI_BYTE, root, m->work);
-    int n = 0;
-    const Type *elt = type_get(m->cx, h.type, &n, (int)sizeof h.type);
+    /* the root alike on every rank (the broadcast below comes from it) */
+    AgItem it = {(uint64_t)(int64_t)root, AG_ROOT, "the root", -1, NULL, -1, NULL};
+    if (cm_agree_on(m, h && okroot && (m->me != root || h->ok), 0, &it, 1, "ax_mpi_scatter")) {
+        free(h);
+        return NULL;
+    }
+    MRun run;
+    bare_run(&run, m);
+    MPI_Request rq;
+    int e = MPI_Ibcast(h, (int)sizeof *h, MPI_BYTE, root, m->work, &rq), n = 0, rc = 0;
+    if (e != MPI_SUCCESS) rc = mpi_error(m, e, "ax_mpi_scatter: MPI_Ibcast");
+    else if ((rc = cm_wait(&run, &rq, 1))) cm_keep(m, h), h = NULL;   /* (still MPI's) */
+    const Type *elt = rc == 0 ? type_get(m->cx, h->type, &n, (int)sizeof h->type) : NULL;
     Dist d = {0};
     ax_array *b = NULL;
-    if (!elt) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: out of memory");
-    else if (dist_blocks(m, &d, h.rank, h.shape)) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: out of memory");
-    else {
+    int *cnt = ax__malloc(sizeof *cnt * (size_t)m->np), *dsp = ax__malloc(sizeof *dsp * (size_t)m->np);
+    if (rc) {
+        cm_notify(&run);
+    } else if (!elt || !cnt || !dsp || dist_blocks(m, &d, h->rank, h->shape)) {
+        mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: out of memory");
+    } else {
         int64_t sh[AX_MAX_RANK];
-        memcpy(sh, h.shape, sizeof sh);
+        memcpy(sh, h->shape, sizeof sh);
         sh[0] = d.off[m->me + 1] - d.off[m->me];
-        b = array_alloc(m->cx, elt, h.rank, sh, false);
+        b = array_alloc(m->cx, elt, h->rank, sh, false);
     }
+    free(h);
     if (cm_agree(m, b != NULL, 0, "ax_mpi_scatter")) {
         ax_array_release(b);
         dist_free(&d);
+        free(cnt);
+        free(dsp);
         return NULL;
     }
     int64_t rs = dist_rowsize(&d);
-    int *cnt = ax__malloc(sizeof *cnt * (size_t)m->np), *dsp = ax__malloc(sizeof *dsp * (size_t)m->np);
-    bool ok = cnt && dsp;
+    bool ok = true;
     for (int q = 0; ok && q < m->np; q++) {
         int64_t c = (d.off[q + 1] - d.off[q]) * rs, s = d.off[q] * rs;
         ok = c <= INT32_MAX && s <= INT32_MAX;
@@ -323,19 +363,30 @@ ax_darray *ax_mpi_scatter(ax_mpi *m, int root, ax_array *a)
             dsp[q] = (int)s;
         }
     }
-    for (int c = 0; ok && c < b->ncomp; c++) {
+    /* (the same on every rank: the extents are the root's) */
+    if (!ok) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: an array of more than 2^31 elements per rank");
+    for (int c = 0; ok && rc == 0 && c < b->ncomp; c++) {
         MPI_Datatype t;
         MPI_Type_contiguous((int)mx_leaf_size(elt, c), MPI_BYTE, &t);
         MPI_Type_commit(&t);
-        ok = MPI_Scatterv(m->me == root ? a->buf[c] : NULL, cnt, dsp, t, b->buf[c], cnt[m->me], t, root, m->work) ==
-             MPI_SUCCESS;
+        e = MPI_Iscatterv(m->me == root ? a->buf[c] : NULL, cnt, dsp, t, b->buf[c], cnt[m->me], t, root, m->work, &rq);
+        if (e != MPI_SUCCESS) {
+            rc = mpi_error(m, e, "ax_mpi_scatter: MPI_Iscatterv");
+        } else if ((rc = cm_wait(&run, &rq, 1))) {
+            /* (a transfer left pending reads and writes these still) */
+            cm_keep(m, cnt);
+            cm_keep(m, dsp);
+            cm_keep_array(m, b);
+            if (m->me == root) cm_keep_array(m, a);
+            cnt = dsp = NULL;
+        }
         MPI_Type_free(&t);
     }
+    if (rc) cm_notify(&run);
     free(cnt);
     free(dsp);
     ax_darray *r = NULL;
-    if (!ok) mx_fail(m, AX_ERR_NOMEM, "ax_mpi_scatter: an array of more than 2^31 elements per rank");
-    else r = dr_make(m, b, &d), b = NULL;
+    if (ok && rc == 0) r = dr_make(m, b, &d), b = NULL;
     ax_array_release(b);
     dist_free(&d);
     if (cm_agree(m, r != NULL, 0, "ax_mpi_scatter")) {
@@ -405,19 +456,25 @@ int ax_mpi_gather(ax_mpi *m, ax_darray *d, int root, ax_array **out)
     ax_array *full = NULL;
     bool ok = true;
     if (!d || !out || d->m != m || root >= m->np) {
-        mx_fail(m, AX_ERR_ARG, "ax_mpi_gather: %s", !d ? "the array is NULL" : !out ? "out is NULL" :
-                d->m != m ? "the array belongs to another context" : "root is not a rank");
+        if (root >= m->np) mx_fail(m, AX_ERR_ARG, "ax_mpi_gather: root %d is not a rank (0..%d, or < 0 for every rank)",
+                                   root, m->np - 1);
+        else mx_fail(m, AX_ERR_ARG, "ax_mpi_gather: %s", !d ? "the array is NULL" : !out ? "out is NULL" :
+                     "the array belongs to another context");
         ok = false;
     }
-    if (cm_agree(m, ok, 0, "ax_mpi_gather")) return -1;
+    /* the root and the array's distribution alike on every rank: a rank
+     * that sends its rows to another root, or holds the array otherwise,
+     * would wait for transfers no other rank makes */
+    AgItem it[1 + AG_PER_ARRAY];
+    it[0] = (AgItem){(uint64_t)(int64_t)(root < 0 ? -1 : root), AG_ROOT, "the root", -1, NULL, -1, NULL};
+    cm_items_array(m, it + 1, ok ? &d->d : NULL, ok ? d->local : NULL, "the array", -1);
+    if (cm_agree_on(m, ok, 0, it, 1 + AG_PER_ARRAY, "ax_mpi_gather")) return -1;
     bool want = root < 0 || root == m->me;
     if (want && !(full = array_alloc(m->cx, d->local->elt, d->d.rank, d->d.shape, false)))
         mx_fail(m, AX_ERR_NOMEM, "ax_mpi_gather: out of memory");
     if (cm_agree(m, !want || full, 0, "ax_mpi_gather")) return -1;
     MRun r;
-    memset(&r, 0, sizeof r);
-    r.m = m;
-    r.cx = m->cx;
+    bare_run(&r, m);
     int rc = 0;
     if (d->d.repl) {
         for (int c = 0; full && c < full->ncomp; c++)

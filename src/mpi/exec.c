@@ -1517,9 +1517,26 @@ static int verify_repl(MRun *r, const MOp *o, ax_array **out, int w)
             h = hash_combine(h, hash_bytes(out[k]->buf[c], (size_t)out[k]->size * mx_leaf_size(out[k]->elt, c)));
     }
     if (!any || r->m->np == 1) return 0;
-    uint64_t v[2] = {h, ~h}, g[2];
-    MPI_Allreduce(v, g, 2, MPI_UINT64_T, MPI_MAX, r->m->work);
-    if (g[0] == h && ~g[1] == h) return 0;
+    /* (non-blocking, as every transfer: a rank that never joins it must
+     * not hold this one for ever; the buffers on the heap, kept if the
+     * reduction is left pending) */
+    uint64_t *v = ax__malloc(4 * sizeof *v), *g = v + 2;
+    if (!v) return nomem(r);
+    v[0] = h;
+    v[1] = ~h;
+    MPI_Request rq;
+    int e = MPI_Iallreduce(v, g, 2, MPI_UINT64_T, MPI_MAX, r->m->work, &rq);
+    if (e != MPI_SUCCESS) {
+        free(v);
+        return mx_fail(r->m, AX_ERR_BACKEND, "axle mpi: MPI_Iallreduce failed");
+    }
+    if (cm_wait(r, &rq, 1)) {
+        cm_keep(r->m, v);
+        return -1;
+    }
+    bool same = g[0] == h && ~g[1] == h;
+    free(v);
+    if (same) return 0;
     return mx_fail(r->m, AX_ERR_BACKEND, "axle mpi: %s (operation %d): the ranks' replicated results differ (a bug "
                    "of the distributed executor)", o->name, o->index);
 }

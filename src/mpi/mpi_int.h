@@ -26,9 +26,12 @@
  *     (known alike on every rank) where the rows go, communicates what the
  *     operation needs (comm.c), binds the fresh variables and runs the
  *     local form through the local backend.
- * Every collective call ends with an agreement (comm.c cm_agree): a
+ * Every collective call begins with an agreement (comm.c cm_agree_on):
+ * the ranks' arguments that must be alike are compared, so that a call
+ * made differently fails at once on every rank; and ends with one: a
  * failure on one rank (signalled to the others at once, so that none
- * waits for it) fails the call on every rank.
+ * waits for it) fails the call on every rank.  Every wait for other ranks
+ * is bounded (ax_mpi.timeout).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -72,11 +75,26 @@ typedef struct MStat {
     char plan[96];
 } MStat;
 
+/* The buffers of an agreement (cm_agree) and of what follows it when it
+ * fails, allocated apart from the context: a collective on ctl that timed
+ * out stays pending in MPI, which may still write into them when the
+ * missing ranks join it late, so they must outlive the context (cm_bury). */
+enum { AGREE_WORDS = 9, AGREE_CHUNK = 64 };
+typedef struct Pending {
+    uint64_t v[AGREE_WORDS], w[AGREE_WORDS];        /* the agreement */
+    uint64_t cv[2 * AGREE_CHUNK], cw[2 * AGREE_CHUNK]; /* which item differs */
+    int have, every;                                /* every rank has the memory for the details */
+    MPI_Comm dup;                                   /* a renewal's new exchange communicator */
+    struct {
+        int32_t st;
+        char msg[AX_ERRMSG + 64];
+    } fail;                                         /* the first failing rank's message */
+} Pending;
+
 struct ax_mpi {
     ax_ctx *cx;                 /* the local context (owned) */
-    MPI_Comm user;              /* the caller's communicator */
-    MPI_Comm work;              /* a duplicate: every exchange of a run */
-    MPI_Comm ctl;               /* a duplicate: agreements only */
+    MPI_Comm work;              /* a duplicate of the caller's communicator: every exchange of a run */
+    MPI_Comm ctl;               /* a duplicate: agreements only (and the source of work's renewals) */
     MPI_Comm rev;               /* work with the ranks reversed (right scans), or MPI_COMM_NULL */
     MPI_Comm node;              /* the ranks of this node (compile first on its rank 0) */
     int np, me;
@@ -84,7 +102,13 @@ struct ax_mpi {
     bool rebalance, split_inputs;
     int64_t min_split;
     bool trace;                 /* AXLE_MPI_TRACE=1: each operation's decisions on stderr */
-    double timeout;             /* AXLE_MPI_TIMEOUT: seconds a wait may last (0: no limit) */
+    double timeout;             /* seconds a transfer may wait for other ranks, twice that a wait
+                                   on ctl (0: no limit; ax_mpi_options.timeout, AXLE_MPI_TIMEOUT,
+                                   AX_MPI_TIMEOUT_DEFAULT) */
+    Pending *agree;             /* the agreements' buffers (reused; NULL once broken) */
+    bool broken;                /* a wait on ctl timed out or failed: the ranks are out of step,
+                                   every later collective call fails at once (why says why) */
+    char why[AX_ERRMSG];
     int skew;                   /* AXLE_MPI_BLOCKS=skew (tests): uneven blocks, rank 0's empty */
     bool serialized;            /* MPI_THREAD_SERIALIZED or more: a run may call MPI from a
                                    helper thread with a bigger stack (run_deep) */
@@ -230,6 +254,7 @@ enum { META_OFF = 0, META_OFFLIN = 1, META_SHAPE = 2 };
 struct ax_mpi_program {
     ax_mpi *m;
     ax_mpi_program *prev, *next; /* m's list */
+    uint64_t hash;              /* the program's structure (agreed at compile, checked at each run) */
     Program *p;                 /* the optimised, normalised program the walk runs */
     Program box;                /* the container: every local form and helper, for the backend */
     const Backend *be;          /* the local backend: backend_cpu or backend_interp */
@@ -382,6 +407,34 @@ int cm_allreduce_array(MRun *r, MOp *o, ax_array *a);
 void cm_keep(ax_mpi *m, void *p);
 void cm_keep_array(ax_mpi *m, ax_array *a);
 
+/* What an agreement checks besides success: values every rank must give
+ * alike (a root, an argument's distribution and extents, an option), and
+ * how to name them when they differ: "<name>[ <dim>][ of <of>[ <k>]]: <value
+ * on some ranks>; <another value on others>". */
+typedef enum AgShow {
+    AG_INT,                     /* a number */
+    AG_ROOT,                    /* a root: a rank, or every rank (-1) */
+    AG_BOOL,
+    AG_DIST,                    /* 1: replicated, 0: distributed in blocks of rows */
+    AG_TYPE,                    /* a hash of the element type .type (shown as the type) */
+    AG_HASH                     /* a hash: the ranks are grouped, no value shown */
+} AgShow;
+typedef struct AgItem {
+    uint64_t v;
+    AgShow show;
+    const char *name;           /* "the root", "the distribution", "extent" (static) */
+    int dim;                    /* a dimension after the name, or -1 */
+    const char *of;             /* whose it is: "parameter", "the array" (static), or NULL */
+    int k;                      /* a number after of, or -1 */
+    const Type *type;           /* AG_TYPE */
+} AgItem;
+/* Items of an array with distribution d and this rank's block local (NULL:
+ * unknown, when the argument was bad; the ranks fail then anyway): element
+ * type, dimensions, replicated or not, global extents and row blocks.
+ * Appends AG_PER_ARRAY items at it; returns it + AG_PER_ARRAY. */
+enum { AG_PER_ARRAY = 4 + AX_MAX_RANK };
+AgItem *cm_items_array(ax_mpi *m, AgItem *it, const Dist *d, const ax_array *local, const char *of, int k);
+
 /* Waits for n requests, watching for another rank's failure notice. */
 int cm_wait(MRun *r, MPI_Request *req, int n);
 /* This rank failed: tell every other rank (once). */
@@ -390,6 +443,26 @@ void cm_notify(MRun *r);
  * the first failing rank's message on every rank (m->err).  ok: this
  * rank's outcome; hash: must be equal on every rank (0: not checked). */
 int cm_agree(ax_mpi *m, bool ok, uint64_t hash, const char *what);
+/* As cm_agree, and the n items must be equal on every rank too (AX_ERR_ARG
+ * naming the first that differs, and which ranks gave what).  Also fails
+ * when the ranks are in different calls (what differs; this first, as
+ * what explains the rest) or, after twice m->timeout seconds, when some
+ * rank never joins (m->broken).  A failure of some rank wins over a
+ * difference in the arguments. */
+int cm_agree_on(ax_mpi *m, bool ok, uint64_t hash, const AgItem *it, int n, const char *what);
+/* Waits for a collective request at most limit seconds (0: no limit),
+ * watching nothing else: 0, -1 once the time is out, or MPI's error. */
+int cm_wait_limit(double limit, MPI_Request *rq);
+/* A collective on ctl or node begun with result e, waited for at most
+ * twice m->timeout (every rank has agreed to make it, or is about to):
+ * 0, or -1 with the context broken (m->why names step). */
+int cm_wait_ctl(ax_mpi *m, int e, MPI_Request *rq, const char *step);
+/* Keeps p (malloc'd memory that a request which may never finish can
+ * still write into) allocated for the life of the process, reachable. */
+void cm_bury(void *p);
+/* The seconds a transfer may wait by default (axle_mpi.h): a call's
+ * agreement waits twice that. */
+#define AX_MPI_TIMEOUT_DEFAULT 900.0
 int cm_next_tag(ax_mpi *m);
 /* Posts the receive of another rank's failure notice on the exchange
  * communicator (ax_mpi_new, and after each renewal). */

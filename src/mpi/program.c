@@ -217,13 +217,23 @@ static int prepare(ax_mpi_program *pr)
 {
     ax_mpi *m = pr->m;
     ax_ctx *cx = m->cx;
-    if (!pr->box.root || !pr->be->prepare) return 0;
+    /* (the barrier on every rank, compiling or not: the ranks of a node
+     * may run different local backends, a rank with no C compiler the
+     * interpreter, which prepares nothing) */
+    bool has = pr->box.root && pr->be->prepare;
     int me = 0;
     if (m->node != MPI_COMM_NULL) MPI_Comm_rank(m->node, &me);
     int rc = 0;
-    if (me == 0) rc = pr->be->prepare(cx, &pr->box, &pr->state);
-    if (m->node != MPI_COMM_NULL) MPI_Barrier(m->node);
-    if (me != 0) rc = pr->be->prepare(cx, &pr->box, &pr->state);
+    if (me == 0 && has) rc = pr->be->prepare(cx, &pr->box, &pr->state);
+    /* (bounded, as every wait for other ranks: a node's rank 0 compiling
+     * for longer than the limit fails the call, the context broken) */
+    MPI_Request rq;
+    if (m->node != MPI_COMM_NULL && cm_wait_ctl(m, MPI_Ibarrier(m->node, &rq), &rq, "ax_mpi_compile's wait for the "
+                                                "node's first rank to compile the kernels")) {
+        ctx_error(cx, AX_ERR_BACKEND, "ax_mpi_compile: %s", m->why);
+        return -1;
+    }
+    if (me != 0 && has) rc = pr->be->prepare(cx, &pr->box, &pr->state);
     if (rc && cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "ax_mpi_compile: the %s backend failed", pr->be->name);
     return rc ? -1 : 0;
 }
@@ -243,8 +253,35 @@ ax_mpi_program *ax_mpi_compile(ax_mpi *m, ax_acc a)
         else ctx_error(cx, AX_ERR_NOMEM, "ax_mpi_compile: out of memory");
     }
     uint64_t hash = j.pr ? hash_node(j.pr->p->root, 1, 0) : 0;
-    /* every rank's program known good before any compiles: then compile */
-    int rc = cm_agree(m, j.pr != NULL, hash, "ax_mpi_compile");
+    if (j.pr) j.pr->hash = hash;
+    /* every rank's program known good before any compiles: then compile.
+     * The arrays it embeds must be alike too: their element types and
+     * dimensions are in the hash, their distributions and global extents
+     * here (a plain ax_use array replicated, or split with split_inputs,
+     * which every rank has alike) */
+    AgItem *it = NULL;
+    int nit = 0;
+    if (j.pr) {
+        int k = 0;
+        for (int i = 0; i < j.pr->nheld; i++) k += !j.pr->held[i]->param;
+        it = ax__malloc(sizeof *it * (size_t)(k * AG_PER_ARRAY + 1));
+        for (int i = 0, e = 0; it && i < j.pr->nheld; i++) {
+            const ax_array *h = j.pr->held[i];
+            if (h->param) continue;
+            Dist d;
+            dist_repl(&d, h->rank, h->shape);
+            cm_items_array(m, it + nit, j.pr->dheld[i] ? mx_darray_dist(j.pr->dheld[i]) : &d, h, "embedded array",
+                           e++);
+            nit += AG_PER_ARRAY;
+        }
+        if (!it) {
+            ctx_error(cx, AX_ERR_NOMEM, "ax_mpi_compile: out of memory");
+            program_drop(j.pr);
+            j.pr = NULL;
+        }
+    }
+    int rc = cm_agree_on(m, j.pr != NULL, hash, it, nit, "ax_mpi_compile");
+    free(it);
     if (rc == 0) {
         if (prepare(j.pr)) {
             program_drop(j.pr);
@@ -337,7 +374,7 @@ int ax_mpi_program_run(ax_mpi_program *pr, ax_darray *const *args, int nargs, ax
     ax_mpi *m = pr->m;
     ax_ctx *cx = m->cx;
     Job j = {m, NULL, pr, args, nargs, out, max, -1};
-    bool entered = ctx_enter(cx);
+    bool entered = ctx_enter(cx), ok = false;
     if (!entered) {
         snprintf(m->err, sizeof m->err, "ax_mpi_program_run: the context is in use by another thread");
     } else {
@@ -356,10 +393,30 @@ int ax_mpi_program_run(ax_mpi_program *pr, ax_darray *const *args, int nargs, ax
                         "MPI_THREAD_SERIALIZED (MPI_Init_thread), or run on a thread with a stack of %lld KiB",
                         (long long)pr->depth, (long long)((stack_need(pr->depth) * 2) >> 10));
             else
-                run_deep(cx, pr->depth, "ax_mpi_program_run", run_job, &j);
+                ok = true;
         }
     }
-    int rc = cm_agree(m, j.n >= 0 && cx->status == AX_OK, 0, "ax_mpi_program_run");
+    /* Before the run, every rank's arguments known good and alike: the
+     * same program, each parameter's argument distributed alike (a rank
+     * that holds an argument whole where another holds blocks of it would
+     * wait for transfers no other rank makes), of the same global extents
+     * and row blocks.  A rank whose arguments are bad fails every rank
+     * here, before any transfer. */
+    AgItem *it = ax__malloc(sizeof *it * (size_t)(pr->nparams * AG_PER_ARRAY + 1));
+    if (!it && ok) {
+        mx_fail(m, AX_ERR_NOMEM, "ax_mpi_program_run: out of memory");
+        ok = false;
+    }
+    for (int k = 0; it && k < pr->nparams; k++) {
+        ax_darray *a = ok && pr->pdecl[k] ? args[k] : NULL;
+        cm_items_array(m, it + k * AG_PER_ARRAY, a ? mx_darray_dist(a) : NULL, ax_darray_local(a), "parameter", k);
+    }
+    int rc = cm_agree_on(m, ok, pr->hash, it, it ? pr->nparams * AG_PER_ARRAY : 0, "ax_mpi_program_run");
+    free(it);
+    if (rc == 0) {
+        run_deep(cx, pr->depth, "ax_mpi_program_run", run_job, &j);
+        rc = cm_agree(m, j.n >= 0 && cx->status == AX_OK, 0, "ax_mpi_program_run");
+    }
     if (entered) ctx_leave(cx);
     if (cx->opt.debug & AX_DEBUG_COMM) print_stats(m);
     if (rc) {
@@ -386,7 +443,9 @@ ax_darray *ax_mpi_run(ax_mpi *m, ax_acc a)
         char t[128];
         mx_fail(m, AX_ERR_ARG, "ax_mpi_run: the computation has several results (%s); use ax_mpi_run_n",
                 ty_str(a->type, t, sizeof t));
-        cm_agree(m, false, 0, "ax_mpi_run");
+        /* (the other ranks, whose computation has one result, are in
+         * ax_mpi_compile's agreement: this one is named alike) */
+        cm_agree(m, false, 0, "ax_mpi_compile");
         return NULL;
     }
     return ax_mpi_run_n(m, a, &r, 1) == 1 ? r : NULL;

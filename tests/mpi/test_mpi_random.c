@@ -91,7 +91,7 @@ int main(int argc, char **argv)
         memset(&o, 0, sizeof o);
         o.backend = cf->backend;
         o.quiet = true;
-        ax_mpi_options mo = {&o, false, true, cf->min_split};
+        ax_mpi_options mo = {&o, false, true, cf->min_split, 0};
         ax_mpi *m = ax_mpi_new(MPI_COMM_WORLD, &mo);
         if (!m) {
             bad++;
