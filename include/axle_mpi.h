@@ -67,14 +67,17 @@
  * communicate are agreed on by ax_mpi_new alike.  What no agreement can
  * see (a rank that never makes the call, ranks whose replicated inputs
  * differ in value and so take different branches) ends with a timeout: a
- * rank waiting longer than ax_mpi_options.timeout (30 minutes by
- * default, generous enough for one rank to read its input or compile its
- * kernels while the others wait; AXLE_MPI_TIMEOUT=S to change it,
- * AXLE_MPI_TIMEOUT=0 for no limit) fails its call.  A transfer that
- * timed out fails the call on every rank (the context stays usable);
- * a call whose agreement timed out fails on the ranks that waited, whose
- * context then fails every later collective call at once (its ranks are
- * out of step: free it, and end the job or make a new context).
+ * transfer of a run waits at most ax_mpi_options.timeout seconds for
+ * another rank (15 minutes by default), and the agreement at the start
+ * and end of every call twice that (30 minutes: time for one rank to read
+ * its input, or to compute much longer than the others, while they wait;
+ * twice, so that a rank whose transfer timed out still finds the others
+ * there).  AXLE_MPI_TIMEOUT=S sets it, AXLE_MPI_TIMEOUT=0 turns it off.
+ * A transfer that timed out fails the call on every rank, naming the rank
+ * that waited, and the context stays usable; an agreement that timed out
+ * fails the call on the ranks that waited, and their context then fails
+ * every later collective call at once (its ranks are out of step: free
+ * it, and end the job or make a new context).
  * Errors.  A failure on any rank (an index out of bounds on one rank's
  * rows, a compiler error, out of memory) makes the collective call fail on
  * every rank with the same message (naming the rank it happened on), and
@@ -126,11 +129,11 @@ typedef struct ax_mpi_options {
      * fewer elements than this, and in blocks otherwise.  0: the default,
      * 65536 (AXLE_MPI_MIN_SPLIT); a negative value: always in blocks. */
     int64_t min_split;
-    /* Seconds a rank waits for the others before the call fails: in a
-     * transfer of a run, and at the start of every collective call (where
-     * each rank waits for all to make the call, see "Collective calls"
-     * above).  0: the default, AXLE_MPI_TIMEOUT when set (AXLE_MPI_TIMEOUT=0:
-     * no limit), else 1800 (30 minutes); a negative value: no limit. */
+    /* Seconds a transfer of a run waits for another rank before the call
+     * fails; the agreement at the start and end of each collective call
+     * waits twice that (see "Collective calls" above).  0: the default,
+     * AXLE_MPI_TIMEOUT when set (AXLE_MPI_TIMEOUT=0: no limit), else 900
+     * (15 minutes, 30 at the agreements); a negative value: no limit. */
     double timeout;
 } ax_mpi_options;
 
