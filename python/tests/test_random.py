@@ -588,27 +588,26 @@ def check(got, want, what):
                 where, g[bad][:3], w[bad][:3], d[bad][:3], np.asarray(b)[bad][:3])
 
 
-CALLS = 3       # jitted calls per program, each with new shapes and values
+CALLS = 3       # calls per backend, each with new shapes and values
 
 
 def run_program(seed):
     prog = Program(seed)
     rng = np.random.default_rng(seed)
-    arrays, k = prog.arguments(rng)
-    want = prog.reference(arrays, k)
-    # (a) eagerly, on the default backend and (c) on the interpreter
     for backend in (None, "interp"):
-        with axle.context(backend=backend) if backend else axle.current_context():
-            got = axle.run(*prog.build([axle.use(a) for a in arrays], k))
-        check(got, want, "eager%s" % (" (interp)" if backend else ""))
-    # (b) compiled once, called with new values and shapes; on both backends
-    for backend in (None, "interp"):
-        f = axle.jit(lambda *args: prog.build(args[:-1], args[-1]), **({"backend": backend} if backend else {}))
-        for call in range(CALLS if backend is None else 2):
-            if call:
-                arrays, k = prog.arguments(rng)
-                want = prog.reference(arrays, k)
-            check(f(*arrays, k), want, "jit%s call %d" % (" (interp)" if backend else "", call))
+        # (b) compiled once (on the first call), and (a) eagerly, on each
+        # call's arguments: the eager run between two calls builds terms
+        # where the jit's trace was, as a program does
+        opts = {"backend": backend} if backend else {}
+        f = axle.jit(lambda *args: prog.build(args[:-1], args[-1]), **opts)
+        for call in range(CALLS):
+            arrays, k = prog.arguments(rng)
+            want = prog.reference(arrays, k)
+            on = " on %s" % backend if backend else ""
+            check(f(*arrays, k), want, "jit call %d%s" % (call, on))
+            with axle.context(**opts) if backend else axle.current_context():
+                got = axle.run(*prog.build([axle.use(a) for a in arrays], k))
+            check(got, want, "eager run %d%s" % (call, on))
         assert f.compiles == 1, "jit: %d compiles" % f.compiles
 
 
