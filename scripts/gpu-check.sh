@@ -65,7 +65,7 @@ step() {
 }
 
 nvidia-smi >"$OUT/nvidia-smi.log" 2>&1
-step build 300 sh -c "cmake -S . -B '$BUILD' -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXLE_MPI=OFF && \
+step build 420 sh -c "cmake -S . -B '$BUILD' -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXLE_MPI=OFF && \
     cmake --build '$BUILD' -j $JOBS --target axle_cli test_cpu test_gpu test_bench_small test_bench_programs test_random"
 if [ "$(sed -n 's/^build *ok.*/ok/p' "$OUT/summary.txt")" = ok ]; then
     B=$BUILD
@@ -90,7 +90,8 @@ if [ "$(sed -n 's/^build *ok.*/ok/p' "$OUT/summary.txt")" = ok ]; then
 fi
 
 echo
-echo "gpu-check on $(nvidia-smi -L 2>/dev/null | head -n 1 || echo 'no GPU'), $(($(date +%s) - t_start)) s in all"
+gpu=$(nvidia-smi -L 2>/dev/null | head -n 1)
+echo "gpu-check on ${gpu:-no GPU}, $(($(date +%s) - t_start)) s in all"
 printf '%-10s  %-22s %6s  %s\n' step result seconds log
 cat "$OUT/summary.txt"
 if [ -s "$OUT/bench.log" ]; then
