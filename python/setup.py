@@ -11,6 +11,14 @@
 #   auto        cmake inside a checkout of the repository when cmake is on
 #               PATH, else sources; outside a checkout, pkg-config
 #
+# Extra flags, for special builds (python/tools/test-san.sh builds everything
+# with AddressSanitizer and UndefinedBehaviorSanitizer through them):
+#   AXLE_CMAKE_ARGS   arguments added to the CMake configure after this
+#                     file's own, so that they win ("-DAX_SANITIZE=ON")
+#   AXLE_EXT_CFLAGS   flags added to the compile of the extension (and of
+#                     the library's sources with AXLE_PYTHON_LIB=sources)
+#   AXLE_EXT_LDFLAGS  flags added to the link of the extension
+#
 # SPDX-License-Identifier: BSD-3-Clause
 import glob
 import os
@@ -46,10 +54,16 @@ def numpy_include():
     return numpy.get_include()
 
 
+def env_flags(name):
+    return shlex.split(os.environ.get(name, ""))
+
+
 class BuildExt(build_ext):
     def build_extensions(self):
         ext = self.extensions[0]
         ext.include_dirs.append(numpy_include())
+        ext.extra_compile_args += env_flags("AXLE_EXT_CFLAGS")
+        ext.extra_link_args += env_flags("AXLE_EXT_LDFLAGS")
         m = mode()
         if m in ("cmake", "sources") and not IN_REPO:
             sys.exit("axle: AXLE_PYTHON_LIB=%s needs the repository around python/ (include/, src/)" % m)
@@ -70,7 +84,7 @@ class BuildExt(build_ext):
         jobs = os.environ.get("AXLE_BUILD_JOBS") or str(min(os.cpu_count() or 2, 8))
         cfg = ["cmake", "-S", REPO, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                "-DCMAKE_POSITION_INDEPENDENT_CODE=ON", "-DAX_CUDA_BASELINES=OFF", "-DAX_WERROR=OFF",
-               "-DAX_SANITIZE=OFF", "-DAX_FUZZ=OFF"]
+               "-DAX_SANITIZE=OFF", "-DAX_FUZZ=OFF"] + env_flags("AXLE_CMAKE_ARGS")
         print("axle: building libaxle with CMake in", build, flush=True)
         subprocess.check_call(cfg, stdout=subprocess.DEVNULL)
         subprocess.check_call(["cmake", "--build", build, "--target", "axle_static", "-j", jobs])

@@ -2,6 +2,7 @@
 # process's resident memory, Python's allocations and reference counts).
 # SPDX-License-Identifier: BSD-3-Clause
 import gc
+import os
 import sys
 import tracemalloc
 
@@ -10,6 +11,11 @@ import numpy as np
 import axle
 
 CALLS = 10_000
+# AXLE_PYTEST_RSS=0 (python/tools/test-san.sh) leaves out the checks of
+# the resident size: under AddressSanitizer it measures the quarantine
+# that holds freed memory back to catch its use, not axle (LeakSanitizer
+# checks leaks there).
+RSS = os.environ.get("AXLE_PYTEST_RSS", "1") != "0"
 
 
 def rss_kib():
@@ -56,7 +62,7 @@ def test_jit_calls_do_not_leak():
     del keep[:]
     gc.collect()
     assert sys.getrefcount(x) == rx and sys.getrefcount(y) == ry
-    assert drss < 2048, "resident memory grew by %d KiB over %d calls" % (drss, CALLS)
+    assert not RSS or drss < 2048, "resident memory grew by %d KiB over %d calls" % (drss, CALLS)
     assert dpy < 64 * 1024, "Python allocations grew by %d bytes over %d calls" % (dpy, CALLS)
     assert step.compiles == 1
 
@@ -72,7 +78,7 @@ def test_eager_computations_do_not_leak():
     axle.unit(axle.i32(0)).numpy()              # the next operation resets the context
     gc.collect()
     assert sys.getrefcount(x) == rx
-    assert drss < 4096, "resident memory grew by %d KiB" % drss
+    assert not RSS or drss < 4096, "resident memory grew by %d KiB" % drss
     assert dpy < 64 * 1024
     # the context was reset between the runs: terms do not pile up
     assert c.stats["live"] == 0
@@ -90,7 +96,7 @@ def test_results_release_axle_memory():
         r = big(2_000_000)          # 16 MB each, released as each result goes
         assert r[-1] == 1_999_999
         del r
-    assert rss_kib() - r0 < 64 * 1024
+    assert not RSS or rss_kib() - r0 < 64 * 1024
 
 
 def test_borrowed_arrays_are_released_after_reset():
