@@ -131,13 +131,19 @@ static uint32_t notice_epoch(const char *b)
 int cm_wait(MRun *r, MPI_Request *req, int n)
 {
     ax_mpi *m = r->m;
-    double t0 = m->timeout > 0 ? MPI_Wtime() : 0;
+    double t0 = MPI_Wtime(), waited = 0;
     for (int spin = 0;; spin++) {
         /* AXLE_MPI_TIMEOUT: a wait longer than that is a failure (ranks
-         * that no longer make the same transfers would wait forever) */
-        if (m->timeout > 0 && (spin & 1023) == 0 && MPI_Wtime() - t0 > m->timeout)
-            return mx_fail(m, AX_ERR_BACKEND, "axle mpi: a transfer waited more than %g s (AXLE_MPI_TIMEOUT) for "
-                           "another rank", m->timeout);
+         * that no longer make the same transfers would wait forever).
+         * The clock is read often: with more ranks than cores each yield
+         * below may give the core away for a whole time slice, and the
+         * others wait at the agreement only twice this long. */
+        if ((spin & 15) == 0) {
+            waited = MPI_Wtime() - t0;
+            if (m->timeout > 0 && waited > m->timeout)
+                return mx_fail(m, AX_ERR_BACKEND, "axle mpi: a transfer waited more than %g s (AXLE_MPI_TIMEOUT) for "
+                               "another rank", m->timeout);
+        }
         /* (request by request: a finished one becomes MPI_REQUEST_NULL) */
         bool done = true;
         for (int i = 0; i < n; i++) {
@@ -180,8 +186,11 @@ int cm_wait(MRun *r, MPI_Request *req, int n)
             fprintf(stderr, "axle: mpi trace: rank %d waits; pending message: %s from %d tag %d, %d B\n", m->me,
                     f2 ? "yes" : "none", f2 ? s2.MPI_SOURCE : -1, f2 ? s2.MPI_TAG : -1, cnt);
         }
-        /* ranks may outnumber cores (tests): let the one computing run */
-        if (spin > 32) sched_yield();
+        /* ranks may outnumber cores (tests): let the one computing run;
+         * after a second, sleep a millisecond between tests (another rank
+         * computing that long may want this core) */
+        if (waited > 1.0) nanosleep(&(struct timespec){0, 1000000}, NULL);
+        else if (spin > 32) sched_yield();
     }
 }
 
@@ -285,7 +294,7 @@ int cm_wait_limit(double limit, MPI_Request *rq)
         int f = 0, e = MPI_Test(rq, &f, MPI_STATUS_IGNORE);
         if (e != MPI_SUCCESS) return e;
         if (f) return 0;
-        if ((spin & 255) == 0) {
+        if ((spin & 15) == 0) {   /* (often: see cm_wait) */
             waited = MPI_Wtime() - t0;
             if (limit > 0 && waited > limit) return -1;
         }

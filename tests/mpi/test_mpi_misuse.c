@@ -266,12 +266,12 @@ static ax_acc step(ax_acc x, void *env) { return ax_map(inc, NULL, x); }
 
 /* Replicated inputs that differ in value (the agreement compares their
  * shapes, not their elements): rank 0 loops on where the others stop,
- * and waits in a reduction no other rank makes.  After the timeout (1 s)
- * the call fails on every rank, naming rank 0, and the context serves
- * on. */
+ * and waits in a reduction no other rank makes.  After the timeout (2 s;
+ * the others wait 4 s at the agreement that ends the call) the call fails
+ * on every rank, naming rank 0, and the context serves on. */
 static void diverging(void)
 {
-    ax_mpi *m = make(MPI_COMM_WORLD, 1);
+    ax_mpi *m = make(MPI_COMM_WORLD, 2);
     if (!m) return;
     ax_ctx *cx = ax_mpi_ctx(m);
     ax_array *a = vec(cx, 8, 0), *lim = ax_array_new(cx, ax_type_scalar(AX_I32), 0, NULL);
@@ -282,9 +282,9 @@ static void diverging(void)
     ax_darray *r = ax_mpi_run(m, ax_awhile(below, step, &l, ax_mpi_use(m, d)));
     double t = MPI_Wtime() - t0;
     CHECK(r == NULL);
-    CHECKF(strstr(ax_mpi_error(m), "a transfer waited more than 1 s (AXLE_MPI_TIMEOUT) for another rank (on rank 0)"),
+    CHECKF(strstr(ax_mpi_error(m), "a transfer waited more than 2 s (AXLE_MPI_TIMEOUT) for another rank (on rank 0)"),
            "%s", ax_mpi_error(m));
-    CHECKF(t >= 0.9 && t < 15, "failed after %.1f s", t);
+    CHECKF(t >= 1.9 && t < 15, "failed after %.1f s", t);
     same_everywhere(ax_mpi_error(m), "diverging ranks");
     ax_darray_release(r);
     ax_ctx_reset(cx);
