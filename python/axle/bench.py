@@ -1,4 +1,4 @@
-"""python -m axle.bench: axle from Python against NumPy, and against Numba
+"""python3 -m axle.bench: axle from Python against NumPy, and against Numba
 and JAX when they are installed, on the dot product, Black-Scholes, N-body
 and a histogram; and the time a Python call adds to a compiled program.
 
@@ -6,7 +6,7 @@ Runs are interleaved (every implementation once per round, the rounds
 repeated), after a warm-up call that compiles; the table gives medians in
 ms and each one's ratio to axle (above 1: slower than axle).
 
-    python -m axle.bench [--size N] [--bodies N] [--runs R] [--only dotp,bs,...]
+    python3 -m axle.bench [--size N] [--bodies N] [--runs R] [--only dotp,bs,...]
 """
 import argparse
 import math
@@ -321,7 +321,7 @@ def call_overhead(n=20000, rounds=7):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m axle.bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m axle.bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=float, default=20e6, help="elements (dot product, Black-Scholes, histogram)")
     ap.add_argument("--bodies", type=int, default=4096, help="bodies of the N-body step")
     ap.add_argument("--bins", type=int, default=256)
