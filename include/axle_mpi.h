@@ -133,7 +133,9 @@ typedef struct ax_mpi_options {
      * fails; the agreement at the start and end of each collective call
      * waits twice that (see "Collective calls" above).  0: the default,
      * AXLE_MPI_TIMEOUT when set (AXLE_MPI_TIMEOUT=0: no limit), else 900
-     * (15 minutes, 30 at the agreements); a negative value: no limit. */
+     * (15 minutes, 30 at the agreements); a negative value: no limit.  A
+     * malformed AXLE_MPI_TIMEOUT is ignored with a notice, as the local
+     * context's variables (an error on every rank with ax_options.strict). */
     double timeout;
 } ax_mpi_options;
 

@@ -112,16 +112,18 @@ static int first_dup(MPI_Comm comm, double timeout, MPI_Comm *out, char *why, si
             e = MPI_Comm_idup(comm, slot, &rq);
             /* (twice the limit of a transfer, as every wait at the start
              * of a call: see cm_wait_ctl) */
-            if (e == MPI_SUCCESS) e = cm_wait_limit(2 * timeout, &rq);
+            bool started = e == MPI_SUCCESS;
+            if (started) e = cm_wait_limit(2 * timeout, &rq);
             if (e == 0) {
                 *out = *slot;
                 free(slot);
-            } else if (e == -1) {
-                snprintf(why, n, "this process waited more than %g s (twice AXLE_MPI_TIMEOUT) for the other "
-                         "processes of the communicator to call ax_mpi_new too", 2 * timeout);
-                cm_bury(slot);
             } else {
-                free(slot);
+                if (e == -1)
+                    snprintf(why, n, "this process waited more than %g s (twice AXLE_MPI_TIMEOUT) for the other "
+                             "processes of the communicator to call ax_mpi_new too", 2 * timeout);
+                /* (a request that started may still complete) */
+                if (started) cm_bury(slot);
+                else free(slot);
             }
         }
     }

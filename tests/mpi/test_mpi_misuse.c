@@ -434,8 +434,36 @@ static void communicators(void)
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
+    /* MPI out of communicators (MPICH has about 2000 per process; each
+     * process uses its own up, duplicating MPI_COMM_SELF, which is quick):
+     * ax_mpi_new fails with MPI's message, where it aborted the job (its
+     * duplicate ran under the caller's handler, MPI_ERRORS_ARE_FATAL) */
+    enum { MAXDUP = 1 << 16 };
+    MPI_Comm fatal, spare, *dups = malloc(sizeof *dups * MAXDUP);
+    MPI_Comm_dup(MPI_COMM_WORLD, &fatal);
+    MPI_Comm_set_errhandler(fatal, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_dup(MPI_COMM_SELF, &spare);
+    MPI_Comm_set_errhandler(spare, MPI_ERRORS_RETURN);
+    int ndup = 0;
+    while (dups && ndup < MAXDUP && MPI_Comm_dup(spare, &dups[ndup]) == MPI_SUCCESS) ndup++;
+    if (ndup < MAXDUP) {
+        capture();
+        m = ax_mpi_new(fatal, NULL);
+        captured(err, sizeof err);
+        CHECK(m == NULL);
+        CHECKF(strstr(err, "axle: ax_mpi_new: MPI_Comm_idup failed: "), "stderr: %s", err);
+        ax_mpi_free(m);
+    }
+    for (int i = 0; i < ndup; i++) MPI_Comm_free(&dups[i]);
+    free(dups);
+    MPI_Comm_free(&spare);
     /* the caller's error handler is its own again afterwards, and was
      * never called */
+    MPI_Errhandler eh;
+    MPI_Comm_get_errhandler(fatal, &eh);
+    CHECK(eh == MPI_ERRORS_ARE_FATAL);
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&fatal);
     MPI_Comm mine;
     MPI_Comm_dup(MPI_COMM_WORLD, &mine);
     MPI_Errhandler before, after;
