@@ -73,13 +73,55 @@ static double timeout_of(const ax_mpi_options *opt, const char **bad)
     return v > 0 ? v : 0;
 }
 
+/* A duplicate of comm (collective; callers: comm is the caller's): 0, or
+ * MPI's error or -1 (the wait timed out) with why.  Non-blocking, waited for at most twice timeout
+ * (as every wait at the start of a call, see cm_wait_ctl): a process of
+ * comm that never calls ax_mpi_new, or gave up on it, would hold the
+ * others for ever. */
+static int dup_bounded(MPI_Comm comm, bool callers, double timeout, MPI_Comm *out, char *why, size_t n)
+{
+    *out = MPI_COMM_NULL;
+    /* (the request writes the new handle when it completes: into memory
+     * that outlives a request that never does) */
+    MPI_Comm *slot = ax__malloc(sizeof *slot);
+    if (!slot) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    *slot = MPI_COMM_NULL;
+    MPI_Request rq;
+    int e = MPI_Comm_idup(comm, slot, &rq);
+    bool started = e == MPI_SUCCESS;
+    if (started) e = cm_wait_limit(2 * timeout, &rq);
+    if (e == 0) {
+        *out = *slot;
+        free(slot);
+        return 0;
+    }
+    if (e == -1 && callers) {
+        snprintf(why, n, "this process waited more than %g s (twice AXLE_MPI_TIMEOUT) for the other processes of "
+                 "the communicator to call ax_mpi_new too (the duplicate stays pending on the communicator: make no "
+                 "other collective call on it)", 2 * timeout);
+    } else if (e == -1) {
+        snprintf(why, n, "this process waited more than %g s (twice AXLE_MPI_TIMEOUT) for the other processes in "
+                 "ax_mpi_new (one gave up on it before this one came, or has stopped)", 2 * timeout);
+    } else {
+        char s[MPI_MAX_ERROR_STRING] = "";
+        int len = 0;
+        MPI_Error_string(e, s, &len);
+        snprintf(why, n, "MPI_Comm_idup failed: %s", s);
+    }
+    /* (a request that started may still complete) */
+    if (started) cm_bury(slot);
+    else free(slot);
+    return e;
+}
+
 /* The first duplicate of comm (collective): 0, or -1 with why.  Every call
  * on comm runs under MPI_ERRORS_RETURN, the caller's error handler put
  * back after: the caller's (MPI_ERRORS_ARE_FATAL unless it chose
  * another) would end the whole job on an error here, such as MPI running
- * out of communicators.  A non-blocking duplicate, waited for at most
- * twice timeout seconds: a process of comm that never calls ax_mpi_new
- * would hold the others for ever. */
+ * out of communicators. */
 static int first_dup(MPI_Comm comm, double timeout, MPI_Comm *out, char *why, size_t n)
 {
     *out = MPI_COMM_NULL;
@@ -93,43 +135,15 @@ static int first_dup(MPI_Comm comm, double timeout, MPI_Comm *out, char *why, si
     }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int inter = 0;
-    const char *call = "MPI_Comm_test_inter";
     e = MPI_Comm_test_inter(comm, &inter);
-    if (e == MPI_SUCCESS && inter) {
+    if (e != MPI_SUCCESS) {
+        MPI_Error_string(e, s, &len);
+        snprintf(why, n, "MPI_Comm_test_inter failed: %s", s);
+    } else if (inter) {
         snprintf(why, n, "the communicator is an inter-communicator; axle runs over an intra-communicator (one group "
                  "of processes: MPI_Intercomm_merge makes one)");
-    } else if (e == MPI_SUCCESS) {
-        /* (the request writes the new handle when it completes: into
-         * memory that outlives a request that never does) */
-        MPI_Comm *slot = ax__malloc(sizeof *slot);
-        MPI_Request rq;
-        if (!slot) {
-            call = "MPI_Comm_dup";
-            e = MPI_Comm_dup(comm, out);   /* (no memory for the wait: without a limit) */
-        } else {
-            call = "MPI_Comm_idup";
-            *slot = MPI_COMM_NULL;
-            e = MPI_Comm_idup(comm, slot, &rq);
-            /* (twice the limit of a transfer, as every wait at the start
-             * of a call: see cm_wait_ctl) */
-            bool started = e == MPI_SUCCESS;
-            if (started) e = cm_wait_limit(2 * timeout, &rq);
-            if (e == 0) {
-                *out = *slot;
-                free(slot);
-            } else {
-                if (e == -1)
-                    snprintf(why, n, "this process waited more than %g s (twice AXLE_MPI_TIMEOUT) for the other "
-                             "processes of the communicator to call ax_mpi_new too", 2 * timeout);
-                /* (a request that started may still complete) */
-                if (started) cm_bury(slot);
-                else free(slot);
-            }
-        }
-    }
-    if (e != MPI_SUCCESS && e != -1) {
-        MPI_Error_string(e, s, &len);
-        snprintf(why, n, "%s failed: %s", call, s);
+    } else {
+        dup_bounded(comm, true, timeout, out, why, n);
     }
     MPI_Comm_set_errhandler(comm, old);
     MPI_Errhandler_free(&old);
@@ -170,21 +184,23 @@ ax_mpi *ax_mpi_new(MPI_Comm comm, const ax_mpi_options *opt)
         free(agree);
         return NULL;
     }
-    /* the others from the first (every rank is here: it completed on
-     * all), so that they run under MPI_ERRORS_RETURN from the start */
+    /* The others from the first, so that they run under
+     * MPI_ERRORS_RETURN from the start.  ctl bounded as the first: a
+     * process whose first duplicate timed out left it pending, and one
+     * that calls ax_mpi_new late completes it alone, then waits here for
+     * the one that gave up.  Once ctl is made every process is here: the
+     * node's communicator (no non-blocking form) is made by all. */
     MPI_Comm_set_errhandler(work, MPI_ERRORS_RETURN);
-    if (MPI_Comm_dup(work, &ctl) != MPI_SUCCESS) ctl = MPI_COMM_NULL;
-    if (MPI_Comm_split_type(work, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) node = MPI_COMM_NULL;
-    if (node != MPI_COMM_NULL) MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-    if (ctl == MPI_COMM_NULL) {
-        fprintf(stderr, "axle: ax_mpi_new: MPI_Comm_dup failed\n");
-        if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+    if (dup_bounded(work, false, timeout, &ctl, why, sizeof why)) {
+        fprintf(stderr, "axle: ax_mpi_new: %s\n", why);
         MPI_Comm_free(&work);
         free(m);
         free(agree);
         return NULL;
     }
     MPI_Comm_set_errhandler(ctl, MPI_ERRORS_RETURN);
+    if (MPI_Comm_split_type(work, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) node = MPI_COMM_NULL;
+    if (node != MPI_COMM_NULL) MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
     m->agree = agree;
     m->work = work;
     m->ctl = ctl;

@@ -479,6 +479,47 @@ static void communicators(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Rank 0 makes a context where the others do not yet: NULL after twice
+ * the timeout (0.5 s).  The others, late, complete the duplicate it left
+ * pending and then wait for it in vain: NULL alike.  (On a communicator
+ * of the test's own: the caller's keeps rank 0's duplicate, pending until
+ * the others came.) */
+static void alone(void)
+{
+    char err[2048];
+    MPI_Comm x;
+    MPI_Comm_dup(MPI_COMM_WORLD, &x);
+    ax_options o;
+    memset(&o, 0, sizeof o);
+    o.backend = AX_BACKEND_INTERP;
+    ax_mpi_options mo = {&o, false, false, -1, 0.5};
+    if (me == 0) {
+        double t0 = MPI_Wtime();
+        capture();
+        ax_mpi *m = ax_mpi_new(x, &mo);
+        captured(err, sizeof err);
+        double t = MPI_Wtime() - t0;
+        CHECK(m == NULL);
+        CHECKF(strstr(err, "axle: ax_mpi_new: this process waited more than 1 s (twice AXLE_MPI_TIMEOUT) for the "
+                      "other processes of the communicator to call ax_mpi_new too"), "stderr: %s", err);
+        CHECKF(t >= 0.9 && t < 15, "failed after %.1f s", t);
+        ax_mpi_free(m);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me != 0) {
+        capture();
+        ax_mpi *m = ax_mpi_new(x, &mo);
+        captured(err, sizeof err);
+        CHECK(m == NULL);
+        CHECKF(strstr(err, "axle: ax_mpi_new: this process waited more than 1 s (twice AXLE_MPI_TIMEOUT) for the "
+                      "other processes in ax_mpi_new (one gave up on it before this one came, or has stopped)"),
+               "stderr: %s", err);
+        ax_mpi_free(m);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&x);
+}
+
 /* Options that decide how the ranks communicate, unlike on one rank: NULL
  * on every rank, saying which and where. */
 static void options(void)
@@ -552,6 +593,7 @@ int main(int argc, char **argv)
         }
         diverging();
         missing();
+        alone();
         options();
     }
     int all = 0, nchecks = 0;
