@@ -3,8 +3,10 @@
  * (each its own root; an argument replicated on one rank and distributed
  * on the others; other extents, other row blocks, other calls, other
  * options), a bad argument on one rank only, a rank that never makes a
- * call, ranks whose replicated inputs differ in value, and communicators
- * axle cannot use (MPI_COMM_NULL, an inter-communicator).  Each must fail
+ * call (ax_mpi_gather, ax_mpi_new), ranks whose replicated inputs differ
+ * in value, communicators axle cannot use (MPI_COMM_NULL, an
+ * inter-communicator), and MPI out of communicators under the caller's
+ * MPI_ERRORS_ARE_FATAL (which aborted the job before).  Each must fail
  * on every rank concerned, with a message that names what was wrong and
  * which rank gave what, and leave the job running: no hang, no abort.
  * What the ranks' agreement can see fails at once; what it cannot, after
