@@ -224,6 +224,8 @@ def test_compile_checks_the_plan():
     np.testing.assert_array_equal(p(None, "unused", X), X + 1)
     with pytest.raises(TypeError, match="takes 3 arguments"):
         p(X)
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        axle._axle.c_loop(p, (X,), 1)          # (the benchmark's loop in C)
     # and a scalar parameter of the largest type code (f64)
     e = ctx.param_exp(1, np.float64)
     q = ctx.compile(axle.map(lambda v: v.astype(np.float64) * e, x), [(0, 0, -1), (1, 1, 10)])
