@@ -36,7 +36,7 @@ define configure
 endef
 
 .PHONY: all deps test-deps demo-deps docs-deps python-deps build build-cli gpu-check test test-fast test-clang test-python \
-        python test-san test-valgrind test-fuzz test-deep test-wip demo docs clean
+        python test-san test-san-python test-valgrind test-fuzz test-deep test-wip demo docs clean
 
 # The Python binding (python/): `make python` builds it into $(PYBUILD)
 # (the extension and the package; libaxle by the repository's CMake as a
@@ -148,6 +148,13 @@ test-san: test-deps
 	cmake --build $(SANBUILD) -j $(JOBS)
 	cd $(SANBUILD) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) -LE wip
 
+# The Python binding's tests against a build of the extension and libaxle
+# under AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer
+# (python/tools/test-san.sh: Python itself is not rebuilt, the runtime is
+# preloaded).
+test-san-python: test-deps
+	MAKE="$(MAKE)" sh python/tools/test-san.sh $(SANBUILD)-python
+
 test-valgrind: test-deps build
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  for t in $(VALGRIND_TESTS); do \
@@ -196,7 +203,7 @@ test-deep: build
 	fi
 	$(MAKE) test-fuzz FUZZ_TIME=$(DEEP_FUZZ_TIME)
 
-test: test-deps test-fast test-python test-clang test-san test-valgrind test-fuzz
+test: test-deps test-fast test-python test-clang test-san test-san-python test-valgrind test-fuzz
 
 demo: demo-deps
 	@$(MAKE) build-cli
@@ -236,4 +243,4 @@ docs: docs-deps
 	cmake --build $(BUILD) --target docs
 
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(FUZZBUILD) $(CLANGBUILD) python/build
+	rm -rf $(BUILD) $(SANBUILD) $(SANBUILD)-python $(FUZZBUILD) $(CLANGBUILD) python/build
