@@ -26,15 +26,53 @@
 
 /* ---------------------------------------------------------------- arena */
 
+/* A memory budget: bytes charged against a limit by whatever points at
+ * it (a compile's arenas, the planner's tables), so that a compile
+ * cannot take more than the context's memory limit allows.  It lives
+ * where its owner puts it (the context embeds one); core code only
+ * charges it.  A zeroed budget (limit 0) has no limit.  `also` (may be
+ * NULL) is more memory in use, charged elsewhere (the context's arrays),
+ * that counts against the same limit. */
+typedef struct MemBudget {
+    int64_t limit;            /* bytes; <= 0: none */
+    int64_t used, peak;       /* charged now, and the most at once */
+    int64_t refused;          /* the last charge refused in this compile (bytes), or 0 */
+    int64_t refused_at;       /* what was in use then (also's included) */
+    const int64_t *also;
+} MemBudget;
+/* (limit: never below least, so that a limit set for arrays alone, a
+ * few KB in tests, still lets small programs compile) */
+void budget_init(MemBudget *b, int64_t limit, int64_t least, const int64_t *also);
+/* The least a compile's budget allows, whatever the memory limit. */
+#define AX_COMPILE_MEM_LEAST ((int64_t)32 << 20)
+/* What b leaves (INT64_MAX without a budget or a limit). */
+int64_t budget_left(const MemBudget *b);
+/* Charges n bytes; false (nothing charged, refused noted) past the
+ * limit.  A NULL budget takes every charge. */
+bool budget_charge(MemBudget *b, int64_t n);
+void budget_release(MemBudget *b, int64_t n);
+/* Appends to msg (a NUL-terminated message in a buffer of size bytes)
+ * why a charge of b was refused, when one was. */
+void budget_explain(const MemBudget *b, char *msg, size_t size);
+
 typedef struct Arena Arena;
 struct Arena {
     struct ArenaBlock *head;
     size_t used_total;
+    MemBudget *budget;        /* charged for each block (NULL: none) */
+    int64_t charged;          /* bytes charged to it */
 };
-void  arena_init(Arena *a);
-void  arena_free(Arena *a);                 /* frees every block */
-void *arena_alloc(Arena *a, size_t n);      /* zeroed, 16-aligned; NULL on OOM */
+void  arena_init(Arena *a);                 /* without a budget: arena_set_budget after it */
+void  arena_free(Arena *a);                 /* frees every block, gives back its charge */
+void *arena_alloc(Arena *a, size_t n);      /* zeroed, 16-aligned; NULL on OOM or past the budget */
 char *arena_strdup(Arena *a, const char *s);
+/* Charges a's blocks, and those it makes from now on, to b (NULL: none);
+ * the first arena set on a budget with nothing charged starts a compile
+ * (the last refusal and peak are forgotten). */
+void  arena_set_budget(Arena *a, MemBudget *b);
+/* Gives back the arena's charge and leaves it without a budget (its
+ * blocks stay): a compiled program's IR outlives its compile. */
+void  arena_detach(Arena *a);
 
 /* ---------------------------------------------------------------- types */
 
@@ -400,6 +438,10 @@ struct ax_ctx {
     double planner_limit_ms;
     char *planner_cbc;
     struct PlanState *plan;
+    /* A compile's own memory (the arenas of the program being compiled,
+     * the planner's tables), charged against the memory limit together
+     * with the arrays in use (mem_used); arena.c, ctx.c. */
+    MemBudget compile_mem;
 };
 enum { PLANNER_ILP = 0, PLANNER_GREEDY = 1, PLANNER_CBC = 2 };
 typedef struct PlanState PlanState;

@@ -364,6 +364,7 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto, unsigne
     Program *p = sharing_recover(cx, a, !(dbg & AX_DEBUG_NO_SHARING));
     if (!p) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: sharing recovery failed");
+        if (cx->status == AX_ERR_NOMEM) budget_explain(&cx->compile_mem, cx->msg, sizeof cx->msg);
         return NULL;
     }
     /* The verifier also checks the user's program (for instance a variable
@@ -416,9 +417,11 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto, unsigne
         }
     }
     if (cx->status != AX_OK) {
+        if (cx->status == AX_ERR_NOMEM) budget_explain(&cx->compile_mem, cx->msg, sizeof cx->msg);
         program_free(p);
         return NULL;
     }
+    arena_detach(&p->arena);   /* (the compile's budget bounds the compile, not the program kept) */
     st->optimise_ms = now_ms() - t0;
     if (upto >= UPTO_FUSION) schedule_stats(p, &st->kernels, &st->intermediates);
     return p;

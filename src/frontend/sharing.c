@@ -1146,6 +1146,7 @@ Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing)
     Program *p = ax__calloc(1, sizeof *p);
     if (!p) return ctx_error(cx, AX_ERR_NOMEM, "sharing recovery: out of memory");
     arena_init(&p->arena);
+    arena_set_budget(&p->arena, &cx->compile_mem), arena_set_budget(&st.tmp, &cx->compile_mem);
     st.p = p;
 
     Node *src = sharing ? root : unfold_graph(&st, root);

@@ -159,6 +159,7 @@ ax_ctx *ax_ctx_new(const ax_options *opt)
     }
     if (!cx->opt.mem_limit) cx->opt.mem_limit = default_mem_limit();
     if (cx->opt.mem_limit < 0) cx->opt.mem_limit = INT64_MAX;
+    budget_init(&cx->compile_mem, cx->opt.mem_limit, AX_COMPILE_MEM_LEAST, &cx->mem_used);
     if ((e = getenv("AXLE_BACKEND")) && *e) {
         static const char *const names[] = {"default", "interp", "cpu", "cuda", "opencl"};
         int k = -1;
