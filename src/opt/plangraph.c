@@ -44,10 +44,19 @@
  * company.  Every other pair is apart.  Dependencies within a chain go
  * through lets that are no loop (an awhile, a use) as well: two loops
  * with such a let between them are apart.
+ *
+ * Bounds (plangraph.h): at most PLAN_MAXNODES loops (the ILP's model is
+ * cubic in them), PLAN_MAXLETS lets in a chain (a chain's read tables
+ * are square in its lets, and its fold pairs cost a walk of the lets
+ * between), PLAN_MAXBLOCKS blockers; the tables are charged to the
+ * compile's budget as they grow.  Past any, the graph is truncated, says
+ * why, and the planner is greedy; a truncated graph is walked no further
+ * unless it is to be shown.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #define _GNU_SOURCE
 #include "plangraph.h"
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,13 +168,54 @@ typedef struct Build {
     bool failed;
 } Build;
 
+/* ------------------------------------------------------------ bounds */
+
+/* Truncates the graph (the planner is then greedy), saying why (the
+ * first reason stays). */
+static void give_up(PlanGraph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void give_up(PlanGraph *g, const char *fmt, ...)
+{
+    if (!g->why[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g->why, sizeof g->why, fmt, ap);
+        va_end(ap);
+    }
+    g->truncated = true;
+}
+
+/* Charges n bytes of the graph's tables to its budget; false, with the
+ * graph truncated, past what it leaves.  (Checked before charging: the
+ * graph's refusal is the planner's, which is greedy then; the compile
+ * goes on.) */
+static bool charge(PlanGraph *g, int64_t n)
+{
+    if (!g->mem) return true;
+    if (n > budget_left(g->mem)) {
+        give_up(g, "the loop graph's tables would need %lld bytes, past the memory limit (%lld bytes left)",
+                (long long)n, (long long)budget_left(g->mem));
+        return false;
+    }
+    budget_charge(g->mem, n);
+    g->charged += n;
+    return true;
+}
+
+static void release(PlanGraph *g, int64_t n)
+{
+    if (!g->mem) return;
+    if (n > g->charged) n = g->charged;
+    budget_release(g->mem, n);
+    g->charged -= n;
+}
+
 static int add_node(Build *b, int id, const Node *t, int chain, int pos)
 {
     PlanGraph *g = b->g;
     const char *gen = generator(t->op);
     if (!gen) return -1;
     if (g->nn == PLAN_MAXNODES) {
-        g->truncated = true;
+        give_up(g, "the loop graph has too many loops for the ILP (more than %d)", PLAN_MAXNODES);
         return -1;
     }
     int k = g->nn++;
@@ -349,6 +399,13 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
     c.b = b;
     c.nl = nl;
     size_t np = (size_t)nl + 1;
+    /* (a chain's tables: two (nl+1)^2 matrices, and a few rows) */
+    int64_t tables = (int64_t)(np * np * 2 + np * (3 * sizeof(void *) + 3 * sizeof(int) + 3 + sizeof(Ext)));
+    if (nl + 1 > PLAN_MAXLETS) {
+        give_up(g, "a chain of %d lets, more than the ILP's loop graph takes (%d)", nl, PLAN_MAXLETS - 1);
+        return;
+    }
+    if (!charge(g, tables)) return;
     c.let = ax__calloc(np, sizeof *c.let);
     c.t = ax__calloc(np, sizeof *c.t);
     c.node = ax__calloc(np, sizeof *c.node);
@@ -488,6 +545,12 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
                 /* the folds before a that could take the blocker in */
                 if (g->nblock == g->capblock) {
                     int cap = g->capblock ? 2 * g->capblock : 16;
+                    if (g->nblock >= PLAN_MAXBLOCKS) {
+                        give_up(g, "more than %d blockers (folds that must be merged early) in the loop graph",
+                                PLAN_MAXBLOCKS);
+                        goto out;
+                    }
+                    if (!charge(g, (int64_t)sizeof *g->block * (cap - g->capblock))) goto out;
                     void *nb = ax__realloc(g->block, sizeof *g->block * (size_t)cap);
                     if (!nb) {
                         b->failed = true;
@@ -599,6 +662,7 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
             if (!tmp[q] || !HAS(q)) continue;
             if (g->ndep == g->capdep) {
                 int cap = g->capdep ? 2 * g->capdep : 16;
+                if (!charge(g, (int64_t)sizeof *g->dep * (cap - g->capdep))) goto out;
                 void *nd = ax__realloc(g->dep, sizeof *g->dep * (size_t)cap);
                 if (!nd) {
                     b->failed = true;
@@ -617,6 +681,7 @@ out:
         if (lets[k]->id < b->nvars) b->posof[lets[k]->id] = -1;
     free(c.let), free(c.t), free(c.node), free(c.copied), free(c.flt), free(c.absorbable), free(c.rd), free(c.rr), free(c.ext);
     free(c.merges), free(tmp);
+    release(g, tables);
 }
 
 static bool add_pair(Build *b, int i, int j)
@@ -625,6 +690,7 @@ static bool add_pair(Build *b, int i, int j)
     if (i < 0 || j < 0 || i == j) return true;
     if (g->npl == g->cappl) {
         int cap = g->cappl ? 2 * g->cappl : 16;
+        if (!charge(g, (int64_t)sizeof *g->pl * (cap - g->cappl))) return false;
         void *np = ax__realloc(g->pl, sizeof *g->pl * (size_t)cap);
         if (!np) return b->failed = true, false;
         g->pl = np, g->cappl = cap;
@@ -653,7 +719,8 @@ static void walk_kids(Build *b, const Node *x, int depth)
 static void walk(Build *b, const Node *x, bool top, int depth)
 {
     PlanGraph *g = b->g;
-    if (depth > OPT_MAX_DEPTH || b->failed) return;
+    /* (a truncated graph is greedy's: the rest is walked only to be shown) */
+    if (depth > OPT_MAX_DEPTH || b->failed || (g->truncated && !b->shown)) return;
     int chain = g->nchains++, nl = 0, cap = 0;
     const Node **lets = NULL;
     for (const Node *y = x; y->op == OP_ALET && y->n == 2; y = y->kid[1]) {
@@ -675,7 +742,7 @@ static void walk(Build *b, const Node *x, bool top, int depth)
         b->failed = true;
         return;
     }
-    for (int k = 0; k < nl; k++) {
+    for (int k = 0; k < nl && !(g->truncated && !b->shown); k++) {
         node[k] = add_node(b, lets[k]->id, lets[k]->kid[0], chain, k);
         walk_kids(b, lets[k]->kid[0], depth + 1);
     }
@@ -789,12 +856,18 @@ static void name(char *out, size_t size, const GNode *n)
 
 /* ------------------------------------------------------------ the graph */
 
-#define PAIR(g, i, j) ((g)->pair[(size_t)(i) * (size_t)(g)->nn + (size_t)(j)])
+/* (a graph truncated before its matrix was made has none: no pairs) */
+#define PAIR(g, i, j) ((g)->pair ? (g)->pair[(size_t)(i) * (size_t)(g)->nn + (size_t)(j)] : 0)
+#define PW(g, i, j) ((g)->pair[(size_t)(i) * (size_t)(g)->nn + (size_t)(j)])   /* (to write) */
 
 int plan_graph_finish(PlanGraph *g)
 {
     int nn = g->nn;
+    int64_t n2 = (int64_t)(nn ? nn : 1) * (nn ? nn : 1);
     free(g->pair);
+    g->pair = NULL;
+    /* (the matrix, kept; its copy, for the closure below) */
+    if (!charge(g, 2 * n2)) return 0;
     g->pair = ax__calloc((size_t)(nn ? nn : 1) * (size_t)(nn ? nn : 1), 1);
     bool *rd = ax__calloc((size_t)(nn ? nn : 1), sizeof *rd);
     if (!g->pair || !rd) {
@@ -803,10 +876,10 @@ int plan_graph_finish(PlanGraph *g)
     }
     for (int k = 0; k < g->npl; k++) {
         int i = g->pl[k][0], j = g->pl[k][1];
-        if (g->n[i].chain == g->n[j].chain) PAIR(g, i, j) = PAIR(g, j, i) = 1;
+        if (g->n[i].chain == g->n[j].chain) PW(g, i, j) = PW(g, j, i) = 1;
     }
     for (int k = 0; k < g->ndep; k++)
-        if (!g->dep[k].direct) PAIR(g, g->dep[k].from, g->dep[k].to) = PAIR(g, g->dep[k].to, g->dep[k].from) = 0;
+        if (!g->dep[k].direct) PW(g, g->dep[k].from, g->dep[k].to) = PW(g, g->dep[k].to, g->dep[k].from) = 0;
     /* a whole node's readers: the pairs it has now; with a company (every
      * one of them) it may meet what meets them all */
     unsigned char *base = ax__malloc((size_t)(nn ? nn : 1) * (size_t)(nn ? nn : 1));
@@ -818,7 +891,7 @@ int plan_graph_finish(PlanGraph *g)
     for (int w = 0; w < nn; w++)
         for (int r = 0; r < nn && g->n[w].whole; r++)
             if (base[(size_t)w * (size_t)nn + (size_t)r] && (g->n[w].anchor < 0 || g->n[w].anchor == r))
-                PAIR(g, w, r) = PAIR(g, r, w) = 2;
+                PW(g, w, r) = PW(g, r, w) = 2;
     for (bool more = true; more;) {
         more = false;
         for (int w = 0; w < nn; w++) {
@@ -829,23 +902,31 @@ int plan_graph_finish(PlanGraph *g)
                 for (int r = 0; r < nn && all; r++)
                     if (base[(size_t)w * (size_t)nn + (size_t)r] && (g->n[w].anchor < 0 || g->n[w].anchor == r))
                         any = true, all = PAIR(g, r, y) != 0;
-                if (any && all) PAIR(g, w, y) = PAIR(g, y, w) = 1, more = true;
+                if (any && all) PW(g, w, y) = PW(g, y, w) = 1, more = true;
             }
         }
     }
     /* a dependency through a let that is no loop keeps its pair apart,
      * whatever company */
     for (int k = 0; k < g->ndep; k++)
-        if (!g->dep[k].direct) PAIR(g, g->dep[k].from, g->dep[k].to) = PAIR(g, g->dep[k].to, g->dep[k].from) = 0;
+        if (!g->dep[k].direct) PW(g, g->dep[k].from, g->dep[k].to) = PW(g, g->dep[k].to, g->dep[k].from) = 0;
     free(base);
     free(rd);
+    release(g, n2);
     return 0;
 }
 
 PlanGraph *plan_graph(const Program *p, bool shown)
 {
+    /* (its budget is the compile's: the one the program's arena is
+     * charged to while it is compiled) */
+    MemBudget *mem = p ? p->arena.budget : NULL;
+    int64_t self = (int64_t)sizeof(PlanGraph), vars = (int64_t)((p ? p->nvars : 0) + 1) * 2 * (int64_t)sizeof(int);
+    if (self + vars > budget_left(mem)) return NULL;
     PlanGraph *g = ax__calloc(1, sizeof *g);
     if (!g) return NULL;
+    g->mem = mem;
+    charge(g, self + vars);
     Build b = {g, shown, NULL, NULL, p ? p->nvars : 0, false};
     if (p && p->root) {
         b.uses = ax__calloc((size_t)b.nvars + 1, sizeof *b.uses);
@@ -859,6 +940,7 @@ PlanGraph *plan_graph(const Program *p, bool shown)
     }
     free(b.uses);
     free(b.posof);
+    release(g, vars);
     /* the edges as seed 001 classifies them: for a dump (the model has its
      * own) */
     int cap = 0;
@@ -889,6 +971,7 @@ PlanGraph *plan_graph(const Program *p, bool shown)
 void plan_graph_free(PlanGraph *g)
 {
     if (!g) return;
+    release(g, g->charged);
     for (int i = 0; i < g->nn; i++) free(g->n[i].reads);
     free(g->e);
     free(g->dep);

@@ -10,7 +10,10 @@
 
 #include "opt.h"
 
-enum { PLAN_MAXNODES = 512 };
+/* The loop graph's bounds: loops (the ILP's model grows with their cube),
+ * lets in one chain (a chain's tables grow with their square), blockers.
+ * Past any, the graph is truncated and the planner is greedy. */
+enum { PLAN_MAXNODES = 512, PLAN_MAXLETS = 2048, PLAN_MAXBLOCKS = 1 << 16 };
 
 typedef struct GNode {
     int id;             /* the let's variable; -1: the program's result; -2: a nested chain's result */
@@ -57,6 +60,11 @@ struct PlanGraph {
     int ne;
     int nchains;
     bool truncated;
+    char why[128];         /* why it is truncated, when not for its loops */
+    /* the budget its tables are charged to (the compile's, from the
+     * program's arena; NULL: none), and what they were charged */
+    MemBudget *mem;
+    int64_t charged;
     /* dependencies within a chain, through lets that are no loop of the
      * graph (a loop's term, an awhile) too: `to` reads `from`'s array;
      * direct: the read is by `to` itself */
