@@ -48,10 +48,27 @@
  * `axle dump --stage plan` also computes from the clusters the rewrites
  * made.
  *
- * Before any search: where every pair with a variable in one pass is a
- * legal clustering (the rules checked from the graph, below), it is the
- * optimum, every x and c at 0; most programs' models are of this kind,
- * and they cost no solver (AXLE_PLANNER=cbc asks CBC anyway).
+ * Before any search, and before any model is made: where every pair
+ * with a variable in one pass is a legal clustering (the rules checked
+ * from the graph, below), it is the optimum, every x and c at 0; most
+ * programs' models are of this kind, and they cost no solver and no
+ * model (AXLE_PLANNER=cbc asks CBC anyway).  The transitivity rows are
+ * cubic in the loops of a chain (n sibling folds: n (n-1) (n-2) / 2 of
+ * them), so a model is made only where one is to be solved, and only
+ * after it was counted (formulate, counting: the same walk without
+ * storing, the transitivity rows by a formula) and found within the
+ * limits below.
+ *
+ * Bounds.  A choice may spend the thread's CPU time up to the time limit
+ * from its start (the pruning's rounds and the model's rows look at the
+ * clock as they go) and the memory the context's compile budget leaves
+ * (ir.h MemBudget: the memory limit, less the arrays in use and the
+ * compile's arenas): the view's tables, the model (its count, before it
+ * is made), and an estimate of CBC's own copies while it solves are
+ * charged to it.  A model with more nonzeros than the time limit allows
+ * (NZ_PER_MS) is not made.  Past either bound the planner is greedy, and
+ * the choice says which and by how much (`axle dump P --stage plan`).
+ * The loop graph has bounds of its own (plangraph.h).
  *
  * The solver.  CBC (COIN-OR's branch and cut, EPL-2.0) through its C
  * interface, loaded with dlopen at the first solve of a context and
@@ -81,6 +98,7 @@
 #include "plangraph.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +174,78 @@ static bool cbc_load(CbcApi *api, const char *path, char *why, size_t size)
     return true;
 }
 
+/* ------------------------------------------------------------ bounds
+ *
+ * What a choice may spend: the thread's CPU time from the start of
+ * plan_choose (the graph's pruning, the model's making and the solve, all
+ * within the time limit) and the memory the context's compile budget
+ * leaves (ir.h MemBudget: the memory limit, less the arrays in use and
+ * the compile's arenas).  The model's size is counted exactly before it
+ * is made (formulate, counting), so a model that could not be made or
+ * solved within either is never begun; the clock and the budget are
+ * asked again as it grows.  Past either, the planner is greedy and says
+ * why. */
+
+typedef struct Bound {
+    MemBudget *mem;
+    double cpu0, limit_ms;
+    int64_t charged;     /* bytes charged to mem, given back at the end */
+    bool stop;
+    char why[160];
+    int64_t work;        /* steps since the clock was last read (bound_work) */
+} Bound;
+
+static double cpu_ms(void);
+
+/* False, with why, past the time limit. */
+static bool bound_time(Bound *b, const char *what)
+{
+    if (b->stop) return false;
+    double took = cpu_ms() - b->cpu0;
+    if (took <= b->limit_ms) return true;
+    b->stop = true;
+    snprintf(b->why, sizeof b->why, "%s took %.1f ms of CPU time, past the time limit of %g ms", what, took,
+             b->limit_ms);
+    return false;
+}
+
+/* bound_time after every BOUND_STEPS steps of work: the thread's CPU
+ * clock is a system call, which a small graph's whole choice would not
+ * cost many times over. */
+enum { BOUND_STEPS = 1 << 16 };
+static bool bound_work(Bound *b, int64_t steps, const char *what)
+{
+    if (b->stop) return false;
+    if ((b->work += steps) < BOUND_STEPS) return true;
+    b->work = 0;
+    return bound_time(b, what);
+}
+
+/* Charges n bytes (false, with why, past the memory limit). */
+static bool bound_mem(Bound *b, int64_t n, const char *what)
+{
+    if (b->stop) return false;
+    /* (checked before charging: a refusal here is the planner's, which
+     * falls back to greedy; the compile does not fail) */
+    if (n < 0 || n > budget_left(b->mem)) {
+        b->stop = true;
+        snprintf(b->why, sizeof b->why, "%s would need %lld bytes, past the memory limit (%lld bytes left)", what,
+                 (long long)n, (long long)budget_left(b->mem));
+        return false;
+    }
+    budget_charge(b->mem, n);
+    if (b->mem) b->charged += n;
+    return true;
+}
+
+static void bound_release(Bound *b, int64_t n)
+{
+    if (!b->mem) return;
+    if (n > b->charged) n = b->charged;
+    budget_release(b->mem, n);
+    b->charged -= n;
+}
+
 /* ------------------------------------------------------------ the model */
 
 typedef struct Model {
@@ -170,24 +260,79 @@ typedef struct Model {
     int capcol;
     int64_t constant;    /* the objective's part no variable carries */
     bool failed;
+    /* counting: columns and rows are numbered and counted, nothing is
+     * stored, and the transitivity rows (cubic in the loops) are counted
+     * by a formula; nz is then an upper bound */
+    bool counting;
+    int64_t rows64, nz64;   /* the counts, which may pass INT_MAX */
+    Bound *bd;              /* (NULL: no bounds; the memo's copies) */
+    int64_t bytes;          /* charged to bd for the arrays */
 } Model;
+
+static int64_t model_bytes(int64_t cols, int64_t rows, int64_t nz)
+{
+    return cols * (int64_t)(3 * sizeof(double) + sizeof(bool)) + rows * (int64_t)(2 * sizeof(double)) +
+           nz * (int64_t)(2 * sizeof(int) + sizeof(double));
+}
+
+/* The arrays at capacity (cols, rows, nz), charged to m->bd for their
+ * growth; false (failed) when memory or the budget runs out. */
+static bool model_reserve(Model *m, int cols, int rows, int nz)
+{
+    cols = cols > m->capcol ? cols : m->capcol;
+    rows = rows > m->caprow ? rows : m->caprow;
+    nz = nz > m->capnz ? nz : m->capnz;
+    int64_t want = model_bytes(cols, rows, nz);
+    if (m->bd && want > m->bytes && !bound_mem(m->bd, want - m->bytes, "the ILP's model")) return m->failed = true, false;
+    if (m->bd && want > m->bytes) m->bytes = want;
+    if (cols > m->capcol) {
+        size_t c = (size_t)cols;
+        double *l = ax__realloc(m->lo, sizeof *l * c);
+        if (l) m->lo = l;
+        double *h = l ? ax__realloc(m->hi, sizeof *h * c) : NULL;
+        if (h) m->hi = h;
+        double *o = h ? ax__realloc(m->obj, sizeof *o * c) : NULL;
+        if (o) m->obj = o;
+        bool *in = o ? ax__realloc(m->integer, sizeof *in * c) : NULL;
+        if (in) m->integer = in;
+        if (!in) return m->failed = true, false;
+        m->capcol = cols;
+    }
+    if (rows > m->caprow) {
+        double *l = ax__realloc(m->rlo, sizeof *l * (size_t)rows);
+        if (l) m->rlo = l;
+        double *h = l ? ax__realloc(m->rhi, sizeof *h * (size_t)rows) : NULL;
+        if (h) m->rhi = h;
+        if (!h) return m->failed = true, false;
+        m->caprow = rows;
+    }
+    if (nz > m->capnz) {
+        int *r = ax__realloc(m->ri, sizeof *r * (size_t)nz);
+        if (r) m->ri = r;
+        int *c = r ? ax__realloc(m->ci, sizeof *c * (size_t)nz) : NULL;
+        if (c) m->ci = c;
+        double *v = c ? ax__realloc(m->v, sizeof *v * (size_t)nz) : NULL;
+        if (v) m->v = v;
+        if (!v) return m->failed = true, false;
+        m->capnz = nz;
+    }
+    return true;
+}
+
+/* (a capacity doubled, within INT_MAX) */
+static int grown(int cap, int least, int first)
+{
+    int64_t c = cap ? 2 * (int64_t)cap : first;
+    while (c < least) c *= 2;
+    return c > INT_MAX ? INT_MAX : (int)c;
+}
 
 static int add_col(Model *m, double lo, double hi, double obj, bool integer)
 {
     if (m->failed) return -1;
-    if (m->ncol == m->capcol) {
-        int cap = m->capcol ? 2 * m->capcol : 64;
-        double *l = ax__realloc(m->lo, sizeof *l * (size_t)cap);
-        if (l) m->lo = l;
-        double *h = l ? ax__realloc(m->hi, sizeof *h * (size_t)cap) : NULL;
-        if (h) m->hi = h;
-        double *o = h ? ax__realloc(m->obj, sizeof *o * (size_t)cap) : NULL;
-        if (o) m->obj = o;
-        bool *in = o ? ax__realloc(m->integer, sizeof *in * (size_t)cap) : NULL;
-        if (in) m->integer = in;
-        if (!in) return m->failed = true, -1;
-        m->capcol = cap;
-    }
+    if (m->counting) return m->ncol++;
+    if (m->ncol == m->capcol && (m->ncol == INT_MAX || !model_reserve(m, grown(m->capcol, m->ncol + 1, 64), 0, 0)))
+        return m->failed = true, -1;
     m->lo[m->ncol] = lo, m->hi[m->ncol] = hi, m->obj[m->ncol] = obj, m->integer[m->ncol] = integer;
     return m->ncol++;
 }
@@ -196,42 +341,37 @@ static int add_col(Model *m, double lo, double hi, double obj, bool integer)
 static void add_row(Model *m, double lo, double hi, int n, const int *col, const double *coef)
 {
     if (m->failed) return;
-    if (m->nrow == m->caprow) {
-        int cap = m->caprow ? 2 * m->caprow : 64;
-        double *l = ax__realloc(m->rlo, sizeof *l * (size_t)cap);
-        if (l) m->rlo = l;
-        double *h = l ? ax__realloc(m->rhi, sizeof *h * (size_t)cap) : NULL;
-        if (h) m->rhi = h;
-        if (!h) {
-            m->failed = true;
-            return;
-        }
-        m->caprow = cap;
+    int terms = 0;
+    for (int k = 0; k < n; k++) terms += col[k] >= 0;
+    if (m->counting) {
+        m->rows64++, m->nz64 += terms;
+        return;
     }
-    if (m->nz + n > m->capnz) {
-        int cap = m->capnz ? 2 * m->capnz : 256;
-        while (cap < m->nz + n) cap *= 2;
-        int *r = ax__realloc(m->ri, sizeof *r * (size_t)cap);
-        if (r) m->ri = r;
-        int *c = r ? ax__realloc(m->ci, sizeof *c * (size_t)cap) : NULL;
-        if (c) m->ci = c;
-        double *v = c ? ax__realloc(m->v, sizeof *v * (size_t)cap) : NULL;
-        if (v) m->v = v;
-        if (!v) {
-            m->failed = true;
-            return;
-        }
-        m->capnz = cap;
+    /* the clock, now and then: a model counted small enough may still be
+     * slow to make on a loaded machine */
+    if (m->bd && !bound_work(m->bd, 16, "making the ILP's model")) {
+        m->failed = true;
+        return;
     }
+    if (m->nrow == INT_MAX || m->nz > INT_MAX - terms) {
+        m->failed = true;
+        return;
+    }
+    if ((m->nrow == m->caprow || m->nz + terms > m->capnz) &&
+        !model_reserve(m, 0, m->nrow == m->caprow ? grown(m->caprow, m->nrow + 1, 64) : 0,
+                       m->nz + terms > m->capnz ? grown(m->capnz, m->nz + terms, 256) : 0))
+        return;
     for (int k = 0; k < n; k++)
         if (col[k] >= 0) m->ri[m->nz] = m->nrow, m->ci[m->nz] = col[k], m->v[m->nz++] = coef[k];
     m->rlo[m->nrow] = lo, m->rhi[m->nrow++] = hi;
+    m->rows64 = m->nrow, m->nz64 = m->nz;
 }
 
 static void model_free(Model *m)
 {
     free(m->lo), free(m->hi), free(m->obj), free(m->integer);
     free(m->ri), free(m->ci), free(m->v), free(m->rlo), free(m->rhi);
+    if (m->bd) bound_release(m->bd, m->bytes);
     memset(m, 0, sizeof *m);
 }
 
@@ -248,14 +388,53 @@ typedef struct View {
     int *x;              /* nn x nn: its column */
     int *c;              /* per node: its c column, or -1 */
     int *pi;             /* per node: its pi column, or -1 */
+    unsigned char *dep;  /* nn x nn, symmetric: a dependency joins the two */
+    int *dfirst, *dorder;   /* the dependencies by the node they leave: dorder[dfirst[u] .. dfirst[u + 1]] */
+    Bound *bd;
 } View;
 
 #define OK(v, i, j) ((v)->ok[(size_t)(i) * (size_t)(v)->nn + (size_t)(j)])
 #define X(v, i, j) ((v)->x[(size_t)(i) * (size_t)(v)->nn + (size_t)(j)])
+#define DEP(v, i, j) ((v)->dep[(size_t)(i) * (size_t)(v)->nn + (size_t)(j)])
+
+/* The view's bytes (what view_new charges). */
+static int64_t view_bytes(const PlanGraph *g)
+{
+    int64_t n = g->nn ? g->nn : 1;
+    return n * n * (int64_t)(2 + sizeof(int)) + (3 * (n + 1) + g->ndep + 1) * (int64_t)sizeof(int);
+}
+
+static bool view_new(View *v, const PlanGraph *g, Bound *bd)
+{
+    int nn = g->nn;
+    size_t n2 = (size_t)(nn ? nn : 1) * (size_t)(nn ? nn : 1);
+    memset(v, 0, sizeof *v);
+    v->g = g, v->nn = nn;
+    if (!bound_mem(bd, view_bytes(g), "the ILP's tables")) return false;
+    v->bd = bd;
+    v->ok = ax__calloc(n2, 1);
+    v->x = ax__malloc(n2 * sizeof(int));
+    v->c = ax__malloc(sizeof(int) * (size_t)(nn + 1));
+    v->pi = ax__malloc(sizeof(int) * (size_t)(nn + 1));
+    v->dep = ax__calloc(n2, 1);
+    v->dfirst = ax__calloc((size_t)nn + 2, sizeof *v->dfirst);
+    v->dorder = ax__malloc(sizeof *v->dorder * ((size_t)g->ndep + 1));
+    if (!v->ok || !v->x || !v->c || !v->pi || !v->dep || !v->dfirst || !v->dorder) return false;
+    for (int k = 0; k < g->ndep; k++) {
+        DEP(v, g->dep[k].from, g->dep[k].to) = DEP(v, g->dep[k].to, g->dep[k].from) = 1;
+        v->dfirst[g->dep[k].from + 1]++;
+    }
+    for (int u = 0; u < nn; u++) v->dfirst[u + 1] += v->dfirst[u];
+    int *at = v->pi;   /* (free until formulate numbers the pi columns) */
+    for (int u = 0; u < nn; u++) at[u] = v->dfirst[u];
+    for (int k = 0; k < g->ndep; k++) v->dorder[at[g->dep[k].from]++] = k;
+    return true;
+}
 
 static void view_free(View *v)
 {
-    free(v->ok), free(v->x), free(v->c), free(v->pi);
+    free(v->ok), free(v->x), free(v->c), free(v->pi), free(v->dep), free(v->dfirst), free(v->dorder);
+    if (v->bd) bound_release(v->bd, view_bytes(v->g));
     memset(v, 0, sizeof *v);
 }
 
@@ -298,9 +477,8 @@ static bool prune_paths(View *v)
         return more;
     }
     for (int u = nn - 1; u >= 0; u--)
-        for (int k = 0; k < g->ndep; k++) {
-            if (g->dep[k].from != u) continue;
-            int t = g->dep[k].to;
+        for (int d = v->dfirst[u]; d < v->dfirst[u + 1]; d++) {
+            int k = v->dorder[d], t = g->dep[k].to;
             uint64_t *au = all + (size_t)u * w, *bu = bad + (size_t)u * w, *at = all + (size_t)t * w,
                      *bt = bad + (size_t)t * w;
             bool fusible = g->dep[k].direct && OK(v, u, t);
@@ -324,11 +502,22 @@ static void prune(View *v)
 {
     const PlanGraph *g = v->g;
     int nn = v->nn;
-    for (int i = 0; i < nn; i++)
+    int nwhole = 0;
+    for (int i = 0; i < nn; i++) {
+        nwhole += g->n[i].whole;
         for (int j = 0; j < nn; j++) OK(v, i, j) = i != j && PAIR(g, i, j) && g->n[i].chain == g->n[j].chain;
+    }
+    /* Each condition only grows as pairs go, so the pairs left are the
+     * same whatever order they go in (the greatest set in which none
+     * fails): the blockers are checked each in turn, not per pair.  Each
+     * round removes a pair or is the last; the clock bounds them. */
     for (bool more = true; more;) {
+        if (!bound_work(v->bd, (int64_t)g->ndep * (nn / 64 + 1) + g->nblock, "the ILP's pruning")) return;
         more = prune_paths(v);
-        for (int i = 0; i < nn; i++)
+        for (int i = 0; i < nn; i++) {
+            /* (a row's pairs; with a whole node, each a walk of the loops) */
+            if (!bound_work(v->bd, (int64_t)nn * (g->n[i].whole ? nn : 1) + (int64_t)nwhole * nn, "the ILP's pruning"))
+                return;
             for (int j = i + 1; j < nn; j++) {
                 if (!OK(v, i, j)) continue;
                 bool keep = sizes_ok(v, i, j);
@@ -338,23 +527,17 @@ static void prune(View *v)
                     for (int r = 0; r < nn && keep; r++)
                         if (PAIR(g, w, r) == 2 && !OK(v, w, r)) keep = false;
                 }
-                for (int k = 0; k < g->nblock && keep; k++) {
-                    const GBlock *bk = &g->block[k];
-                    if (!((bk->a == i && bk->b == j) || (bk->a == j && bk->b == i))) continue;
-                    bool any = false;
-                    for (int q = 0; q < bk->nf && !any; q++) any = OK(v, bk->f[q], bk->l);
-                    keep = any;
-                }
                 if (!keep) OK(v, i, j) = OK(v, j, i) = 0, more = true;
             }
+        }
+        for (int k = 0; k < g->nblock; k++) {
+            const GBlock *bk = &g->block[k];
+            if (!OK(v, bk->a, bk->b)) continue;
+            bool any = false;
+            for (int q = 0; q < bk->nf && !any; q++) any = OK(v, bk->f[q], bk->l);
+            if (!any) OK(v, bk->a, bk->b) = OK(v, bk->b, bk->a) = 0, more = true;
+        }
     }
-}
-
-static bool has_dep(const PlanGraph *g, int i, int j)
-{
-    for (int k = 0; k < g->ndep; k++)
-        if ((g->dep[k].from == i && g->dep[k].to == j) || (g->dep[k].from == j && g->dep[k].to == i)) return true;
-    return false;
 }
 
 /* Seed 001's ILP of the graph in m (v: the pairs with a variable); with
@@ -427,7 +610,7 @@ static void formulate(View *v, Model *m, bool full)
     for (int i = 0; i < nn; i++)
         for (int j = i + 1; j < nn; j++) {
             int x = X(v, i, j);
-            if (x < 0 || has_dep(g, i, j)) continue;
+            if (x < 0 || DEP(v, i, j)) continue;
             col[0] = v->pi[j], cf[0] = 1, col[1] = v->pi[i], cf[1] = -1, col[2] = x;
             cf[2] = dN;
             add_row(m, 0, INF, 3, col, cf);              /* -N x <= pi_j - pi_i */
@@ -477,8 +660,15 @@ static void formulate(View *v, Model *m, bool full)
                 add_row(m, -INF, 0, 2, col, cf);
             }
     }
-    /* transitivity, around each loop j */
-    for (int j = 0; j < nn; j++)
+    /* transitivity, around each loop j: a row for each two others paired
+     * with it (counted: as many as the pairs of j's partners) */
+    for (int j = 0; j < nn && m->counting; j++) {
+        int64_t deg = 0;
+        for (int i = 0; i < nn; i++) deg += i != j && X(v, i, j) >= 0;
+        m->rows64 += deg * (deg - 1) / 2;
+        m->nz64 += 3 * (deg * (deg - 1) / 2);
+    }
+    for (int j = 0; j < nn && !m->counting && !m->failed; j++)
         for (int i = 0; i < nn; i++) {
             if (i == j || X(v, i, j) < 0) continue;
             for (int k = i + 1; k < nn; k++) {
@@ -760,6 +950,7 @@ static bool model_copy(Model *to, const Model *from)
 {
     memset(to, 0, sizeof *to);
     *to = *from;
+    to->bd = NULL, to->bytes = 0;   /* (the memo's copy is the context's, charged to no choice) */
     to->lo = to->hi = to->obj = to->v = to->rlo = to->rhi = NULL;
     to->integer = NULL;
     to->ri = to->ci = NULL;
@@ -919,6 +1110,29 @@ static int greedy(PlanChoice *ch, const char *why)
     return 0;
 }
 
+/* The most nonzeros a model may have per millisecond of the time limit.
+ * CBC checks its limit in its branch and cut, not while it loads a model
+ * and solves its linear relaxation, which take time in proportion to the
+ * nonzeros: a model past this many per millisecond takes CBC several
+ * times the limit before it looks at its clock, so it is never made
+ * (the rate is a few times CBC's on models of sibling folds, whose
+ * transitivity rows are most of them). */
+#define NZ_PER_MS 10000.0
+/* CBC's own copies of a model (row and column copies of the matrix, its
+ * presolve's, the branch and cut's), as bytes per nonzero, row and column
+ * of the model it is given: charged while it solves, as an estimate (its
+ * allocations are its own). */
+enum { CBC_PER_NZ = 160, CBC_PER_ROW = 200, CBC_PER_COL = 200 };
+/* Models the context remembers with their solutions: the small ones
+ * (the memory they hold outlives the compile, so it is kept small). */
+enum { MEMO_MAX_NZ = 1 << 14 };
+
+static int64_t solve_bytes(const Model *m)
+{
+    return (int64_t)m->ncol * (int64_t)(3 * sizeof(int) + sizeof(double) + CBC_PER_COL) +
+           (int64_t)m->nz * (int64_t)(sizeof(int) + sizeof(double) + CBC_PER_NZ) + (int64_t)m->nrow * CBC_PER_ROW;
+}
+
 int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full)
 {
     memset(ch, 0, sizeof *ch);
@@ -926,28 +1140,37 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full)
     ch->limit_ms = cx->planner_limit_ms > 0 ? cx->planner_limit_ms : 10;
     if (cx->planner == PLANNER_GREEDY) return greedy(ch, "AXLE_PLANNER=greedy");
     if (!g) return greedy(ch, "out of memory");
-    if (g->truncated) return greedy(ch, "the loop graph has too many loops for the ILP");
+    if (g->truncated) return greedy(ch, g->why[0] ? g->why : "the loop graph has too many loops for the ILP");
     double t0 = now_ms(), cpu0 = cpu_ms();
+    Bound bd = {&cx->compile_mem, cpu0, ch->limit_ms, 0, false, "", 0};
     int nn = g->nn;
-    size_t n2 = (size_t)(nn ? nn : 1) * (size_t)(nn ? nn : 1);
-    View v = {g, nn, ax__calloc(n2, 1), ax__malloc(n2 * sizeof(int)), ax__malloc(sizeof(int) * (size_t)(nn + 1)),
-              ax__malloc(sizeof(int) * (size_t)(nn + 1))};
+    View v;
     Model m;
     memset(&m, 0, sizeof m);
-    int *par = ax__calloc((size_t)nn + 1, sizeof *par);
+    int *par = NULL;
     double *sol = NULL;
+    int64_t solving = 0;
     int rc = 0;
-    if (!v.ok || !v.x || !v.c || !v.pi || !par) {
-        rc = greedy(ch, "out of memory");
+    if (!view_new(&v, g, &bd) || !(par = ax__calloc((size_t)nn + 1, sizeof *par))) {
+        rc = greedy(ch, bd.stop ? bd.why : "out of memory");
         goto out;
     }
     prune(&v);
+    if (bd.stop) {
+        rc = greedy(ch, bd.why);
+        goto out;
+    }
+    /* the model's size, counted before anything of it is made (what the
+     * dump shows, whether or not a model is made) */
+    m.counting = true;
     formulate(&v, &m, full);
-    ch->nx = m.nx, ch->nc = m.nc, ch->npi = m.npi, ch->nrows = m.nrow;
     if (m.failed) {
         rc = greedy(ch, "out of memory");
         goto out;
     }
+    ch->nx = m.nx, ch->nc = m.nc, ch->npi = m.npi;
+    ch->nrows = m.rows64 > INT_MAX ? INT_MAX : (int)m.rows64;
+    int64_t cols = m.ncol, rows = m.rows64, nzs = m.nz64;
     for (int i = 0; i < nn; i++) par[i] = i;
     if (m.nx == 0) {
         /* nothing to choose: every loop apart is the only clustering */
@@ -955,17 +1178,49 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full)
         snprintf(ch->why, sizeof ch->why, "no two loops can share a pass");
     } else if (cx->planner != PLANNER_CBC && all_fused(&v, par)) {
         /* every pair in one pass is a legal clustering: every x is 0 and
-         * every c with it, the least the objective can be */
+         * every c with it, the least the objective can be; no model is
+         * made */
         ch->solver = PLAN_PRESOLVE;
         snprintf(ch->why, sizeof ch->why, "every pair in one pass is legal, hence optimal");
     } else {
+        /* a model to make and solve: within the limits, by its count */
+        double most = NZ_PER_MS * ch->limit_ms;
+        char why[160];
+        if (rows > INT_MAX || nzs > INT_MAX || (double)nzs > most) {
+            snprintf(why, sizeof why, "the ILP's model would have %lld rows and up to %lld nonzeros, past the "
+                     "time limit of %g ms (at most %.0f nonzeros)", (long long)rows, (long long)nzs, ch->limit_ms, most);
+            rc = greedy(ch, why);
+            goto out;
+        }
+        m = (Model){.bd = &bd};
+        m.ncol = (int)cols, m.nrow = (int)rows, m.nz = (int)nzs;
+        int64_t need = model_bytes(cols, rows, nzs) + solve_bytes(&m) + cols * (int64_t)sizeof *sol;
+        m.ncol = m.nrow = m.nz = 0;
+        if (need > budget_left(bd.mem)) {
+            snprintf(why, sizeof why, "the ILP's model and its solve would need about %lld bytes, past the "
+                     "memory limit (%lld bytes left)", (long long)need, (long long)budget_left(bd.mem));
+            rc = greedy(ch, why);
+            goto out;
+        }
+        /* (at least one of each: the arrays are never NULL) */
+        if (model_reserve(&m, cols > 1 ? (int)cols : 1, rows > 1 ? (int)rows : 1, nzs > 1 ? (int)nzs : 1))
+            formulate(&v, &m, full);
+        if (m.failed) {
+            rc = greedy(ch, bd.stop ? bd.why : "out of memory");
+            goto out;
+        }
+        if (m.ncol != cols || m.nrow != rows || m.nz > nzs) {
+            rc = greedy(ch, "internal error: the ILP's model is not the size it was counted");
+            goto out;
+        }
         if (!cx->plan && !(cx->plan = ax__calloc(1, sizeof *cx->plan))) {
             rc = greedy(ch, "out of memory");
             goto out;
         }
         PlanState *st = cx->plan;
-        if (!(sol = ax__calloc((size_t)m.ncol, sizeof *sol))) {
-            rc = greedy(ch, "out of memory");
+        if (!bound_mem(&bd, (int64_t)m.ncol * (int64_t)sizeof *sol, "the ILP's solution") ||
+            !(sol = ax__calloc((size_t)m.ncol + 1, sizeof *sol))) {
+            rc = greedy(ch, bd.stop ? bd.why : "out of memory");
             goto out;
         }
         int hit = -1;
@@ -985,26 +1240,35 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full)
                 rc = greedy(ch, st->why);
                 goto out;
             }
-            char why[160];
+            solving = solve_bytes(&m);
+            if (!bound_mem(&bd, solving, "the ILP's solve")) {
+                solving = 0;
+                rc = greedy(ch, bd.why);
+                goto out;
+            }
             if (cbc_solve(&st->cbc, &m, cpu0, ch->limit_ms, sol, why, sizeof why) != 0) {
                 ch->solve_cpu_ms = cpu_ms() - cpu0;
                 ch->solve_ms = now_ms() - t0;
                 rc = greedy(ch, why);
                 goto out;
             }
+            bound_release(&bd, solving);
+            solving = 0;
             /* remember it, in the slot used least recently */
             int k = 0;
             for (int q = 1; q < MEMO; q++)
                 if (st->memo[q].age < st->memo[k].age) k = q;
-            model_free(&st->memo[k].m);
-            free(st->memo[k].sol);
-            st->memo[k].sol = ax__malloc(sizeof *sol * (size_t)m.ncol);
-            if (st->memo[k].sol && model_copy(&st->memo[k].m, &m)) {
-                memcpy(st->memo[k].sol, sol, sizeof *sol * (size_t)m.ncol);
-                st->memo[k].age = ++st->clock;
-            } else {
+            if (m.nz <= MEMO_MAX_NZ) {
+                model_free(&st->memo[k].m);
                 free(st->memo[k].sol);
-                st->memo[k].sol = NULL;
+                st->memo[k].sol = ax__malloc(sizeof *sol * (size_t)(m.ncol + 1));
+                if (st->memo[k].sol && model_copy(&st->memo[k].m, &m)) {
+                    memcpy(st->memo[k].sol, sol, sizeof *sol * (size_t)m.ncol);
+                    st->memo[k].age = ++st->clock;
+                } else {
+                    free(st->memo[k].sol);
+                    st->memo[k].sol = NULL;
+                }
             }
         }
         ch->solver = PLAN_CBC;
@@ -1033,7 +1297,10 @@ int plan_choose(ax_ctx *cx, const PlanGraph *g, PlanChoice *ch, bool full)
     ch->solve_cpu_ms = cpu_ms() - cpu0;
 out:
     free(sol), free(par);
-    view_free(&v);
+    bound_release(&bd, solving);
     model_free(&m);
+    view_free(&v);
+    /* (whatever this choice charged is given back: the sum of the above) */
+    bound_release(&bd, bd.charged);
     return rc;
 }

@@ -117,7 +117,10 @@ int opt_licm(ax_ctx *cx, Program *p);
 
 /* The loop graph of a program after Accelerate's fusion (plangraph.c),
  * printed with the clustering a PlanLog records (`axle dump --stage
- * plan`).  plan_graph returns NULL when memory runs out. */
+ * plan`).  plan_graph returns NULL when memory runs out; its tables are
+ * charged to the budget the program's arena has (the compile's), and a
+ * graph past that or past its size bounds (plangraph.h) is truncated:
+ * the planner is then greedy. */
 typedef struct PlanGraph PlanGraph;
 typedef struct PlanChoice PlanChoice;
 PlanGraph *plan_graph(const Program *p, bool shown);
@@ -126,7 +129,8 @@ void plan_graph_free(PlanGraph *g);
 
 /* The clustering planner (ilp.c; seed 001): the integer linear program
  * of the loop graph solved by CBC, loaded at run time, within a time
- * limit; else the greedy planner, and why. */
+ * limit and the memory cx's compile budget leaves (the model is counted
+ * before it is made); else the greedy planner, and why. */
 typedef enum { PLAN_GREEDY, PLAN_CBC, PLAN_NONE, PLAN_PRESOLVE } PlanSolver;
 struct PlanChoice {
     PlanSolver solver;
