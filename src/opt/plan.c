@@ -103,6 +103,7 @@ typedef struct Pl {
      * when a rewrite gave its loop a new variable (else PLAN_KEY_NONE) */
     const PlanClusters *cl;
     int64_t *key;
+    int *member;         /* per array variable id: retarget's group (0: none) */
 } Pl;
 
 static void *oom(Pl *s)
@@ -120,12 +121,15 @@ static bool grow(Pl *s)
     int *u = n ? ax__realloc(s->uses, sizeof *u * (size_t)cap) : NULL;
     Node **r = u ? ax__realloc(s->rdv, sizeof *r * (size_t)cap) : NULL;
     int64_t *k = r ? ax__realloc(s->key, sizeof *k * (size_t)cap) : NULL;
+    int *g = k ? ax__realloc(s->member, sizeof *g * (size_t)cap) : NULL;
     if (n) s->sub = n;
     if (u) s->uses = u;
     if (r) s->rdv = r;
     if (k) s->key = k;
-    if (!n || !u || !r || !k) return oom(s), false;
-    for (int i = s->capsub; i < cap; i++) s->sub[i] = NULL, s->uses[i] = 0, s->rdv[i] = NULL, s->key[i] = PLAN_KEY_NONE;
+    if (g) s->member = g;
+    if (!n || !u || !r || !k || !g) return oom(s), false;
+    for (int i = s->capsub; i < cap; i++)
+        s->sub[i] = NULL, s->uses[i] = 0, s->rdv[i] = NULL, s->key[i] = PLAN_KEY_NONE, s->member[i] = 0;
     s->capsub = cap;
     return true;
 }
@@ -523,29 +527,34 @@ static bool is_const_term(const Node *x, int depth)
 
 /* ------------------------------------------------------------ retargeting */
 
-/* Reads of array `from` in x become component k of `to` (whose element is
- * a tuple); its shape, to's.  Uses left as an array are counted in *left. */
-static void retarget(Pl *s, Node *x, int from, int to, int k, int *left, int depth)
+/* Reads of the group's arrays in x (s->member[id]: its component k + 1
+ * in `to`, whose element is a tuple; 0 for no member) become component k
+ * of `to`; their shapes, to's.  One walk for the whole group: a group of
+ * siblings retargets the rest of its chain once, not once per member
+ * (which made merging n folds cost n^2). */
+static void retarget(Pl *s, Node *x, int to, int depth)
 {
+    const int *member = s->member;
     while (x && !s->failed && depth <= OPT_MAX_DEPTH) {
-        if ((x->op == OP_INDEX || x->op == OP_LINDEX) && x->kid[0]->op == OP_AVAR && x->kid[0]->id == from) {
+        const Node *a = x->n > 0 ? x->kid[0] : NULL;
+        int k = a && a->op == OP_AVAR && a->id >= 0 && a->id < s->capsub ? member[a->id] - 1 : -1;
+        if ((x->op == OP_INDEX || x->op == OP_LINDEX) && k >= 0) {
             Node *rd = node2(s, x->op, s->p->vartype[to]->elt, var(s, to), x->kid[1]);
             if (!rd) return;
-            retarget(s, x->kid[1], from, to, k, left, depth + 1);
+            retarget(s, x->kid[1], to, depth + 1);
             x->op = OP_PROJ;
             x->n = 1;
             x->a = k;
             x->kid[0] = rd;
             return;
         }
-        if (x->op == OP_SHAPE && x->kid[0]->op == OP_AVAR && x->kid[0]->id == from) {
+        if (x->op == OP_SHAPE && k >= 0) {
             x->kid[0]->id = to;
             x->kid[0]->type = s->p->vartype[to];
             return;
         }
-        if (x->op == OP_AVAR && x->id == from) (*left)++;
         bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
-        for (int i = 0; i < x->n - (chain ? 1 : 0); i++) retarget(s, x->kid[i], from, to, k, left, depth + 1);
+        for (int i = 0; i < x->n - (chain ? 1 : 0); i++) retarget(s, x->kid[i], to, depth + 1);
         x = chain ? x->kid[1] : NULL;
     }
 }
@@ -875,10 +884,11 @@ static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
     int ids[64];
     ids[0] = nl->id;
     for (int k = 1; k < nm; k++) ids[k] = lets[m[k]]->id;
-    for (int k = 0; k < nm; k++) {
-        int left = 0;
-        retarget(s, nl->kid[1], ids[k], tid, k, &left, 0);
-    }
+    for (int k = 0; k < nm; k++)
+        if (ids[k] >= 0 && ids[k] < s->capsub) s->member[ids[k]] = k + 1;
+    retarget(s, nl->kid[1], tid, 0);
+    for (int k = 0; k < nm; k++)
+        if (ids[k] >= 0 && ids[k] < s->capsub) s->member[ids[k]] = 0;
     return !s->failed;
 }
 
@@ -1680,6 +1690,7 @@ int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl)
     free(s.uses);
     free(s.key);
     free(s.rdv);
+    free(s.member);
     if (s.failed) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory (planner)");
         return -1;
