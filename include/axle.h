@@ -284,8 +284,10 @@ typedef struct ax_options {
      * Measured (tests/test_fastmath.c) on finite inputs only.  What it
      * buys: N-body's 1/sqrt no longer waits on the divider. */
     bool finite_math;
-    int64_t mem_limit;        /* bytes of array memory; 0: AXLE_MEM_LIMIT or a
-                                 safe fraction of physical memory; <0: none */
+    int64_t mem_limit;        /* bytes of array memory, and of a compile's own IR
+                                 and planner tables (with the arrays in use; a
+                                 compile gets at least 32 MiB); 0: AXLE_MEM_LIMIT
+                                 or a safe fraction of physical memory; <0: none */
     const char *cc;           /* C compiler for the CPU backend; NULL: AXLE_CC or "cc" */
     const char *cflags;       /* flags added after the optimisation flags (so they may
                                  override -O3 or -march=native); NULL: AXLE_CFLAGS.
