@@ -1183,9 +1183,10 @@ static int open_cached(int dfd, const char *name, int flags, const char **why)
 
 /* Creates base+suffix in dfd with a fresh base name ("tmp-<16 hex>"),
  * exclusively (O_EXCL: nothing that was there, link or not, is opened),
- * mode 0600.  Returns the descriptor or -1. */
+ * mode 0600.  Returns the descriptor, or -1 with base "". */
 static int create_unique(Jit *j, int dfd, const char *suffix, char base[32])
 {
+    base[0] = 0;   /* (callers format the name even when this fails) */
     if (fault_hit(AX_FAULT_WRITE)) {
         errno = ENOSPC;
         return -1;
