@@ -1,6 +1,6 @@
 /*
  * The C compiler's processes die with the process that started them
- * (src/runtime/jit.c, "The compiler's supervisor"): a host killed with
+ * (src/runtime/jit.c, "processes": the supervisor): a host killed with
  * SIGKILL in the middle of a compile (as `timeout` or a test harness ends
  * one) leaves no process of the compiler's group behind, however deep
  * (the compiler's own children: cc1, as, ld; here a script's `sleep`).
@@ -168,6 +168,50 @@ static void kill_if_alive(long pid)
     if (pid > 0 && proc_stat((pid_t)pid, &st, &pp, &pg) && st != 'Z') kill((pid_t)pid, SIGKILL);
 }
 
+/* The compiler's end is still reported exactly: an exit status with its
+ * message, a signal, a program that cannot be executed; and no process
+ * axle started is left unreaped.  (First: before the tests below make
+ * this process a subreaper, so that any child here is axle's.) */
+TEST(ccgroup_status_relayed)
+{
+    char dir[64], cc[128], cache[128], script[512], msg[1024];
+    REQUIRE(temp_dir(dir, sizeof dir));
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(cc, sizeof cc, "%s/cc", dir);
+    static const char *const bodies[] = {
+        "echo 'boom: no such luck' >&2; exit 3",
+        "kill -SEGV $$; sleep 5",
+        "exec cc \"$@\"",
+    };
+    static const char *const want[] = {
+        "failed: boom: no such luck",
+        "killed by signal 11",
+        "",
+    };
+    for (int i = 0; i < 3; i++) {
+        snprintf(script, sizeof script,
+                 "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cc%d 1.0'; exit 0; fi\n%s\n", i, bodies[i]);
+        REQUIRE(write_file(cc, script, 0755));
+        fflush(NULL);
+        bool ok = run_with(cc, cache, 60, msg, sizeof msg);
+        fprintf(stderr, "  ccgroup: '%s': %s\n", bodies[i], ok ? "ran" : msg);
+        if (want[i][0]) CHECKF(!ok && strstr(msg, want[i]), "'%s': %s", bodies[i], msg);
+        else CHECKF(ok, "'%s': %s", bodies[i], msg);
+        /* every process axle started was reaped: no compiler, no
+         * supervisor left as a zombie of this process */
+        errno = 0;
+        CHECKF(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "'%s': a child was left unreaped", bodies[i]);
+    }
+    /* a compiler that is there but is no program (exec fails: ENOEXEC;
+     * under valgrind, whose exec cannot report that, exit status 127) */
+    REQUIRE(write_file(cc, "\x7f" "ELF not really\n", 0755));
+    fflush(NULL);
+    bool ok = run_with(cc, cache, 60, msg, sizeof msg);
+    fprintf(stderr, "  ccgroup: not a program: %s\n", msg);
+    CHECKF(!ok && (strstr(msg, "could not be run") || strstr(msg, "was not found")), "%s", msg);
+    rm_tree(dir);
+}
+
 /* A host killed with SIGKILL while its compiler (and the compiler's own
  * child) run: within 2 s no live process of the compiler's group is left.
  * Once while compiling, once while asking the compiler's --version. */
@@ -278,47 +322,5 @@ TEST(ccgroup_supervisor_killed)
     kill_if_alive(sl);
     usleep(20000);
     reap_orphans();
-    rm_tree(dir);
-}
-
-/* The compiler's end is relayed exactly through the supervisor: an exit
- * status with its message, a signal, a program that cannot be executed. */
-TEST(ccgroup_status_relayed)
-{
-    char dir[64], cc[128], cache[128], script[512], msg[1024];
-    REQUIRE(temp_dir(dir, sizeof dir));
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    snprintf(cc, sizeof cc, "%s/cc", dir);
-    static const char *const bodies[] = {
-        "echo 'boom: no such luck' >&2; exit 3",
-        "kill -SEGV $$; sleep 5",
-        "exec cc \"$@\"",
-    };
-    static const char *const want[] = {
-        "failed: boom: no such luck",
-        "killed by signal 11",
-        "",
-    };
-    for (int i = 0; i < 3; i++) {
-        snprintf(script, sizeof script,
-                 "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cc%d 1.0'; exit 0; fi\n%s\n", i, bodies[i]);
-        REQUIRE(write_file(cc, script, 0755));
-        fflush(NULL);
-        bool ok = run_with(cc, cache, 60, msg, sizeof msg);
-        fprintf(stderr, "  ccgroup: '%s': %s\n", bodies[i], ok ? "ran" : msg);
-        if (want[i][0]) CHECKF(!ok && strstr(msg, want[i]), "'%s': %s", bodies[i], msg);
-        else CHECKF(ok, "'%s': %s", bodies[i], msg);
-        /* every process axle started was reaped: no compiler, no
-         * supervisor left as a zombie of this process */
-        errno = 0;
-        CHECKF(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD, "'%s': a child was left unreaped", bodies[i]);
-    }
-    /* a compiler that is there but is no program (exec fails: ENOEXEC;
-     * under valgrind, whose exec cannot report that, exit status 127) */
-    REQUIRE(write_file(cc, "\x7f" "ELF not really\n", 0755));
-    fflush(NULL);
-    bool ok = run_with(cc, cache, 60, msg, sizeof msg);
-    fprintf(stderr, "  ccgroup: not a program: %s\n", msg);
-    CHECKF(!ok && (strstr(msg, "could not be run") || strstr(msg, "was not found")), "%s", msg);
     rm_tree(dir);
 }
