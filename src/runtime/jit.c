@@ -767,13 +767,24 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* Kills the supervisor alone: through its pidfd where there is one, which
+ * names that process even if an application's SIGCHLD handler has reaped
+ * it (its pid could then be another process's). */
+static void sup_kill(Child *c)
+{
+#if defined(__linux__) && defined(SYS_pidfd_send_signal)
+    if (c->sfd >= 0 && syscall(SYS_pidfd_send_signal, c->sfd, SIGKILL, NULL, 0) == 0) return;
+#endif
+    kill(c->sup, SIGKILL);
+}
+
 /* Ends the supervisor: killed (it has nothing to finish; killed before
  * the lifeline closes, so that it does not take the group with it), then
  * reaped, then its stack freed. */
 static void child_release(Child *c)
 {
     if (c->sup > 0) {
-        if (!c->sup_done) kill(c->sup, SIGKILL);
+        if (!c->sup_done) sup_kill(c);
         close_fd(&c->lfd);
         int st;
         reaped(c->sup, &st, true);
@@ -898,7 +909,7 @@ static void child_kill(Child *c)
 static void child_exited(Child *c)
 {
     c->gone = true;
-    if (c->sup > 0 && !c->sup_done) kill(c->sup, SIGKILL);
+    if (c->sup > 0 && !c->sup_done) sup_kill(c);
     c->sup_done = true;
 }
 
