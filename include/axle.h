@@ -300,6 +300,8 @@ typedef struct ax_options {
                                  AXLE_CACHE_SIZE or 512 MiB; <0: no limit */
     double cc_timeout;        /* seconds the C compiler may run before its process
                                  group is killed and ax_run fails (AX_ERR_COMPILE);
+                                 the group is also killed when the calling process
+                                 dies, however it dies;
                                  0: AXLE_CC_TIMEOUT or 300; <0: no limit */
     /* Cancellation: when set, axle calls cancel(cancel_arg) between array
      * operations and before every iteration of an ax_awhile loop; a true
