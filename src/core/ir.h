@@ -365,232 +365,6 @@ int64_t ir_depth(const Node *root, int64_t cap);
 int64_t ir_count_nodes(const Node *x);
 int64_t ir_count_lets(const Node *x);
 
-/* --------------------------------------------------------------- context */
-
-#define AX_ERRMSG 1024
-/* The deepest program axle compiles, in levels of its source graph's
- * nesting (ir_depth).  The passes recurse along the nesting on a stack the
- * driver sizes for the program (run.c run_deep), so this bounds that
- * stack (STACK_PER_LEVEL bytes a level, reserved, touched only as deep
- * as the program goes), not what fits in a thread's default stack. */
-#define AX_DEPTH_LIMIT 1000000
-/* Backend kinds index the per-context backend state (ax_backend_kind). */
-#define AX_NBACKENDS 5
-
-struct ax_ctx {
-    ax_options opt;           /* after the environment was applied */
-    Arena arena;              /* source terms and their types */
-    int next_var;             /* source-graph variable ids */
-    ax_status status;         /* pending error (sticky until ax_run reports it) */
-    ax_status last_status;    /* the error ax_run last reported */
-    char msg[AX_ERRMSG];
-    ax_array *arrays;         /* every live host array (a list) */
-    int64_t mem_used;         /* bytes of owned array buffers */
-    struct Backend const *backends[AX_NBACKENDS];
-    void *backend_state[AX_NBACKENDS];   /* per-backend context state (thread pool, cache) */
-    char *scratch;            /* ax_type_str etc. */
-    ax_array **uses;          /* arrays referenced by ax_use nodes (malloc'd) */
-    int nuses, capuses;
-    /* Large buffers of released arrays, kept for reuse (array.c): a
-     * program run again writes into memory already mapped and faulted in
-     * instead of paying the kernel's page faults on fresh pages. */
-    struct { void *p; size_t cap; } spare[16];
-    int nspare;
-    int64_t spare_bytes;
-    /* Element types of host arrays (ctx_intern_type): they outlive
-     * ax_ctx_reset and the programs that made the arrays. */
-    Arena types;
-    const Type **interned;
-    int ninterned, capinterned;
-    /* Compiled programs still alive (run.c): ax_ctx_free orphans them. */
-    struct ax_program *programs;
-    /* The program memory (run.c): recent compilations by source key. */
-    struct Compiled *reuse;
-    int nreuse;
-    size_t reuse_bytes;
-    struct KeyScratch *keyscratch;   /* src_key's tables, kept (srckey.c) */
-    /* One thread at a time (ctx_enter): the owning thread's token, its
-     * nesting depth, and whether another thread came in meanwhile. */
-    _Atomic uintptr_t owner;
-    int depth;
-    _Atomic int clash;
-    /* A user callback (cancel, log, progress) running on the owning
-     * thread, and its name: a call it makes on cx is refused (ctx_enter),
-     * and the call that ran the callback fails with reentered's message
-     * (axle.h, "Callbacks and re-entrancy"). */
-    int in_callback;
-    const char *callback;
-    bool reentered;
-    const char *reenter_what;   /* the refused call (a static string) */
-    /* A builder's error set aside while a compiled program ran and failed
-     * (ctx_hold): pending again from the next call that enters cx. */
-    ax_status held_status;
-    char held_msg[AX_ERRMSG];
-    /* Test-only (runtime/mvec.h): the interpreter's maths as the CPU
-     * backend's, or NULL (libm). */
-    struct Mvec *mvec;
-    unsigned noticed;         /* NOTICE_* given already (each once) */
-    /* The planner (src/opt/ilp.c): AXLE_PLANNER (PLANNER_*),
-     * AXLE_PLANNER_LIMIT (ms; 0: the default) and AXLE_CBC (CBC's library,
-     * or NULL); CBC once loaded and the models solved (NULL until the
-     * first solve). */
-    int planner;
-    double planner_limit_ms;
-    char *planner_cbc;
-    struct PlanState *plan;
-    /* A compile's own memory (the arenas of the program being compiled,
-     * the planner's tables), charged against the memory limit together
-     * with the arrays in use (mem_used); arena.c, ctx.c. */
-    MemBudget compile_mem;
-};
-enum { PLANNER_ILP = 0, PLANNER_GREEDY = 1, PLANNER_CBC = 2 };
-typedef struct PlanState PlanState;
-void plan_state_free(PlanState *st);
-
-/* Notices (ax_options.log): what a user should know that is not an error.
- * Each kind is given once per context. */
-enum {
-    NOTICE_NO_CC = 1u << 0,   /* no C compiler: the interpreter runs programs */
-    NOTICE_ENV = 1u << 1,     /* first bit of the malformed AXLE_* variables */
-};
-void ctx_notice(ax_ctx *cx, unsigned kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Records an error on cx unless one is pending (first error wins).
- * Returns NULL for convenient `return ctx_error(...)`. */
-void *ctx_error(ax_ctx *cx, ax_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Reports a pending error at once (it stays readable through ax_error and
- * ax_status_of) so that it does not block the next ax_run: for failures of
- * the functions that are not builders (ax_run, ax_array_new, ...). */
-void ctx_settle(ax_ctx *cx);
-/* Overwrites whatever is pending. */
-void ctx_error_force(ax_ctx *cx, ax_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* A copy of element type t that lives as long as cx (equal types share
- * one copy; static types are returned as they are), or NULL when memory
- * runs out.  Host arrays hold these: they survive ax_ctx_reset and the
- * program that made them. */
-const Type *ctx_intern_type(ax_ctx *cx, const Type *t);
-
-/* One context, one thread at a time (axle.h).  ctx_enter claims cx for
- * the calling thread (nested calls on that thread are fine) and is false,
- * touching nothing else, when another thread holds it; that thread then
- * learns of it from ctx_leave (true: another thread came in meanwhile).
- * ctx_leave_report also records that as the error, settled, naming what.
- * ctx_touch (builders) only checks: false while another thread holds cx. */
-bool ctx_enter(ax_ctx *cx);
-bool ctx_leave(ax_ctx *cx);
-bool ctx_leave_report(ax_ctx *cx, const char *what);
-bool ctx_touch(ax_ctx *cx);
-/* As ctx_enter and ctx_touch, naming the public call: while a user
- * callback runs (ctx_callback_begin), a call on cx from it is refused
- * with an error naming `what` and the callback, which the call that ran
- * the callback reports when it leaves.  (ctx_enter and ctx_touch: the
- * same, for callers that name themselves elsewhere.) */
-bool ctx_enter_as(ax_ctx *cx, const char *what);
-bool ctx_touch_as(ax_ctx *cx, const char *what);
-/* True, with the refusal recorded, when a user callback of cx is running
- * on this thread: for the calls that do not enter cx (ax_ctx_free,
- * ax_program_free, ax_clear_error). */
-bool ctx_refuse_in_callback(ax_ctx *cx, const char *what);
-/* Around every call of a user callback (name: "cancel", "log",
- * "progress") on the thread that owns cx. */
-void ctx_callback_begin(ax_ctx *cx, const char *name);
-void ctx_callback_end(ax_ctx *cx);
-/* ax_options.cancel, asked (false when there is none). */
-bool ctx_cancel_asked(ax_ctx *cx);
-/* A compiled program's run does not depend on a builder's error pending
- * on cx (a term being built elsewhere): ctx_hold sets it aside before
- * the run; ctx_unhold puts it back after a run that succeeded.  After a
- * failed run the run's error is the one reported, and the builder's is
- * pending again from the next call that enters cx. */
-void ctx_hold(ax_ctx *cx);
-void ctx_unhold(ax_ctx *cx);
-uintptr_t ctx_lend(ax_ctx *cx);
-void ctx_unlend(ax_ctx *cx, uintptr_t owner);
-
-/* Runs fn(arg) with a C stack that has room for a program nested depth
- * levels (stack_need bytes): on the calling thread if it has room, else
- * on a helper thread with a stack of that size (the caller waits).  -1
- * with an error on cx (naming what) when no such thread can be had. */
-int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg);
-int64_t stack_need(int64_t depth);
-/* Whether the calling thread's stack has room for depth (run_deep then
- * runs fn on it). */
-bool stack_fits(int64_t depth);
-
-/* ax_ctx_free's first step (run.c): every program still compiled in cx
- * gives up its backend state, its IR and its arrays, keeping only the
- * handle, which ax_program_free then frees (order does not matter); the
- * program memory is emptied. */
-void programs_orphan(ax_ctx *cx);
-
-/* ----------------------------------------------------------- host arrays */
-
-/* Device copies (the GPU backends, src/backend/gpu).  An array that a GPU
- * backend reads or makes keeps one device buffer per component between
- * runs: a host array is uploaded once, and a result stays on the device,
- * its host buffers allocated and filled only when the host reads it
- * (array_host).  The device's owner frees and downloads through DevOps. */
-typedef struct DevOps {
-    const char *name;                                   /* "cuda", "opencl" */
-    void (*free)(void *dev, uint64_t h, int64_t bytes);   /* bytes: array_leaf_bytes */
-    /* Copies bytes of device buffer h into dst; 0, or -1 with an error on cx. */
-    int (*download)(void *dev, ax_ctx *cx, void *dst, uint64_t h, int64_t bytes);
-} DevOps;
-
-struct ax_array {
-    ax_ctx *cx;
-    int refs;
-    const Type *elt;          /* element type (ctx_intern_type: cx->types, or static) */
-    int rank;
-    int64_t shape[AX_MAX_RANK];
-    int64_t size;
-    int ncomp;
-    void **buf;               /* ncomp buffers */
-    bool owned;               /* buffers malloc'd by axle */
-    int64_t bytes;            /* owned bytes (for the memory limit) */
-    ax_array *prev, *next;    /* cx->arrays list */
-    /* Device copies (DevOps above): */
-    const DevOps *dops;       /* their owner's operations, or NULL: none */
-    void *dev;                /* the owner (a GPU backend's context state) */
-    uint64_t *dbuf;           /* per component: a device buffer, 0 if none */
-    int64_t dbytes;           /* device bytes held (counted in cx->mem_used) */
-    bool dev_valid;           /* the device copies hold the contents */
-    bool host_stale;          /* the host buffers do not (a result of a GPU run,
-                                 not yet read on the host; buf[i] may be NULL) */
-    int param;                /* k+1: the placeholder of parameter k (ax_param) */
-};
-
-/* The host buffers of a, brought up to date (allocated and downloaded
- * from the device if needed).  0, or -1 with an error on a's context. */
-int array_host(ax_array *a);
-/* An owned array whose contents will be on a device: no host buffers yet
- * (host_stale), nothing charged; the backend attaches its device copies. */
-ax_array *array_alloc_device(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape);
-/* Charges / returns bytes of array memory against the memory limit (the
- * device's buffers count as the host's do).  mem_charge: false, with
- * AX_ERR_NOMEM naming what for, when over the limit. */
-bool mem_charge(ax_ctx *cx, int64_t bytes, int64_t elems, const Type *elt);
-void mem_uncharge(ax_ctx *cx, int64_t bytes);
-/* The bytes of a's elements, or -1 with an error when they pass 2^63. */
-int64_t array_bytes(ax_array *a);
-/* Drops a's device copies (their memory goes back to their owner). */
-void array_drop_device(ax_array *a);
-/* The padded bytes of a's component buffer i (host and device alike: a
- * multiple of 64, at least 64). */
-int64_t array_leaf_bytes(const ax_array *a, int i);
-
-/* Frees the context's spare buffers (array.c). */
-void array_spare_clear(ax_ctx *cx);
-/* Allocates an owned array (uninitialised buffers unless zero is set);
- * records an error and returns NULL on failure. */
-ax_array *array_alloc(ax_ctx *cx, const Type *elt, int rank, const int64_t *shape, bool zero);
-/* Checks a shape (extents >= 0, size fits int64) and returns its size, or
- * -1 with an AX_ERR_SHAPE error on cx. */
-int64_t shape_size_checked(ax_ctx *cx, const char *what, int rank, const int64_t *shape);
-
 /* --------------------------------------------------------------- program */
 
 /* A core program: the result of sharing recovery (and later passes). */
@@ -608,65 +382,14 @@ typedef struct Program {
  * NULL when out of memory. */
 int *liveness_counts(const Program *p);
 
+/* Frees p and everything in its arena (node.c). */
+void program_free(Program *p);
+
 /* A new variable id of type t for a pass that introduces bindings; -1 when
  * memory runs out. */
 int program_fresh_var(Program *p, const Type *t);
 
-/* The backend interface.  Every backend implements the same contract: run
- * a verified core program and return its results as host arrays. */
-struct SrcKey;
-typedef struct Backend {
-    const char *name;
-    ax_backend_kind kind;
-    /* Is it usable here?  (CUDA: is there a device?)  */
-    bool (*available)(ax_ctx *cx);
-    /* Prepares a program (code generation, compilation); may set private
-     * state in *state.  Returns 0 or an ax_status with an error on cx. */
-    int (*prepare)(ax_ctx *cx, Program *p, void **state);
-    /* Runs it: writes up to max results to out, returns their number or -1
-     * with an error on cx.  Results are new references. */
-    int (*run)(ax_ctx *cx, Program *p, void *state, ax_array **out, int max);
-    void (*release)(void *state);
-    /* Optional: compiled programs kept across processes by the key of
-     * their source graph (the CPU backend's program entries in the disk
-     * cache).  find: 1 with the program and its state (and the source's
-     * node and let counts, and the program's depth, in nld) made from the
-     * kept form, whose USE nodes read k's arrays; 0 when there is none (no
-     * error).  keep: stores the program just prepared for k (nothing on
-     * failure). */
-    int (*find)(ax_ctx *cx, const struct SrcKey *k, Program **p, void **state, int64_t nld[3]);
-    void (*keep)(ax_ctx *cx, const Program *p, void *state, const struct SrcKey *k, int64_t nodes, int64_t lets);
-} Backend;
-
-extern const Backend backend_interp;
-extern const Backend backend_cpu;
-
 /* ---------------------------------------------------------------- passes */
-
-/* Sharing recovery (paper s.3): source graph -> core program.  With
- * `sharing` false, unfolds the graph into a tree first (the paper's "no
- * sharing" column).  Returns NULL with an error on cx. */
-Program *sharing_recover(ax_ctx *cx, Node *root, bool sharing);
-void program_free(Program *p);
-
-/* The key of a source graph (srckey.c): equal keys, equal graphs up to the
- * identity of nodes, variables and arrays.  arrays: the graph's distinct
- * arrays (USE), in the order the key numbers them. */
-typedef struct SrcKey {
-    unsigned char *bytes;
-    size_t len, cap;
-    uint64_t hash;            /* hash_bytes of bytes */
-    int64_t depth;            /* the graph's depth (a leaf is 1) */
-    ax_array **arrays;
-    int narrays, caparrays;
-} SrcKey;
-/* 0; 1 when the graph refuses a key (a node or array of another
- * context); -1 when memory runs out.  k is empty unless 0. */
-int src_key(ax_ctx *cx, const Node *root, SrcKey *k);
-/* Frees k; with cx (else NULL), its byte buffer goes back to cx's
- * scratch for the next key (src_key, where that is measured). */
-void src_key_free(ax_ctx *cx, SrcKey *k);
-void src_key_scratch_free(ax_ctx *cx);   /* ax_ctx_free */
 
 /* A core program as bytes (irser.c): its USE nodes' arrays written as
  * their index in arrays[0..narrays); NULL when one is not there or memory
@@ -694,13 +417,6 @@ int ir_verify(const Program *p, char *msg, size_t size);
 void ir_print(FILE *f, const Node *root);
 void ir_print_json(FILE *f, const char *program, const char *stage, const Node *root);
 
-/* The optimised core program of a (sharing recovery, simplifier, fusion,
- * planner: what ax_compile gives its backend), for an executor that walks
- * a program itself (src/mpi), without the passes whose AX_DEBUG_NO_*
- * switches are in off (as if cx's options had them too).  NULL with an
- * error on cx.  run.c. */
-Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off);
-
 /* Reference interpreter: evaluates a closed core program. */
 int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max);
 /* The interpreter on one scalar expression with no free scalar variables,
@@ -710,5 +426,13 @@ typedef struct InterpEval InterpEval;
 InterpEval *interp_eval_new(ax_ctx *cx, int nvars, ax_array ***aenv);
 int interp_eval(InterpEval *ie, const Node *e, Scalar *out);
 void interp_eval_free(InterpEval *ie);
+
+/* The layers' headers that used to be parts of this one, included here
+ * while the files that need them are moved to include them themselves. */
+#include "context.h"
+#include "backend.h"
+#include "runtime/array.h"
+#include "frontend/frontend.h"
+#include "driver/driver.h"
 
 #endif /* AX_IR_H */

@@ -78,6 +78,15 @@ int64_t ir_count_lets(const Node *x)
     return c;
 }
 
+/* A program's nodes and tables live in its arena: freeing it frees them
+ * all at once (every layer that makes or loads a program frees it so). */
+void program_free(Program *p)
+{
+    if (!p) return;
+    arena_free(&p->arena);
+    free(p);
+}
+
 int program_fresh_var(Program *p, const Type *t)
 {
     int cap = p->capvars > p->nvars ? p->capvars : p->nvars;

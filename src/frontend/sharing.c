@@ -1109,13 +1109,6 @@ static Node *unfold_graph(St *st, Node *root)
 
 /* ================================================================ driver */
 
-void program_free(Program *p)
-{
-    if (!p) return;
-    arena_free(&p->arena);
-    free(p);
-}
-
 static void st_free(St *st)
 {
     free(st->occ);

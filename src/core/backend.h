@@ -1,0 +1,41 @@
+/*
+ * The contract between the driver and the backends: what a backend
+ * does with a verified core program (prepare it, run it, keep it across
+ * processes).  The driver picks a backend (driver.h); each backend
+ * defines one Backend value.
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#ifndef AX_BACKEND_H
+#define AX_BACKEND_H
+#include "ir.h"
+
+/* The backend interface.  Every backend implements the same contract: run
+ * a verified core program and return its results as host arrays. */
+struct SrcKey;
+typedef struct Backend {
+    const char *name;
+    ax_backend_kind kind;
+    /* Is it usable here?  (CUDA: is there a device?)  */
+    bool (*available)(ax_ctx *cx);
+    /* Prepares a program (code generation, compilation); may set private
+     * state in *state.  Returns 0 or an ax_status with an error on cx. */
+    int (*prepare)(ax_ctx *cx, Program *p, void **state);
+    /* Runs it: writes up to max results to out, returns their number or -1
+     * with an error on cx.  Results are new references. */
+    int (*run)(ax_ctx *cx, Program *p, void *state, ax_array **out, int max);
+    void (*release)(void *state);
+    /* Optional: compiled programs kept across processes by the key of
+     * their source graph (the CPU backend's program entries in the disk
+     * cache).  find: 1 with the program and its state (and the source's
+     * node and let counts, and the program's depth, in nld) made from the
+     * kept form, whose USE nodes read k's arrays; 0 when there is none (no
+     * error).  keep: stores the program just prepared for k (nothing on
+     * failure). */
+    int (*find)(ax_ctx *cx, const struct SrcKey *k, Program **p, void **state, int64_t nld[3]);
+    void (*keep)(ax_ctx *cx, const Program *p, void *state, const struct SrcKey *k, int64_t nodes, int64_t lets);
+} Backend;
+
+extern const Backend backend_interp;
+extern const Backend backend_cpu;
+
+#endif
