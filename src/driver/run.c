@@ -354,9 +354,81 @@ static int plan(ax_ctx *cx, Program *p, PlanLog *log, PlanChoice *ch)
     return c;
 }
 
-/* Sharing recovery, then the optimiser's passes in the thesis' order (s.5):
- * simplify (CSE before shrinking), fuse, and simplify again to clean up
- * what fusion composed.  Returns NULL with an error on cx. */
+/* ---------------------------------------------------------------- the passes
+ *
+ * The front end's pipeline, one pass a line (QBE's main.c and Futhark's
+ * Passes.hs keep theirs so): after sharing recovery, the optimiser's
+ * passes in the order of McDonell's thesis (s.5: simplify, including CSE,
+ * before fusion; fuse; simplify again to clean up what fusion composed),
+ * then axle's own: equal array terms built apart computed once (acse.c),
+ * array terms that do not change in an awhile body hoisted before the
+ * loop (licm.c), multi-generator loops (the planner, plan.c), and the
+ * simplifier over what those two made.
+ *
+ * Each pass runs unless one of its `off` switches is set (AX_DEBUG_NO_*),
+ * and only up to the stage a dump asks for.  A COUNTS pass reports how
+ * many rewrites it made; an AFTER_CHANGE pass runs only when one of those
+ * since the last AFTER_CHANGE pass made any.  After each pass that ran,
+ * AXLE_DEBUG=verify verifies the program and AXLE_DEBUG=dump prints it
+ * under the pass's name; AXLE_DEBUG=timing gives each pass's time. */
+
+typedef enum { PASS_ALWAYS, PASS_COUNTS, PASS_AFTER_CHANGE } PassKind;
+
+typedef struct Pass {
+    const char *name;
+    unsigned off;             /* AX_DEBUG_* switches, any of which turns it off */
+    Upto stage;               /* the first dump stage that shows it */
+    /* rewrites made (>= 0; 0 for passes that do not count), or -1 with an error on cx */
+    int (*run)(ax_ctx *cx, Program *p, unsigned dbg);
+    PassKind kind;
+} Pass;
+
+static int pass_simplify(ax_ctx *cx, Program *p, unsigned dbg)
+{
+    return simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
+}
+
+static int pass_fuse(ax_ctx *cx, Program *p, unsigned dbg)
+{
+    (void)dbg;
+    return fuse_program(cx, p);
+}
+
+static int pass_array_cse(ax_ctx *cx, Program *p, unsigned dbg)
+{
+    (void)dbg;
+    bool changed = false;
+    return opt_array_cse(cx, p, &changed) == 0 ? 0 : -1;
+}
+
+static int pass_licm(ax_ctx *cx, Program *p, unsigned dbg)
+{
+    (void)dbg;
+    return opt_licm(cx, p);
+}
+
+static int pass_plan(ax_ctx *cx, Program *p, unsigned dbg)
+{
+    (void)dbg;
+    return plan(cx, p, NULL, NULL);
+}
+
+enum {
+    OFF_FUSED = AX_DEBUG_NO_FUSION   /* the passes after fusion are fusion's */
+};
+
+static const Pass passes[] = {
+    {"simplify",                   AX_DEBUG_NO_SIMPLIFY,                                UPTO_SIMPLIFY, pass_simplify,  PASS_ALWAYS},
+    {"fusion",                     AX_DEBUG_NO_FUSION,                                  UPTO_FUSION,   pass_fuse,      PASS_ALWAYS},
+    {"array cse",                  OFF_FUSED | AX_DEBUG_NO_CSE | AX_DEBUG_NO_SIMPLIFY,  UPTO_FUSION,   pass_array_cse, PASS_ALWAYS},
+    {"simplify after fusion",      OFF_FUSED | AX_DEBUG_NO_SIMPLIFY,                    UPTO_FUSION,   pass_simplify,  PASS_ALWAYS},
+    {"loop-invariant code motion", OFF_FUSED | AX_DEBUG_NO_LICM,                        UPTO_FUSION,   pass_licm,      PASS_COUNTS},
+    {"planner",                    OFF_FUSED | AX_DEBUG_NO_PLANNER,                     UPTO_FUSION,   pass_plan,      PASS_COUNTS},
+    {"simplify after the planner", OFF_FUSED | AX_DEBUG_NO_SIMPLIFY,                    UPTO_FUSION,   pass_simplify,  PASS_AFTER_CHANGE},
+};
+
+/* Sharing recovery, then the passes above up to stage `upto`, under cx's
+ * switches and `off`.  Returns NULL with an error on cx. */
 static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto, unsigned off)
 {
     unsigned dbg = cx->opt.debug | off;
@@ -374,54 +446,28 @@ static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto, unsigne
     st->lets = ir_count_lets(p->root);
     if (cx->status == AX_OK) st->sharing_ms = pass_done(cx, p, "sharing recovery", t0);
     t0 = now_ms();
-    if (cx->status == AX_OK && upto >= UPTO_SIMPLIFY && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
-        simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
-        if (cx->status == AX_OK) pass_done(cx, p, "simplify", t0);
-    }
-    if (cx->status == AX_OK && upto >= UPTO_FUSION && !(dbg & AX_DEBUG_NO_FUSION)) {
+    int changed = 0;
+    for (size_t k = 0; k < sizeof passes / sizeof *passes && cx->status == AX_OK; k++) {
+        const Pass *ps = &passes[k];
+        if (ps->stage > upto || (dbg & ps->off)) continue;
+        if (ps->kind == PASS_AFTER_CHANGE) {
+            if (changed == 0) continue;
+            changed = 0;
+        }
         double t1 = now_ms();
-        fuse_program(cx, p);
-        if (cx->status == AX_OK) pass_done(cx, p, "fusion", t1);
-        /* equal array terms built apart: once (src/opt/acse.c; the
-         * simplifier below removes the aliases it leaves) */
-        if (cx->status == AX_OK && !(dbg & (AX_DEBUG_NO_CSE | AX_DEBUG_NO_SIMPLIFY))) {
-            t1 = now_ms();
-            bool changed = false;
-            if (opt_array_cse(cx, p, &changed) == 0) pass_done(cx, p, "array cse", t1);
-        }
-        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
-            t1 = now_ms();
-            simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
-            if (cx->status == AX_OK) pass_done(cx, p, "simplify after fusion", t1);
-        }
-        /* array terms that do not change in an awhile body: once, before
-         * the loop (src/opt/licm.c); then multi-generator loops: siblings,
-         * filters into folds (src/opt/plan.c), on the simplified program
-         * (array CSE's aliases gone); the simplifier again over what they
-         * made (issue 11) */
-        int changed = 0;
-        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_LICM)) {
-            t1 = now_ms();
-            int c = opt_licm(cx, p);
-            if (c >= 0) pass_done(cx, p, "loop-invariant code motion", t1), changed += c;
-        }
-        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_PLANNER)) {
-            t1 = now_ms();
-            int c = plan(cx, p, NULL, NULL);
-            if (c >= 0) pass_done(cx, p, "planner", t1), changed += c;
-        }
-        if (changed > 0 && cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
-            t1 = now_ms();
-            simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
-            if (cx->status == AX_OK) pass_done(cx, p, "simplify after the planner", t1);
-        }
+        int c = ps->run(cx, p, dbg);
+        if (c < 0 || cx->status != AX_OK) break;
+        if (ps->kind == PASS_COUNTS) changed += c;
+        double ms = pass_done(cx, p, ps->name, t1);
+        if (dbg & AX_DEBUG_TIMING) fprintf(stderr, "axle: timing: pass %s %.3f ms\n", ps->name, ms);
     }
     if (cx->status != AX_OK) {
         if (cx->status == AX_ERR_NOMEM) budget_explain(&cx->compile_mem, cx->msg, sizeof cx->msg);
         program_free(p);
         return NULL;
     }
-    arena_detach(&p->arena);   /* (the compile's budget bounds the compile, not the program kept) */
+    /* the compiled program's IR outlives its compile: no longer charged */
+    arena_detach(&p->arena);
     st->optimise_ms = now_ms() - t0;
     if (upto >= UPTO_FUSION) schedule_stats(p, &st->kernels, &st->intermediates);
     return p;
