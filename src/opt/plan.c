@@ -76,16 +76,13 @@
  * AX_DEBUG_NO_LOOPS and AX_DEBUG_NO_EPILOGUES the last two steps alone.
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include "opt.h"
+#include "rewrite.h"
 #include <math.h>
 #include <string.h>
 
-typedef struct Pl {
-    ax_ctx *cx;
-    Program *p;
-    Arena *ar;
-    Node **sub;          /* per variable id: its replacement while copying */
-    int capsub;
+typedef struct PlanRewriteState {
+    Rewrite rw;          /* the program's; its rule is reads() below */
+    int cap;             /* room in the per-variable tables below */
     int *uses;           /* per array variable id: occurrences in the program */
     /* while copying: reads of array `rd` (index / linearIndex) become a
      * copy of rd_to */
@@ -95,7 +92,6 @@ typedef struct Pl {
     Node **rdv;          /* per array variable id: while copying, its element
                             reads (index / linearIndex) become a copy of this
                             (a loop member's element, read at its own index) */
-    bool failed;
     int changed;         /* rewrites made */
     PlanLog *log;
     /* the clustering the rewrites follow (ilp.c; NULL: greedy, every
@@ -104,258 +100,91 @@ typedef struct Pl {
     const PlanClusters *cl;
     int64_t *key;
     int *member;         /* per array variable id: retarget's group (0: none) */
-} Pl;
+} PlanRewriteState;
 
-static void *oom(Pl *s)
+/* (rw.grow) The per-variable tables cover every variable. */
+static bool grow(Rewrite *rw, int nvars)
 {
-    s->failed = true;
-    return NULL;
-}
-
-static bool grow(Pl *s)
-{
-    int need = s->p->nvars + 1;
-    if (need <= s->capsub) return true;
+    PlanRewriteState *s = rw->pass;
+    int need = nvars + 1;
+    if (need <= s->cap) return true;
     int cap = need * 2 + 16;
-    Node **n = ax__realloc(s->sub, sizeof *n * (size_t)cap);
-    int *u = n ? ax__realloc(s->uses, sizeof *u * (size_t)cap) : NULL;
+    int *u = ax__realloc(s->uses, sizeof *u * (size_t)cap);
     Node **r = u ? ax__realloc(s->rdv, sizeof *r * (size_t)cap) : NULL;
     int64_t *k = r ? ax__realloc(s->key, sizeof *k * (size_t)cap) : NULL;
     int *g = k ? ax__realloc(s->member, sizeof *g * (size_t)cap) : NULL;
-    if (n) s->sub = n;
     if (u) s->uses = u;
     if (r) s->rdv = r;
     if (k) s->key = k;
     if (g) s->member = g;
-    if (!n || !u || !r || !k || !g) return oom(s), false;
-    for (int i = s->capsub; i < cap; i++)
-        s->sub[i] = NULL, s->uses[i] = 0, s->rdv[i] = NULL, s->key[i] = PLAN_KEY_NONE, s->member[i] = 0;
-    s->capsub = cap;
+    if (!u || !r || !k || !g) return false;
+    for (int i = s->cap; i < cap; i++) s->uses[i] = 0, s->rdv[i] = NULL, s->key[i] = PLAN_KEY_NONE, s->member[i] = 0;
+    s->cap = cap;
     return true;
-}
-
-static Node *mk(Pl *s, Op op, int n, const Type *t)
-{
-    if (s->failed) return NULL;
-    Node *x = node_new(s->ar, op, n, t);
-    if (!x) return oom(s);
-    x->cx = s->cx;
-    return x;
-}
-
-static int fresh(Pl *s, const Type *t)
-{
-    if (s->failed) return -1;
-    int id = program_fresh_var(s->p, t);
-    if (id < 0 || !grow(s)) return oom(s), -1;
-    return id;
-}
-
-static Node *var(Pl *s, int id)
-{
-    if (id < 0 || s->failed) return NULL;
-    const Type *t = s->p->vartype[id];
-    Node *x = mk(s, t->kind == TY_ARRAY || t->kind == TY_ARRAYS ? OP_AVAR : OP_VAR, 0, t);
-    if (x) x->id = id;
-    return x;
-}
-
-static Node *node1(Pl *s, Op op, const Type *t, Node *a)
-{
-    Node *x = a ? mk(s, op, 1, t) : NULL;
-    if (x) x->kid[0] = a;
-    return x;
-}
-
-static Node *node2(Pl *s, Op op, const Type *t, Node *a, Node *b)
-{
-    Node *x = a && b ? mk(s, op, 2, t) : NULL;
-    if (x) x->kid[0] = a, x->kid[1] = b;
-    return x;
-}
-
-static Node *proj(Pl *s, int k, Node *e)
-{
-    if (!e) return NULL;
-    Node *x = node1(s, OP_PROJ, e->type->elts[k], e);
-    if (x) x->a = k;
-    return x;
-}
-
-static Node *cond(Pl *s, Node *c, Node *t, Node *e)
-{
-    Node *x = c && t && e ? mk(s, OP_COND, 3, t->type) : NULL;
-    if (x) x->kid[0] = c, x->kid[1] = t, x->kid[2] = e;
-    return x;
-}
-
-static Node *let(Pl *s, int id, Node *bound, Node *body)
-{
-    Node *x = node2(s, OP_LET, body ? body->type : NULL, bound, body);
-    if (x) x->id = id;
-    return x;
-}
-
-static Node *cnst(Pl *s, ax_scalar sc, Scalar v)
-{
-    Node *x = mk(s, OP_CONST, 0, ty_scalar(sc));
-    if (x) x->c = sc_norm(v, sc);
-    return x;
-}
-
-/* A lambda of fresh parameters of these types (ids in pid); the body is
- * set with lam_set. */
-static Node *lam(Pl *s, int n, const Type *const *pt, int *pid)
-{
-    Node *l = mk(s, OP_LAM, 1, NULL);
-    Node **ps = l ? arena_alloc(s->ar, sizeof *ps * (size_t)n) : NULL;
-    if (!l) return NULL;
-    if (!ps) return oom(s);
-    for (int i = 0; i < n; i++)
-        if ((pid[i] = fresh(s, pt[i])) < 0 || !(ps[i] = var(s, pid[i]))) return NULL;
-    l->param = ps;
-    l->nparam = n;
-    return l;
-}
-
-static Node *lam_set(Node *l, Node *body)
-{
-    if (!l || !body) return NULL;
-    l->kid[0] = body;
-    l->type = body->type;
-    return l;
 }
 
 /* ------------------------------------------------------------ copying */
 
-static Node *opd_lin(Pl *s, const Node *o, Node *i);
-static Node *opd_ix(Pl *s, const Node *o, Node *ix);
-static Node *opd_extent(Pl *s, const Node *o);
+static Node *opd_lin(PlanRewriteState *s, const Node *o, Node *i);
+static Node *opd_ix(PlanRewriteState *s, const Node *o, Node *ix);
+static Node *opd_extent(PlanRewriteState *s, const Node *o);
 
-/* A deep copy of x with the substitution s->sub in force and fresh ids for
- * every binder inside (the core IR binds each id once), reads of s->rd
- * replaced by copies of s->rd_to. */
-static Node *cp(Pl *s, const Node *x, int depth)
+/* (rw.rule) While copying, reads of s->rd become copies of s->rd_to, or
+ * the element of the producer s->rd_prod; reads of a loop member's array
+ * become its element (s->rdv). */
+static bool reads(Rewrite *rw, const Node *x, Node **out)
 {
-    if (s->failed) return NULL;
-    if (!x || depth > OPT_MAX_DEPTH) return oom(s);
-    if ((x->op == OP_VAR || x->op == OP_AVAR) && x->id < s->capsub && s->sub[x->id])
-        return cp(s, s->sub[x->id], depth + 1);
-    if ((x->op == OP_INDEX || x->op == OP_LINDEX) && x->kid[0]->op == OP_AVAR && x->kid[0]->id == s->rd &&
-        s->rd_to)
-        return cp(s, s->rd_to, depth + 1);
-    if ((x->op == OP_INDEX || x->op == OP_LINDEX) && x->kid[0]->op == OP_AVAR && x->kid[0]->id < s->capsub &&
-        s->rdv[x->kid[0]->id])
-        return cp(s, s->rdv[x->kid[0]->id], depth + 1);
-    if (s->rd_prod && (x->op == OP_INDEX || x->op == OP_LINDEX || x->op == OP_SHAPE) &&
-        x->kid[0]->op == OP_AVAR && x->kid[0]->id == s->rd) {
+    PlanRewriteState *s = rw->pass;
+    bool rd = (x->op == OP_INDEX || x->op == OP_LINDEX) && x->kid[0]->op == OP_AVAR;
+    if (rd && x->kid[0]->id == s->rd && s->rd_to) return *out = rw_copy(rw, s->rd_to), true;
+    if (rd && x->kid[0]->id < s->cap && s->rdv[x->kid[0]->id]) return *out = rw_copy(rw, s->rdv[x->kid[0]->id]), true;
+    if (s->rd_prod && (rd || x->op == OP_SHAPE) && x->kid[0]->op == OP_AVAR && x->kid[0]->id == s->rd) {
         const Node *pr = s->rd_prod;
-        if (x->op == OP_SHAPE) return opd_extent(s, pr);
-        Node *e = cp(s, x->kid[1], depth + 1);
-        return x->op == OP_INDEX ? opd_ix(s, pr, e) : opd_lin(s, pr, e);
+        if (x->op == OP_SHAPE) return *out = opd_extent(s, pr), true;
+        Node *e = rw_copy(rw, x->kid[1]);
+        *out = x->op == OP_INDEX ? opd_ix(s, pr, e) : opd_lin(s, pr, e);
+        return true;
     }
-    Node *y = node_clone(s->ar, x);
-    if (!y) return oom(s);
-    y->cx = s->cx;
-    y->num = 0;
-    /* binders: fresh ids, the old ones renamed for the scope */
-    int old = -1;
-    Node *was = NULL;
-    if (x->op == OP_LET || x->op == OP_ALET) {
-        if (!(y->kid[0] = cp(s, x->kid[0], depth + 1))) return NULL;
-        int id = fresh(s, s->p->vartype[x->id]);
-        Node *v = var(s, id);
-        if (!v) return NULL;
-        y->id = id;
-        old = x->id, was = s->sub[old], s->sub[old] = v;
-        y->kid[1] = cp(s, x->kid[1], depth + 1);
-        s->sub[old] = was;
-        return y->kid[1] ? y : NULL;
-    }
-    Node **saved = NULL;
-    if (x->op == OP_LAM && x->nparam > 0) {
-        if (!(y->param = arena_alloc(s->ar, sizeof *y->param * (size_t)x->nparam)) ||
-            !(saved = arena_alloc(s->ar, sizeof *saved * (size_t)x->nparam)))
-            return oom(s);
-        for (int i = 0; i < x->nparam; i++) {
-            int id = fresh(s, x->param[i]->type);
-            Node *q = var(s, id), *r = var(s, id);
-            if (!q || !r) return NULL;
-            y->param[i] = q;
-            saved[i] = s->sub[x->param[i]->id];
-            s->sub[x->param[i]->id] = r;
-        }
-    }
-    for (int i = 0; i < x->n && !s->failed; i++) y->kid[i] = cp(s, x->kid[i], depth + 1);
-    if (saved)
-        for (int i = 0; i < x->nparam; i++) s->sub[x->param[i]->id] = saved[i];
-    return s->failed ? NULL : y;
+    return false;
 }
 
-/* The body of lam (one parameter) applied to arg: a variable or a
- * constant is substituted (copied at each use), anything else let-bound
- * so that it is evaluated once. */
-static Node *apply1(Pl *s, const Node *l, Node *arg)
+/* lam's body, its two parameters replaced by copies of a and b (cheap:
+ * projections of a variable). */
+static Node *subst2(PlanRewriteState *s, const Node *lam, Node *a, Node *b)
 {
-    if (!arg || s->failed) return NULL;
-    int pid = l->param[0]->id, bid = -1;
-    if (!opt_is_atom(arg)) {
-        if ((bid = fresh(s, arg->type)) < 0) return NULL;
-        Node *b = arg;
-        if (!(arg = var(s, bid))) return NULL;
-        Node *was = s->sub[pid];
-        s->sub[pid] = arg;
-        Node *r = cp(s, l->kid[0], 0);
-        s->sub[pid] = was;
-        return let(s, bid, b, r);
-    }
-    Node *was = s->sub[pid];
-    s->sub[pid] = arg;
-    Node *r = cp(s, l->kid[0], 0);
-    s->sub[pid] = was;
-    return r;
-}
-
-static Node *apply2(Pl *s, const Node *l, Node *a, Node *b)
-{
-    if (!a || !b || s->failed) return NULL;
-    int p0 = l->param[0]->id, p1 = l->param[1]->id;
-    Node *w0 = s->sub[p0], *w1 = s->sub[p1];
-    s->sub[p0] = a, s->sub[p1] = b;
-    Node *r = cp(s, l->kid[0], 0);
-    s->sub[p0] = w0, s->sub[p1] = w1;
-    return r;
+    Node *args[2] = {a, b};
+    return rw_subst(&s->rw, lam, 2, args);
 }
 
 /* A consumer operand's element at linear position i / index ix, and its
  * extent: an array variable read directly, a delayed array's forms, or a
  * producer inlined into a cluster (map of an array variable, generate). */
-static Node *opd_extent(Pl *s, const Node *o)
+static Node *opd_extent(PlanRewriteState *s, const Node *o)
 {
-    if (o->op == OP_DELAYED || o->op == OP_GENERATE) return cp(s, o->kid[0], 0);
+    if (o->op == OP_DELAYED || o->op == OP_GENERATE) return rw_copy(&s->rw, o->kid[0]);
     if (o->op == OP_MAP) return opd_extent(s, o->kid[1]);
-    return node1(s, OP_SHAPE, ty_index(s->ar, o->type->rank), cp(s, o, 0));
+    return rw_op1(&s->rw, OP_SHAPE, rw_tindex(&s->rw, o->type->rank), rw_copy(&s->rw, o));
 }
 
-static Node *opd_lin(Pl *s, const Node *o, Node *i)
+static Node *opd_lin(PlanRewriteState *s, const Node *o, Node *i)
 {
-    if (o->op == OP_DELAYED) return apply1(s, o->kid[2], i);
-    if (o->op == OP_MAP) return apply1(s, o->kid[0], opd_lin(s, o->kid[1], i));
+    if (o->op == OP_DELAYED) return rw_apply1(&s->rw, o->kid[2], i);
+    if (o->op == OP_MAP) return rw_apply1(&s->rw, o->kid[0], opd_lin(s, o->kid[1], i));
     if (o->op == OP_GENERATE) {
-        Node *sh = cp(s, o->kid[0], 0);
-        Node *fl = sh && i ? mk(s, OP_PRIM, 2, sh->type) : NULL;
+        Node *sh = rw_copy(&s->rw, o->kid[0]);
+        Node *fl = sh && i ? rw_node(&s->rw, OP_PRIM, 2, sh->type) : NULL;
         if (fl) fl->a = P_FROMLIN, fl->kid[0] = sh, fl->kid[1] = i;
-        return apply1(s, o->kid[1], fl);
+        return rw_apply1(&s->rw, o->kid[1], fl);
     }
-    return node2(s, OP_LINDEX, o->type->elt, cp(s, o, 0), i);
+    return rw_op2(&s->rw, OP_LINDEX, o->type->elt, rw_copy(&s->rw, o), i);
 }
 
-static Node *opd_ix(Pl *s, const Node *o, Node *ix)
+static Node *opd_ix(PlanRewriteState *s, const Node *o, Node *ix)
 {
-    if (o->op == OP_DELAYED) return apply1(s, o->kid[1], ix);
-    if (o->op == OP_MAP) return apply1(s, o->kid[0], opd_ix(s, o->kid[1], ix));
-    if (o->op == OP_GENERATE) return apply1(s, o->kid[1], ix);
-    return node2(s, OP_INDEX, o->type->elt, cp(s, o, 0), ix);
+    if (o->op == OP_DELAYED) return rw_apply1(&s->rw, o->kid[1], ix);
+    if (o->op == OP_MAP) return rw_apply1(&s->rw, o->kid[0], opd_ix(s, o->kid[1], ix));
+    if (o->op == OP_GENERATE) return rw_apply1(&s->rw, o->kid[1], ix);
+    return rw_op2(&s->rw, OP_INDEX, o->type->elt, rw_copy(&s->rw, o), ix);
 }
 
 /* A producer the planner may inline into the cluster that alone reads it
@@ -387,10 +216,10 @@ static bool moves_only(const Node *x, int depth)
 
 /* ------------------------------------------------------------ analysis */
 
-static void count_uses(Pl *s, const Node *x, int depth)
+static void count_uses(PlanRewriteState *s, const Node *x, int depth)
 {
     while (x && depth <= OPT_MAX_DEPTH) {
-        if (x->op == OP_AVAR && x->id < s->capsub) s->uses[x->id]++;
+        if (x->op == OP_AVAR && x->id < s->cap) s->uses[x->id]++;
         bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
         for (int i = 0; i < x->n - (chain ? 1 : 0); i++) count_uses(s, x->kid[i], depth + 1);
         x = chain ? x->kid[1] : NULL;
@@ -484,7 +313,7 @@ static bool known_lam(const Node *f, Prim *ops, int maxw)
 }
 
 /* The neutral element of op on sc (see the header comment for floats). */
-static Node *neutral(Pl *s, Prim op, ax_scalar sc)
+static Node *neutral(PlanRewriteState *s, Prim op, ax_scalar sc)
 {
     Scalar v;
     memset(&v, 0, sizeof v);
@@ -510,7 +339,7 @@ static Node *neutral(Pl *s, Prim op, ax_scalar sc)
     case P_AND: v.b = true; break;
     default: break;   /* bor, bxor: 0; or: false */
     }
-    return cnst(s, sc, v);
+    return rw_const(&s->rw, sc, v);
 }
 
 /* A term made of constants and tuples only (cheap and safe to evaluate per
@@ -532,14 +361,14 @@ static bool is_const_term(const Node *x, int depth)
  * of `to`; their shapes, to's.  One walk for the whole group: a group of
  * siblings retargets the rest of its chain once, not once per member
  * (which made merging n folds cost n^2). */
-static void retarget(Pl *s, Node *x, int to, int depth)
+static void retarget(PlanRewriteState *s, Node *x, int to, int depth)
 {
     const int *member = s->member;
-    while (x && !s->failed && depth <= OPT_MAX_DEPTH) {
+    while (x && !s->rw.failed && depth <= OPT_MAX_DEPTH) {
         const Node *a = x->n > 0 ? x->kid[0] : NULL;
-        int k = a && a->op == OP_AVAR && a->id >= 0 && a->id < s->capsub ? member[a->id] - 1 : -1;
+        int k = a && a->op == OP_AVAR && a->id >= 0 && a->id < s->cap ? member[a->id] - 1 : -1;
         if ((x->op == OP_INDEX || x->op == OP_LINDEX) && k >= 0) {
-            Node *rd = node2(s, x->op, s->p->vartype[to]->elt, var(s, to), x->kid[1]);
+            Node *rd = rw_op2(&s->rw, x->op, s->rw.p->vartype[to]->elt, rw_var(&s->rw, to), x->kid[1]);
             if (!rd) return;
             retarget(s, x->kid[1], to, depth + 1);
             x->op = OP_PROJ;
@@ -550,7 +379,7 @@ static void retarget(Pl *s, Node *x, int to, int depth)
         }
         if (x->op == OP_SHAPE && k >= 0) {
             x->kid[0]->id = to;
-            x->kid[0]->type = s->p->vartype[to];
+            x->kid[0]->type = s->rw.p->vartype[to];
             return;
         }
         bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
@@ -561,17 +390,18 @@ static void retarget(Pl *s, Node *x, int to, int depth)
 
 /* `map (\t -> proj k t) (avar to)`: a member's result as an array, for
  * the uses that need one. */
-static Node *proj_map(Pl *s, int to, int k)
+static Node *proj_map(PlanRewriteState *s, int to, int k)
 {
-    const Type *at = s->p->vartype[to], *et = at->elt->elts[k];
+    const Type *at = s->rw.p->vartype[to], *et = at->elt->elts[k];
+    Rewrite *rw = &s->rw;
     int pid;
-    Node *l = lam(s, 1, &at->elt, &pid);
-    Node *m = node2(s, OP_MAP, ty_array(s->ar, et, at->rank), lam_set(l, proj(s, k, var(s, pid))), var(s, to));
-    return m;
+    if (!rw_params(rw, 1, &at->elt, &pid)) return NULL;
+    return rw_op2(rw, OP_MAP, rw_tarray(rw, et, at->rank), rw_lam1(rw, pid, rw_proj(rw, k, rw_var(rw, pid))),
+                  rw_var(rw, to));
 }
 
-static void note(Pl *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(Pl *s, const char *fmt, ...)
+static void note(PlanRewriteState *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(PlanRewriteState *s, const char *fmt, ...)
 {
     s->changed++;
     if (!s->log || s->log->n >= PLAN_LOG_MAX) return;
@@ -581,7 +411,7 @@ static void note(Pl *s, const char *fmt, ...)
     va_end(ap);
 }
 
-static void join(Pl *s, int64_t a, int64_t b)
+static void join(PlanRewriteState *s, int64_t a, int64_t b)
 {
     if (s->log && s->log->njoin < PLAN_JOIN_MAX) {
         s->log->join[s->log->njoin][0] = a;
@@ -589,19 +419,19 @@ static void join(Pl *s, int64_t a, int64_t b)
     }
 }
 
-static void removed(Pl *s, int64_t id)
+static void removed(PlanRewriteState *s, int64_t id)
 {
     if (s->log && s->log->nremoved < PLAN_JOIN_MAX) s->log->removed[s->log->nremoved++] = id;
 }
 
 /* May the loops of let variables (or chain bodies' keys) a and b share a
  * pass?  The clustering decides (ilp.c); without one, yes (greedy). */
-static int64_t key_of(const Pl *s, int64_t a)
+static int64_t key_of(const PlanRewriteState *s, int64_t a)
 {
-    return a >= 0 && a < s->capsub && s->key[a] != PLAN_KEY_NONE ? s->key[a] : a;
+    return a >= 0 && a < s->cap && s->key[a] != PLAN_KEY_NONE ? s->key[a] : a;
 }
 
-static bool together(const Pl *s, int64_t a, int64_t b)
+static bool together(const PlanRewriteState *s, int64_t a, int64_t b)
 {
     return plan_together(s->cl, key_of(s, a), key_of(s, b));
 }
@@ -609,7 +439,7 @@ static bool together(const Pl *s, int64_t a, int64_t b)
 /* Did the clustering keep a and b apart, a pair it could have merged?
  * (The steps after its rewrites, loops and epilogues, merge only what it
  * did not choose to keep apart.) */
-static bool apart(const Pl *s, int64_t a, int64_t b)
+static bool apart(const PlanRewriteState *s, int64_t a, int64_t b)
 {
     return plan_apart(s->cl, key_of(s, a), key_of(s, b));
 }
@@ -634,7 +464,7 @@ static bool reads_only_at_param(const Node *x, int ys, int i, int depth)
 /* Can the fold `fold` read the input of the filter bound by flt instead of
  * its output?  Its operand must read the output at its own position only
  * (and nothing else in the fold read it); *occ: the reads. */
-static bool can_absorb(Pl *s, const Node *fold, const Node *flt, int *occ)
+static bool can_absorb(PlanRewriteState *s, const Node *fold, const Node *flt, int *occ)
 {
     if (fold->op != OP_FOLD || fold->type->rank != 0) return false;
     int ys = flt->id;
@@ -660,7 +490,7 @@ static bool can_absorb(Pl *s, const Node *fold, const Node *flt, int *occ)
 /* Rewrites *site (a fold for which can_absorb holds: the term of let
  * `owner`, or the body of the chain whose last let is `owner`) to read
  * the filter's input; true if it did. */
-static bool filter_into_fold(Pl *s, Node **site, Node *owner, bool at_body, const Node *flt)
+static bool filter_into_fold(PlanRewriteState *s, Node **site, Node *owner, bool at_body, const Node *flt)
 {
     Node *fold = *site;
     int ys = flt->id;
@@ -671,16 +501,16 @@ static bool filter_into_fold(Pl *s, Node **site, Node *owner, bool at_body, cons
     bool known = known_lam(g, ops, 16);
 
     /* element i of the new operand: let v = d[i] in p v ? e v : none */
-    int iid = fresh(s, ty_i64()), vid = fresh(s, delt);
+    int iid = rw_fresh(&s->rw, ty_i64()), vid = rw_fresh(&s->rw, delt);
     if (iid < 0 || vid < 0) return false;
-    Node *v = var(s, vid);
-    Node *keep = apply1(s, pred, v);
+    Node *v = rw_var(&s->rw, vid);
+    Node *keep = rw_apply1(&s->rw, pred, v);
     Node *val;
     if (o->op == OP_AVAR) {
-        val = var(s, vid);
+        val = rw_var(&s->rw, vid);
     } else {
-        s->rd = ys, s->rd_to = var(s, vid);
-        val = apply1(s, o->kid[2], var(s, iid));   /* its parameter appears only in the read */
+        s->rd = ys, s->rd_to = rw_var(&s->rw, vid);
+        val = rw_apply1(&s->rw, o->kid[2], rw_var(&s->rw, iid));   /* its parameter appears only in the read */
         s->rd = -1, s->rd_to = NULL;
     }
     Node *none, *some;
@@ -689,74 +519,63 @@ static bool filter_into_fold(Pl *s, Node **site, Node *owner, bool at_body, cons
         if (elt->kind == TY_SCALAR) {
             none = neutral(s, ops[0], elt->s);
         } else {
-            none = mk(s, OP_TUPLE, elt->n, elt);
+            none = rw_node(&s->rw, OP_TUPLE, elt->n, elt);
             for (int k = 0; none && k < elt->n; k++) none->kid[k] = neutral(s, ops[k], elt->elts[k]->s);
         }
         some = val;
     } else {
         const Type *pe[2] = {ty_bool(), elt};
-        nelt = ty_tuple(s->ar, 2, pe);
+        nelt = rw_ttuple(&s->rw, 2, pe);
         Scalar t = {.b = true}, f = {.b = false};
-        some = node2(s, OP_TUPLE, nelt, cnst(s, AX_BOOL, t), val);
-        none = node2(s, OP_TUPLE, nelt, cnst(s, AX_BOOL, f), cp(s, z, 0));
+        some = rw_op2(&s->rw, OP_TUPLE, nelt, rw_const(&s->rw, AX_BOOL, t), val);
+        none = rw_op2(&s->rw, OP_TUPLE, nelt, rw_const(&s->rw, AX_BOOL, f), rw_copy(&s->rw, z));
     }
-    Node *body = let(s, vid, opd_lin(s, d, var(s, iid)), cond(s, keep, some, none));
-    if (!body || !nelt) return oom(s), false;
-    Node *llin = mk(s, OP_LAM, 1, NULL);
-    Node **lp = arena_alloc(s->ar, sizeof *lp);
-    if (!llin || !lp || !(lp[0] = var(s, iid))) return oom(s), false;
-    llin->param = lp, llin->nparam = 1;
-    lam_set(llin, body);
+    Node *body = rw_let(&s->rw, vid, opd_lin(s, d, rw_var(&s->rw, iid)), rw_cond(&s->rw, keep, some, none));
+    if (!body || !nelt) return rw_fail(&s->rw), false;
+    Node *llin = rw_lam1(&s->rw, iid, body);
     /* the index form: the linear one at ixget 0 ix */
-    const Type *ixt = ty_index(s->ar, 1);
+    const Type *ixt = rw_tindex(&s->rw, 1);
     int xid;
-    Node *lix = lam(s, 1, &ixt, &xid);
-    Node *jx = node1(s, OP_IXGET, ty_i64(), var(s, xid));
-    if (jx) jx->a = 0;
-    lam_set(lix, apply1(s, llin, jx));
-    Node *dl = mk(s, OP_DELAYED, 3, ty_array(s->ar, nelt, 1));
-    if (!dl || !lix || !lix->kid[0]) return oom(s), false;
-    dl->kid[0] = opd_extent(s, d);
-    dl->kid[1] = lix;
-    dl->kid[2] = llin;
+    if (!llin || !rw_params(&s->rw, 1, &ixt, &xid)) return false;
+    Node *lix = rw_lam1(&s->rw, xid, rw_apply1(&s->rw, llin, rw_ixget(&s->rw, 0, rw_var(&s->rw, xid))));
+    Node *dl = lix ? rw_op3(&s->rw, OP_DELAYED, rw_tarray(&s->rw, nelt, 1), opd_extent(s, d), lix, llin) : NULL;
+    if (!dl) return false;
 
     if (known) {
-        Node *nf = mk(s, OP_FOLD, 3, fold->type);
+        Node *nf = rw_node(&s->rw, OP_FOLD, 3, fold->type);
         if (!nf) return false;
         nf->kid[0] = fold->kid[0], nf->kid[1] = fold->kid[1], nf->kid[2] = dl;
         *site = nf;
-        return !s->failed;
+        return !s->rw.failed;
     }
     /* (kept, value) pairs: the fold of pairs, then its second component */
     const Type *pt[2] = {nelt, nelt};
     int pid[2];
-    Node *pl = lam(s, 2, pt, pid);
-    Node *k1 = proj(s, 0, var(s, pid[0])), *k2 = proj(s, 0, var(s, pid[1]));
-    Node *a = proj(s, 1, var(s, pid[0])), *b = proj(s, 1, var(s, pid[1]));
-    Node *both = apply2(s, g, proj(s, 1, var(s, pid[0])), proj(s, 1, var(s, pid[1])));
-    Node *kk = mk(s, OP_PRIM, 2, ty_bool());
-    if (kk) kk->a = P_OR, kk->kid[0] = k1, kk->kid[1] = k2;
-    Node *inner = cond(s, proj(s, 0, var(s, pid[1])), both, a);
-    Node *pb = node2(s, OP_TUPLE, nelt, kk, cond(s, proj(s, 0, var(s, pid[0])), inner, b));
+    if (!rw_params(&s->rw, 2, pt, pid)) return false;
+    Node *k1 = rw_proj(&s->rw, 0, rw_var(&s->rw, pid[0])), *k2 = rw_proj(&s->rw, 0, rw_var(&s->rw, pid[1]));
+    Node *a = rw_proj(&s->rw, 1, rw_var(&s->rw, pid[0])), *b = rw_proj(&s->rw, 1, rw_var(&s->rw, pid[1]));
+    Node *both = subst2(s, g, rw_proj(&s->rw, 1, rw_var(&s->rw, pid[0])), rw_proj(&s->rw, 1, rw_var(&s->rw, pid[1])));
+    Node *kk = rw_prim(&s->rw, P_OR, ty_bool(), k1, k2);
+    Node *inner = rw_cond(&s->rw, rw_proj(&s->rw, 0, rw_var(&s->rw, pid[1])), both, a);
+    Node *pb = rw_op2(&s->rw, OP_TUPLE, nelt, kk, rw_cond(&s->rw, rw_proj(&s->rw, 0, rw_var(&s->rw, pid[0])), inner, b));
     Scalar t = {.b = true};
-    Node *nz = node2(s, OP_TUPLE, nelt, cnst(s, AX_BOOL, t), cp(s, z, 0));
-    Node *nf = mk(s, OP_FOLD, 3, ty_array(s->ar, nelt, 0));
-    if (!nf || !lam_set(pl, pb) || !nz) return oom(s), false;
-    nf->kid[0] = pl, nf->kid[1] = nz, nf->kid[2] = dl;
+    Node *nz = rw_op2(&s->rw, OP_TUPLE, nelt, rw_const(&s->rw, AX_BOOL, t), rw_copy(&s->rw, z));
+    Node *nf = rw_op3(&s->rw, OP_FOLD, rw_tarray(&s->rw, nelt, 0), rw_lam(&s->rw, 2, pid, pb), nz, dl);
+    if (!nf) return false;
     /* the pair fold gets a let of its own; *site becomes its second
      * component (a map over a rank-0 array: one element) */
-    int pidv = fresh(s, nf->type);
+    int pidv = rw_fresh(&s->rw, nf->type);
     if (pidv < 0) return false;
     Node *m = proj_map(s, pidv, 1);
-    if (!m) return oom(s), false;
+    if (!m) return rw_fail(&s->rw), false;
     if (at_body) {
-        Node *al = node2(s, OP_ALET, m->type, nf, m);
+        Node *al = rw_op2(&s->rw, OP_ALET, m->type, nf, m);
         if (!al) return false;
         al->id = pidv;
         s->key[pidv] = plan_body_key(fold);   /* the body's loop, now let-bound */
         *site = al;
     } else {
-        Node *nl = node2(s, OP_ALET, owner->type, m, owner->kid[1]);
+        Node *nl = rw_op2(&s->rw, OP_ALET, owner->type, m, owner->kid[1]);
         if (!nl) return false;
         nl->id = owner->id;
         s->key[pidv] = key_of(s, owner->id);
@@ -765,7 +584,7 @@ static bool filter_into_fold(Pl *s, Node **site, Node *owner, bool at_body, cons
         owner->kid[0] = nf;
         owner->kid[1] = nl;
     }
-    return !s->failed;
+    return !s->rw.failed;
 }
 
 /* ------------------------------------------------------------ siblings */
@@ -790,12 +609,12 @@ static bool same_extent(const Node *a, const Node *b)
  * lets[m[0]]'s place.  A member's operand that is an array variable bound
  * in the chain by a producer read by the members alone is inlined (its
  * let, dead, is removed by the caller: *inl[k] its let, else NULL). */
-static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
+static bool merge_siblings(PlanRewriteState *s, Node **lets, const int *m, int nm, Node **inl)
 {
-    const Node **opd = arena_alloc(s->ar, sizeof *opd * (size_t)nm);
-    const Node **prod = arena_alloc(s->ar, sizeof *prod * (size_t)nm);
-    int *pv = arena_alloc(s->ar, sizeof *pv * (size_t)nm);
-    if (!opd || !prod || !pv) return oom(s), false;
+    const Node **opd = arena_alloc(&s->rw.p->arena, sizeof *opd * (size_t)nm);
+    const Node **prod = arena_alloc(&s->rw.p->arena, sizeof *prod * (size_t)nm);
+    int *pv = arena_alloc(&s->rw.p->arena, sizeof *pv * (size_t)nm);
+    if (!opd || !prod || !pv) return rw_fail(&s->rw), false;
     /* the array each member's operand reads at its own position (if any):
      * itself, or the one array a delayed operand reads once per element */
     for (int k = 0; k < nm; k++) {
@@ -823,51 +642,53 @@ static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
     const Node *f0 = lets[m[0]]->kid[0];
     bool z = f0->op == OP_FOLD;
     int rank = f0->type->rank;
-    const Type **et = arena_alloc(s->ar, sizeof *et * (size_t)nm);
-    if (!et) return oom(s), false;
+    const Type **et = arena_alloc(&s->rw.p->arena, sizeof *et * (size_t)nm);
+    if (!et) return rw_fail(&s->rw), false;
     for (int k = 0; k < nm; k++) et[k] = lets[m[k]]->kid[0]->type->elt;
-    const Type *tt = ty_tuple(s->ar, nm, et);
-    const Type *at = tt ? ty_array(s->ar, tt, rank) : NULL;
-    if (!at) return oom(s), false;
+    const Type *tt = rw_ttuple(&s->rw, nm, et);
+    const Type *at = tt ? rw_tarray(&s->rw, tt, rank) : NULL;
+    if (!at) return rw_fail(&s->rw), false;
     /* the operator: componentwise */
     const Type *pt[2] = {tt, tt};
     int pid[2];
-    Node *g = lam(s, 2, pt, pid);
-    Node *gb = mk(s, OP_TUPLE, nm, tt);
+    if (!rw_params(&s->rw, 2, pt, pid)) return false;
+    Node *gb = rw_node(&s->rw, OP_TUPLE, nm, tt);
     for (int k = 0; gb && k < nm; k++)
-        gb->kid[k] = apply2(s, lets[m[k]]->kid[0]->kid[0], proj(s, k, var(s, pid[0])), proj(s, k, var(s, pid[1])));
-    lam_set(g, gb);
-    Node *zz = z ? mk(s, OP_TUPLE, nm, tt) : NULL;
-    for (int k = 0; zz && k < nm; k++) zz->kid[k] = cp(s, lets[m[k]]->kid[0]->kid[1], 0);
+        gb->kid[k] = subst2(s, lets[m[k]]->kid[0]->kid[0], rw_proj(&s->rw, k, rw_var(&s->rw, pid[0])),
+                            rw_proj(&s->rw, k, rw_var(&s->rw, pid[1])));
+    Node *g = rw_lam(&s->rw, 2, pid, gb);
+    Node *zz = z ? rw_node(&s->rw, OP_TUPLE, nm, tt) : NULL;
+    for (int k = 0; zz && k < nm; k++) zz->kid[k] = rw_copy(&s->rw, lets[m[k]]->kid[0]->kid[1]);
     /* the operand: both forms, componentwise */
-    const Type *ixt = ty_index(s->ar, rank + 1), *i64 = ty_i64();
+    const Type *ixt = rw_tindex(&s->rw, rank + 1), *i64 = ty_i64();
     int xid, iid;
-    Node *lix = lam(s, 1, &ixt, &xid), *llin = lam(s, 1, &i64, &iid);
-    Node *bix = mk(s, OP_TUPLE, nm, tt), *blin = mk(s, OP_TUPLE, nm, tt);
+    if (!rw_params(&s->rw, 1, &ixt, &xid) || !rw_params(&s->rw, 1, &i64, &iid)) return false;
+    Node *bix = rw_node(&s->rw, OP_TUPLE, nm, tt), *blin = rw_node(&s->rw, OP_TUPLE, nm, tt);
     for (int k = 0; bix && blin && k < nm; k++) {
         const Node *o = opd[k];
         s->rd = prod[k] ? pv[k] : -1, s->rd_prod = prod[k];
-        bix->kid[k] = opd_ix(s, o, var(s, xid));
-        blin->kid[k] = opd_lin(s, o, var(s, iid));
+        bix->kid[k] = opd_ix(s, o, rw_var(&s->rw, xid));
+        blin->kid[k] = opd_lin(s, o, rw_var(&s->rw, iid));
     }
     s->rd_prod = prod[0];
     s->rd = prod[0] ? pv[0] : -1;
-    Node *dl = mk(s, OP_DELAYED, 3, ty_array(s->ar, tt, rank + 1));
-    if (!dl || !lam_set(lix, bix) || !lam_set(llin, blin) || (z && !zz) || !g || s->failed) return oom(s), false;
+    Node *lix = rw_lam1(&s->rw, xid, bix), *llin = rw_lam1(&s->rw, iid, blin);
+    Node *dl = rw_node(&s->rw, OP_DELAYED, 3, rw_tarray(&s->rw, tt, rank + 1));
+    if (!dl || !lix || !llin || (z && !zz) || !g || s->rw.failed) return rw_fail(&s->rw), false;
     dl->kid[0] = opd_extent(s, opd[0]);
     s->rd = -1, s->rd_prod = NULL;
     dl->kid[1] = lix, dl->kid[2] = llin;
-    Node *nf = mk(s, f0->op, z ? 3 : 2, at);
-    if (!nf || !dl->kid[0]) return oom(s), false;
+    Node *nf = rw_node(&s->rw, f0->op, z ? 3 : 2, at);
+    if (!nf || !dl->kid[0]) return rw_fail(&s->rw), false;
     nf->kid[0] = g;
     if (z) nf->kid[1] = zz;
     nf->kid[z ? 2 : 1] = dl;
-    int tid = fresh(s, at);
+    int tid = rw_fresh(&s->rw, at);
     if (tid < 0) return false;
     /* let t = fused in let r0 = proj 0 t in ...; each member's let binds
      * its projection, and its scalar reads read t */
     Node *first = lets[m[0]];
-    Node *nl = mk(s, OP_ALET, 2, first->type);
+    Node *nl = rw_node(&s->rw, OP_ALET, 2, first->type);
     if (!nl) return false;
     nl->id = first->id;
     nl->kid[0] = proj_map(s, tid, 0);
@@ -875,7 +696,7 @@ static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
     first->id = tid;
     first->kid[0] = nf;
     first->kid[1] = nl;
-    for (int k = 1; k < nm && !s->failed; k++) lets[m[k]]->kid[0] = proj_map(s, tid, k);
+    for (int k = 1; k < nm && !s->rw.failed; k++) lets[m[k]]->kid[0] = proj_map(s, tid, k);
     /* the members' variables name projections of the pass now, no loops */
     s->key[nl->id] = PLAN_KEY_GONE;
     for (int k = 1; k < nm; k++) s->key[lets[m[k]]->id] = PLAN_KEY_GONE;
@@ -885,18 +706,18 @@ static bool merge_siblings(Pl *s, Node **lets, const int *m, int nm, Node **inl)
     ids[0] = nl->id;
     for (int k = 1; k < nm; k++) ids[k] = lets[m[k]]->id;
     for (int k = 0; k < nm; k++)
-        if (ids[k] >= 0 && ids[k] < s->capsub) s->member[ids[k]] = k + 1;
+        if (ids[k] >= 0 && ids[k] < s->cap) s->member[ids[k]] = k + 1;
     retarget(s, nl->kid[1], tid, 0);
     for (int k = 0; k < nm; k++)
-        if (ids[k] >= 0 && ids[k] < s->capsub) s->member[ids[k]] = 0;
-    return !s->failed;
+        if (ids[k] >= 0 && ids[k] < s->cap) s->member[ids[k]] = 0;
+    return !s->rw.failed;
 }
 
 /* ------------------------------------------------------------ multi-generator loops */
 
-static void recount(Pl *s);
+static void recount(PlanRewriteState *s);
 static bool reads_at(const Node *x, int a, int p, int depth);
-static Node **collect(Pl *s, Node **slot, int *nl);
+static Node **collect(PlanRewriteState *s, Node **slot, int *nl);
 static void splice_out(Node **slot, Node *dead);
 
 /* A member of a multi-generator loop (ir.h Loop; seed 003's fused loop):
@@ -1016,9 +837,9 @@ static bool reads_member_ok(const Mem *j, const Mem *m)
 }
 
 /* Can evaluating x fault or not end (sharing recovery's rule, opt.h)? */
-static bool fallible(const Pl *s, const Node *x, int depth)
+static bool fallible(const PlanRewriteState *s, const Node *x, int depth)
 {
-    if (!x || depth > OPT_MAX_DEPTH || opt_op_fallible(s->cx, x)) return true;
+    if (!x || depth > OPT_MAX_DEPTH || opt_op_fallible(s->rw.cx, x)) return true;
     for (int i = 0; i < x->n; i++)
         if (fallible(s, x->kid[i], depth + 1)) return true;
     return false;
@@ -1026,46 +847,45 @@ static bool fallible(const Pl *s, const Node *x, int depth)
 
 /* Member m's element at position i (lin) or index ix, with reads of the
  * earlier members' arrays as their elements (s->rdv). */
-static Node *member_elem(Pl *s, const Mem *m, Node *at, bool lin)
+static Node *member_elem(PlanRewriteState *s, const Mem *m, Node *at, bool lin)
 {
     const Node *o = m->opd;
     if (!o) {
         const Node *f = m->t->kid[1];
-        if (!lin) return apply1(s, f, at);
-        Node *sh = cp(s, m->t->kid[0], 0);
-        Node *fl = sh && at ? mk(s, OP_PRIM, 2, sh->type) : NULL;
+        if (!lin) return rw_apply1(&s->rw, f, at);
+        Node *sh = rw_copy(&s->rw, m->t->kid[0]);
+        Node *fl = sh && at ? rw_node(&s->rw, OP_PRIM, 2, sh->type) : NULL;
         if (fl) fl->a = P_FROMLIN, fl->kid[0] = sh, fl->kid[1] = at;
-        return apply1(s, f, fl);
+        return rw_apply1(&s->rw, f, fl);
     }
     Node *e;
-    if (o->op == OP_AVAR && o->id < s->capsub && s->rdv[o->id]) e = cp(s, s->rdv[o->id], 0);
+    if (o->op == OP_AVAR && o->id < s->cap && s->rdv[o->id]) e = rw_copy(&s->rw, s->rdv[o->id]);
     else e = lin ? opd_lin(s, o, at) : opd_ix(s, o, at);
-    if (m->t->op == OP_MAP) e = apply1(s, m->t->kid[0], e);
+    if (m->t->op == OP_MAP) e = rw_apply1(&s->rw, m->t->kid[0], e);
     return e;
 }
 
 /* The space's element function in one form: let e1 = .. in let e2 = ..
  * in (components), every member's element once. */
-static Node *loop_lam(Pl *s, const Mem *ms, int nm, const Type *pt, const Type *et, bool lin)
+static Node *loop_lam(PlanRewriteState *s, const Mem *ms, int nm, const Type *pt, const Type *et, bool lin)
 {
     int pid;
-    Node *l = lam(s, 1, &pt, &pid);
-    if (!l) return NULL;
+    if (!rw_params(&s->rw, 1, &pt, &pid)) return NULL;
     /* the elements, in order, each reading the earlier ones' */
-    Node **ev = arena_alloc(s->ar, sizeof *ev * (size_t)nm);
-    int *vid = arena_alloc(s->ar, sizeof *vid * (size_t)nm);
-    if (!ev || !vid) return oom(s);
-    for (int q = 0; q < nm && !s->failed; q++) {
+    Node **ev = arena_alloc(&s->rw.p->arena, sizeof *ev * (size_t)nm);
+    int *vid = arena_alloc(&s->rw.p->arena, sizeof *vid * (size_t)nm);
+    if (!ev || !vid) return rw_fail(&s->rw);
+    for (int q = 0; q < nm && !s->rw.failed; q++) {
         const Mem *m = &ms[q];
         const Type *vt = m->kind == LOOP_COLLECT ? m->t->type->elt : m->opd->type->elt;
-        ev[q] = member_elem(s, m, var(s, pid), lin);
+        ev[q] = member_elem(s, m, rw_var(&s->rw, pid), lin);
         if (m->via >= 0 && ev[q] && (m->neutral || fallible(s, ev[q], 0))) {
             /* only where the filter keeps the element (lazily: the fold's
              * element code never ran on the others); else its neutral
              * element, or z, which the generator's predicate then skips
              * (it needs none when the element cannot fault) */
             const Mem *f = &ms[m->via];
-            Node *keep = apply1(s, f->t->kid[0], var(s, vid[m->via]));
+            Node *keep = rw_apply1(&s->rw, f->t->kid[0], rw_var(&s->rw, vid[m->via]));
             Node *none;
             if (m->neutral) {
                 Prim ops[16];
@@ -1074,31 +894,31 @@ static Node *loop_lam(Pl *s, const Mem *ms, int nm, const Type *pt, const Type *
                 if (ot->kind == TY_SCALAR) {
                     none = neutral(s, ops[0], ot->s);
                 } else {
-                    none = mk(s, OP_TUPLE, ot->n, ot);
+                    none = rw_node(&s->rw, OP_TUPLE, ot->n, ot);
                     for (int k = 0; none && k < ot->n; k++) none->kid[k] = neutral(s, ops[k], ot->elts[k]->s);
                 }
             } else {
-                none = cp(s, m->t->kid[1], 0);
+                none = rw_copy(&s->rw, m->t->kid[1]);
             }
-            ev[q] = cond(s, keep, ev[q], none);
+            ev[q] = rw_cond(&s->rw, keep, ev[q], none);
         }
-        vid[q] = fresh(s, vt);
-        if ((m->kind == LOOP_COLLECT || m->kind == LOOP_FILTER) && vid[q] >= 0) s->rdv[m->id] = var(s, vid[q]);
+        vid[q] = rw_fresh(&s->rw, vt);
+        if ((m->kind == LOOP_COLLECT || m->kind == LOOP_FILTER) && vid[q] >= 0) s->rdv[m->id] = rw_var(&s->rw, vid[q]);
     }
     for (int q = 0; q < nm; q++)
         if (ms[q].kind == LOOP_COLLECT || ms[q].kind == LOOP_FILTER) s->rdv[ms[q].id] = NULL;
-    if (s->failed) return NULL;
+    if (s->rw.failed) return NULL;
     /* the components */
-    Node *tup = et->kind == TY_TUPLE ? mk(s, OP_TUPLE, et->n, et) : NULL;
+    Node *tup = et->kind == TY_TUPLE ? rw_node(&s->rw, OP_TUPLE, et->n, et) : NULL;
     Node *one = NULL;
     int c = 0;
-    for (int q = 0; q < nm && !s->failed; q++) {
+    for (int q = 0; q < nm && !s->rw.failed; q++) {
         const Mem *m = &ms[q];
         if (m->drop) continue;
         Node *parts[2] = {NULL, NULL};
         int np = 0;
-        if (m->kind == LOOP_FILTER) parts[np++] = apply1(s, m->t->kid[0], var(s, vid[q]));
-        parts[np++] = var(s, vid[q]);
+        if (m->kind == LOOP_FILTER) parts[np++] = rw_apply1(&s->rw, m->t->kid[0], rw_var(&s->rw, vid[q]));
+        parts[np++] = rw_var(&s->rw, vid[q]);
         for (int k = 0; k < np; k++) {
             if (tup && c < tup->n) tup->kid[c] = parts[k];
             else one = parts[k];
@@ -1106,14 +926,14 @@ static Node *loop_lam(Pl *s, const Mem *ms, int nm, const Type *pt, const Type *
         }
     }
     Node *body = tup ? tup : one;
-    for (int q = nm - 1; q >= 0 && body; q--) body = let(s, vid[q], ev[q], body);
-    return lam_set(l, body);
+    for (int q = nm - 1; q >= 0 && body; q--) body = rw_let(&s->rw, vid[q], ev[q], body);
+    return rw_lam1(&s->rw, pid, body);
 }
 
 /* Builds the loop of members ms[0..nm) (of one chain, in order) at the
  * first one's let: `let t = loop .. in let m1 = aproj 0 t in ..`; the other
  * members' lets are spliced out. */
-static bool make_loop(Pl *s, Node **slot, Node **lets, Mem *ms, int nm)
+static bool make_loop(PlanRewriteState *s, Node **slot, Node **lets, Mem *ms, int nm)
 {
     int ngen = 0, ncomp = 0, nkid = 1;
     for (int q = 0; q < nm; q++) {
@@ -1122,10 +942,10 @@ static bool make_loop(Pl *s, Node **slot, Node **lets, Mem *ms, int nm)
         ncomp += ms[q].kind == LOOP_FILTER ? 2 : 1;
         if (ms[q].kind == LOOP_REDUCE) nkid += ms[q].t->op == OP_FOLD ? 2 : 1;
     }
-    Loop *lp = arena_alloc(s->ar, sizeof *lp + sizeof lp->gen[0] * (size_t)ngen);
-    const Type **ct = arena_alloc(s->ar, sizeof *ct * (size_t)(ncomp + 1));
-    const Type **gt = arena_alloc(s->ar, sizeof *gt * (size_t)(ngen + 1));
-    if (!lp || !ct || !gt) return oom(s), false;
+    Loop *lp = arena_alloc(&s->rw.p->arena, sizeof *lp + sizeof lp->gen[0] * (size_t)ngen);
+    const Type **ct = arena_alloc(&s->rw.p->arena, sizeof *ct * (size_t)(ncomp + 1));
+    const Type **gt = arena_alloc(&s->rw.p->arena, sizeof *gt * (size_t)(ngen + 1));
+    if (!lp || !ct || !gt) return rw_fail(&s->rw), false;
     lp->ngen = ngen;
     int c = 0, g = 0, kid = 1;
     for (int q = 0; q < nm; q++) {
@@ -1154,48 +974,48 @@ static bool make_loop(Pl *s, Node **slot, Node **lets, Mem *ms, int nm)
         }
         gt[g++] = m->t->type;
     }
-    const Type *et = ncomp == 1 ? ct[0] : ty_tuple(s->ar, ncomp, ct);
+    const Type *et = ncomp == 1 ? ct[0] : rw_ttuple(&s->rw, ncomp, ct);
     if (ncomp == 1) lp->gen[0].comp = -1;
     int r = space_rank(&ms[0]);
-    const Type *at = et ? ty_array(s->ar, et, r) : NULL, *tt = ty_arrays(s->ar, ngen, gt);
-    const Type *ixt = ty_index(s->ar, r), *i64 = ty_i64();
-    if (!at || !tt || !ixt) return oom(s), false;
-    Node *dl = mk(s, OP_DELAYED, 3, at), *lo = mk(s, OP_LOOP, nkid, tt);
+    const Type *at = et ? rw_tarray(&s->rw, et, r) : NULL, *tt = ty_arrays(&s->rw.p->arena, ngen, gt);
+    const Type *ixt = rw_tindex(&s->rw, r), *i64 = ty_i64();
+    if (!at || !tt || !ixt) return rw_fail(&s->rw), false;
+    Node *dl = rw_node(&s->rw, OP_DELAYED, 3, at), *lo = rw_node(&s->rw, OP_LOOP, nkid, tt);
     if (!dl || !lo) return false;
-    dl->kid[0] = ms[0].opd ? opd_extent(s, ms[0].opd) : cp(s, ms[0].t->kid[0], 0);
+    dl->kid[0] = ms[0].opd ? opd_extent(s, ms[0].opd) : rw_copy(&s->rw, ms[0].t->kid[0]);
     dl->kid[1] = loop_lam(s, ms, nm, ixt, et, false);
     dl->kid[2] = loop_lam(s, ms, nm, i64, et, true);
     lo->loop = lp;
     lo->kid[0] = dl;
-    for (int q = 0, gi = 0; q < nm && !s->failed; q++) {
+    for (int q = 0, gi = 0; q < nm && !s->rw.failed; q++) {
         const Mem *m = &ms[q];
         if (m->drop) continue;
         const LoopGen *gn = &lp->gen[gi++];
         if (gn->kind != LOOP_REDUCE) continue;
-        lo->kid[gn->op] = cp(s, m->t->kid[0], 0);
-        if (gn->z >= 0) lo->kid[gn->z] = cp(s, m->t->kid[1], 0);
+        lo->kid[gn->op] = rw_copy(&s->rw, m->t->kid[0]);
+        if (gn->z >= 0) lo->kid[gn->z] = rw_copy(&s->rw, m->t->kid[1]);
     }
-    if (s->failed || !dl->kid[0] || !dl->kid[1] || !dl->kid[2]) return oom(s), false;
-    int tid = fresh(s, tt);
+    if (s->rw.failed || !dl->kid[0] || !dl->kid[1] || !dl->kid[2]) return rw_fail(&s->rw), false;
+    int tid = rw_fresh(&s->rw, tt);
     if (tid < 0) return false;
     /* let t = loop in let m_g = aproj g t in ... (the first member's body) */
     Node *first = lets[ms[0].k];
     Node *body = first->kid[1];
     for (int q = nm - 1, gi = ngen - 1; q >= 0 && body; q--) {
         if (ms[q].drop) continue;
-        Node *pj = node1(s, OP_APROJ, gt[gi], var(s, tid));
+        Node *pj = rw_op1(&s->rw, OP_APROJ, gt[gi], rw_var(&s->rw, tid));
         if (pj) pj->a = gi;
         gi--;
-        Node *l = node2(s, OP_ALET, body->type, pj, body);
+        Node *l = rw_op2(&s->rw, OP_ALET, body->type, pj, body);
         if (l) l->id = ms[q].id;
         body = l;
     }
-    if (!body) return oom(s), false;
+    if (!body) return rw_fail(&s->rw), false;
     first->id = tid;
     first->kid[0] = lo;
     first->kid[1] = body;
     for (int q = 1; q < nm; q++) splice_out(slot, lets[ms[q].k]);
-    return !s->failed;
+    return !s->rw.failed;
 }
 
 /* Greedy grouping of a chain's members by space (seed 001's clusters of
@@ -1209,7 +1029,7 @@ static bool make_loop(Pl *s, Node **slot, Node **lets, Mem *ms, int nm)
  * among its components, is given lets of its own at the chain's end (in
  * the order the components are evaluated), so that its members can join
  * loops like the lets' terms. */
-static void bind_results(Pl *s, Node **slot)
+static void bind_results(PlanRewriteState *s, Node **slot)
 {
     Node **bp = slot;
     while ((*bp)->op == OP_ALET && (*bp)->n == 2) bp = &(*bp)->kid[1];
@@ -1217,25 +1037,25 @@ static void bind_results(Pl *s, Node **slot)
     Mem m;
     int nk = b->op == OP_ATUPLE ? b->n : 1;
     Node **kids = b->op == OP_ATUPLE ? b->kid : bp;
-    int *ids = arena_alloc(s->ar, sizeof *ids * (size_t)(nk + 1));
-    if (!ids) return (void)oom(s);
+    int *ids = arena_alloc(&s->rw.p->arena, sizeof *ids * (size_t)(nk + 1));
+    if (!ids) return (void)rw_fail(&s->rw);
     int nb = 0;
     for (int k = 0; k < nk; k++) {
         ids[k] = -1;
-        if (kids[k]->type->kind == TY_ARRAY && loop_member(kids[k], &m)) ids[k] = fresh(s, kids[k]->type), nb++;
+        if (kids[k]->type->kind == TY_ARRAY && loop_member(kids[k], &m)) ids[k] = rw_fresh(&s->rw, kids[k]->type), nb++;
     }
-    if (!nb || s->failed) return;
+    if (!nb || s->rw.failed) return;
     Node *body = b;
-    Node **bound = arena_alloc(s->ar, sizeof *bound * (size_t)nk);
-    if (!bound) return (void)oom(s);
+    Node **bound = arena_alloc(&s->rw.p->arena, sizeof *bound * (size_t)nk);
+    if (!bound) return (void)rw_fail(&s->rw);
     for (int k = 0; k < nk; k++) {
         bound[k] = kids[k];
-        if (ids[k] >= 0) kids[k] = var(s, ids[k]);
+        if (ids[k] >= 0) kids[k] = rw_var(&s->rw, ids[k]);
     }
     if (b->op != OP_ATUPLE) body = kids[0];
     for (int k = nk - 1; k >= 0 && body; k--) {
         if (ids[k] < 0) continue;
-        Node *l = node2(s, OP_ALET, body->type, bound[k], body);
+        Node *l = rw_op2(&s->rw, OP_ALET, body->type, bound[k], body);
         if (l) l->id = ids[k];
         body = l;
     }
@@ -1244,14 +1064,14 @@ static void bind_results(Pl *s, Node **slot)
 
 /* The array variables term x reads, each once (seen: per id, the stamp
  * of the last term that listed it), appended to *v. */
-static void reads_of(Pl *s, const Node *x, int stamp, int *seen, int **v, int *n, int *cap, int depth)
+static void reads_of(PlanRewriteState *s, const Node *x, int stamp, int *seen, int **v, int *n, int *cap, int depth)
 {
-    while (x && !s->failed && depth <= OPT_MAX_DEPTH) {
-        if (x->op == OP_AVAR && x->id < s->capsub && seen[x->id] != stamp) {
+    while (x && !s->rw.failed && depth <= OPT_MAX_DEPTH) {
+        if (x->op == OP_AVAR && x->id < s->cap && seen[x->id] != stamp) {
             seen[x->id] = stamp;
             if (*n == *cap) {
                 int c = *cap ? *cap * 2 : 64, *w = ax__realloc(*v, sizeof *w * (size_t)c);
-                if (!w) return (void)oom(s);
+                if (!w) return (void)rw_fail(&s->rw);
                 *v = w, *cap = c;
             }
             (*v)[(*n)++] = x->id;
@@ -1283,7 +1103,7 @@ static void count_member_reads(const Node *x, const int *pos, int nv, const int 
  * program) must not cost its square. */
 enum { LOOP_WINDOW = 128, LOOP_MAX = 64 };
 
-static void loops(Pl *s, Node **slot)
+static void loops(PlanRewriteState *s, Node **slot)
 {
     int nl;
     Node **lets = collect(s, slot, &nl);
@@ -1294,19 +1114,19 @@ static void loops(Pl *s, Node **slot)
      * variable: the let binding it in this chain (pos, -1 if none), the
      * group's stamp when a member reads it (gmark) */
     int *rs = ax__malloc(sizeof *rs * (size_t)(nl + 1)), *rd = NULL, nrd = 0, caprd = 0;
-    int nv = s->capsub;
+    int nv = s->cap;
     int *seen = ax__malloc(sizeof *seen * (size_t)nv), *pos = ax__malloc(sizeof *pos * (size_t)nv);
     int *gmark = ax__calloc((size_t)nv, sizeof *gmark), *gidx = ax__malloc(sizeof *gidx * (size_t)(nl + 1));
-    if (!grp || !used || !rs || !seen || !pos || !gmark || !gidx) oom(s);
-    for (int i = 0; i < nv && !s->failed; i++) seen[i] = -1, pos[i] = -1;
-    for (int k = 0; k < nl && !s->failed; k++) {
+    if (!grp || !used || !rs || !seen || !pos || !gmark || !gidx) rw_fail(&s->rw);
+    for (int i = 0; i < nv && !s->rw.failed; i++) seen[i] = -1, pos[i] = -1;
+    for (int k = 0; k < nl && !s->rw.failed; k++) {
         rs[k] = nrd;
         reads_of(s, lets[k]->kid[0], k, seen, &rd, &nrd, &caprd, 0);
         if (lets[k]->id < nv) pos[lets[k]->id] = k;
         gidx[k] = -1;
     }
-    if (!s->failed) rs[nl] = nrd, recount(s);
-    for (int k = 0; k < nl && !s->failed; k++) {
+    if (!s->rw.failed) rs[nl] = nrd, recount(s);
+    for (int k = 0; k < nl && !s->rw.failed; k++) {
         if (used[k] || !loop_member(lets[k]->kid[0], &grp[0])) continue;
         int nm = 1, stamp = k + 1;
         grp[0].k = k, grp[0].id = lets[k]->id;
@@ -1403,18 +1223,18 @@ static void loops(Pl *s, Node **slot)
  * no pass over the consumer's result).  A map over a stencil's result
  * that nothing else reads becomes the stencil of the two functions
  * composed. */
-static void epilogues(Pl *s, Node **slot)
+static void epilogues(PlanRewriteState *s, Node **slot)
 {
     int nl;
     Node **lets = collect(s, slot, &nl);
     if (!lets) return;
     recount(s);
-    int nv = s->capsub, *pos = ax__malloc(sizeof *pos * (size_t)(nv > 0 ? nv : 1));
-    if (!pos) return (void)oom(s), free(lets);
+    int nv = s->cap, *pos = ax__malloc(sizeof *pos * (size_t)(nv > 0 ? nv : 1));
+    if (!pos) return (void)rw_fail(&s->rw), free(lets);
     for (int i = 0; i < nv; i++) pos[i] = -1;
     for (int k = 0; k < nl; k++)
         if (lets[k]->id < nv) pos[lets[k]->id] = k;
-    for (int k = 1; k < nl && !s->failed; k++) {
+    for (int k = 1; k < nl && !s->rw.failed; k++) {
         Node *t = lets[k]->kid[0];
         if (t->op != OP_MAP || t->kid[1]->op != OP_AVAR || s->uses[t->kid[1]->id] != 1) continue;
         int a = t->kid[1]->id, j = a < nv ? pos[a] : -1;
@@ -1427,12 +1247,12 @@ static void epilogues(Pl *s, Node **slot)
             note(s, "map a%d applied as %s a%d stores its results", lets[k]->id, op_name(c->op), a);
             break;
         case OP_STENCIL: case OP_STENCIL2: {
-            Node *f = cp(s, c->kid[0], 0), *st = node_clone(s->ar, c);
+            Node *f = rw_copy(&s->rw, c->kid[0]), *st = node_clone(&s->rw.p->arena, c);
             if (!f || !st) {
-                oom(s);
+                rw_fail(&s->rw);
                 break;
             }
-            f->kid[0] = apply1(s, t->kid[0], f->kid[0]);
+            f->kid[0] = rw_apply1(&s->rw, t->kid[0], f->kid[0]);
             if (!f->kid[0]) break;
             f->type = f->kid[0]->type;
             st->kid[0] = f;
@@ -1454,11 +1274,11 @@ static void epilogues(Pl *s, Node **slot)
 
 /* ------------------------------------------------------------ walking chains */
 
-static void walk(Pl *s, Node **slot, int depth);
+static void walk(PlanRewriteState *s, Node **slot, int depth);
 
-static void walk_kids(Pl *s, Node *n, int depth)
+static void walk_kids(PlanRewriteState *s, Node *n, int depth)
 {
-    for (int i = 0; i < n->n && !s->failed; i++) {
+    for (int i = 0; i < n->n && !s->rw.failed; i++) {
         Node *k = n->kid[i];
         if (!k) continue;
         if (k->op == OP_LAM) {
@@ -1469,26 +1289,26 @@ static void walk_kids(Pl *s, Node *n, int depth)
     }
 }
 
-static void recount(Pl *s)
+static void recount(PlanRewriteState *s)
 {
-    if (!grow(s)) return;
-    memset(s->uses, 0, sizeof *s->uses * (size_t)s->capsub);
-    count_uses(s, s->p->root, 0);
+    if (!grow(&s->rw, s->rw.p->nvars)) return (void)rw_fail(&s->rw);
+    memset(s->uses, 0, sizeof *s->uses * (size_t)s->cap);
+    count_uses(s, s->rw.p->root, 0);
 }
 
 /* The lets of the chain at *slot, in order (malloc'd; *nl of them). */
-static Node **collect(Pl *s, Node **slot, int *nl)
+static Node **collect(PlanRewriteState *s, Node **slot, int *nl)
 {
     int cap = 16;
     *nl = 0;
     Node **lets = ax__malloc(sizeof *lets * (size_t)cap);
-    if (!lets) return oom(s);
+    if (!lets) return rw_fail(&s->rw);
     for (Node *x = *slot; x->op == OP_ALET && x->n == 2; x = x->kid[1]) {
         if (*nl == cap) {
             Node **l2 = ax__realloc(lets, sizeof *l2 * (size_t)(cap *= 2));
             if (!l2) {
                 free(lets);
-                return oom(s);
+                return rw_fail(&s->rw);
             }
             lets = l2;
         }
@@ -1510,9 +1330,9 @@ static void splice_out(Node **slot, Node *dead)
 }
 
 /* One chain of array lets starting at *slot. */
-static void walk(Pl *s, Node **slot, int depth)
+static void walk(PlanRewriteState *s, Node **slot, int depth)
 {
-    if (s->failed || depth > OPT_MAX_DEPTH) return;
+    if (s->rw.failed || depth > OPT_MAX_DEPTH) return;
     Node *n = *slot;
     if (n->op != OP_ALET) return walk_kids(s, n, depth);
     int nl;
@@ -1520,7 +1340,7 @@ static void walk(Pl *s, Node **slot, int depth)
     if (!lets) return;
     Node *last = nl ? lets[nl - 1] : NULL;
     /* nested chains first (terms of this chain, the body) */
-    for (int k = 0; k < nl && !s->failed; k++) walk(s, &lets[k]->kid[0], depth + 1);
+    for (int k = 0; k < nl && !s->rw.failed; k++) walk(s, &lets[k]->kid[0], depth + 1);
     if (last) walk(s, &last->kid[1], depth + 1);
 
     /* a data-moving producer (a zip of arrays into tuples: QuickHull's
@@ -1528,7 +1348,7 @@ static void walk(Pl *s, Node **slot, int depth)
      * every one at its own index: each reads the producer's sources
      * instead, and the array is not made (seed 003's vertical case, with
      * the producer copied into each consumer: it does no work to copy) */
-    for (int k = 0; k < nl && !s->failed; k++) {
+    for (int k = 0; k < nl && !s->rw.failed; k++) {
         const Node *t = lets[k]->kid[0];
         if (!plan_copies(t)) continue;
         recount(s);
@@ -1543,21 +1363,20 @@ static void walk(Pl *s, Node **slot, int depth)
             readers += ok;
         }
         if (!ok || readers != s->uses[pid]) continue;
-        for (int j = k + 1; j <= nl && !s->failed; j++) {
+        for (int j = k + 1; j <= nl && !s->rw.failed; j++) {
             Node *c = j < nl ? lets[j]->kid[0] : last->kid[1];
             int at = c->op == OP_FILTER || c->op == OP_FOLD1 ? 1 : c->op == OP_FOLD ? 2 : -1;
             if (at < 0 || c->kid[at]->op != OP_AVAR || c->kid[at]->id != pid) continue;
-            const Type *ixt = ty_index(s->ar, t->type->rank), *i64 = ty_i64();
+            const Type *ixt = rw_tindex(&s->rw, t->type->rank), *i64 = ty_i64();
             int xid, iid;
-            Node *lix = lam(s, 1, &ixt, &xid), *llin = lam(s, 1, &i64, &iid);
-            Node *dl = mk(s, OP_DELAYED, 3, t->type);
-            if (!dl || !lam_set(lix, opd_ix(s, t, var(s, xid))) || !lam_set(llin, opd_lin(s, t, var(s, iid))))
-                break;
-            dl->kid[0] = opd_extent(s, t);
-            dl->kid[1] = lix, dl->kid[2] = llin;
+            if (!rw_params(&s->rw, 1, &ixt, &xid) || !rw_params(&s->rw, 1, &i64, &iid)) break;
+            Node *lix = rw_lam1(&s->rw, xid, opd_ix(s, t, rw_var(&s->rw, xid)));
+            Node *llin = rw_lam1(&s->rw, iid, opd_lin(s, t, rw_var(&s->rw, iid)));
+            Node *dl = lix && llin ? rw_op3(&s->rw, OP_DELAYED, t->type, opd_extent(s, t), lix, llin) : NULL;
+            if (!dl) break;
             c->kid[at] = dl;
         }
-        if (s->failed) break;
+        if (s->rw.failed) break;
         note(s, "a%d (moving data only) copied into its %d readers", pid, readers);
         removed(s, pid);
         splice_out(slot, lets[k]);
@@ -1566,7 +1385,7 @@ static void walk(Pl *s, Node **slot, int depth)
     /* vertical: a filter read only by folds (lets' terms or the body),
      * each reading it at its own position: every one reads the filter's
      * input instead (and the horizontal step below merges them) */
-    for (int k = 0; k < nl && !s->failed; k++) {
+    for (int k = 0; k < nl && !s->rw.failed; k++) {
         if (lets[k]->kid[0]->op != OP_FILTER) continue;
         recount(s);
         int ys = lets[k]->id, seen = 0, nf = 0;
@@ -1584,7 +1403,7 @@ static void walk(Pl *s, Node **slot, int depth)
         }
         if (!ok || nf == 0 || seen != s->uses[ys]) continue;
         bool first = true;
-        for (int j = k + 1; j <= nl && !s->failed; j++) {
+        for (int j = k + 1; j <= nl && !s->rw.failed; j++) {
             Node **site = j < nl ? &lets[j]->kid[0] : &last->kid[1];
             int occ = 0;
             int64_t was = j < nl ? lets[j]->id : plan_body_key(*site);
@@ -1598,17 +1417,17 @@ static void walk(Pl *s, Node **slot, int depth)
             if (now != was) join(s, now, was);   /* the pair fold's let */
         }
         removed(s, ys);
-        if (s->failed) break;
+        if (s->rw.failed) break;
         note(s, "filter a%d fused into the %d fold%s reading it", ys, nf, nf > 1 ? "s" : "");
         splice_out(slot, lets[k]);
     }
     /* the chain as it is now */
     free(lets);
-    if (s->failed || !(lets = collect(s, slot, &nl))) return;
+    if (s->rw.failed || !(lets = collect(s, slot, &nl))) return;
     /* horizontal: folds over one extent */
     bool *done = ax__calloc((size_t)(nl ? nl : 1), sizeof *done);
     int *m = ax__malloc(sizeof *m * (size_t)(nl ? nl : 1));
-    if (!done || !m) oom(s);
+    if (!done || !m) rw_fail(&s->rw);
     /* (folds of a filter's output that others read too are left to the
      * filter's loop below, each a reduction of its own) */
     for (int k = 0; k < nl && done; k++) {
@@ -1619,7 +1438,7 @@ static void walk(Pl *s, Node **slot, int depth)
         for (int j = 0; j < k && a >= 0; j++)
             if (lets[j]->id == a && lets[j]->kid[0]->op == OP_FILTER) done[k] = true;
     }
-    for (int k = 0; k < nl && !s->failed; k++) {
+    for (int k = 0; k < nl && !s->rw.failed; k++) {
         const Node *f = lets[k]->kid[0];
         if (done[k] || !is_fold(f)) continue;
         int nm = 0;
@@ -1667,31 +1486,34 @@ static void walk(Pl *s, Node **slot, int depth)
     free(m);
     free(lets);
     /* multi-generator loops: what the steps above left over one space */
-    unsigned dbg = s->cx->opt.debug;
-    if ((dbg & (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES)) != (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES) && !s->failed)
+    unsigned dbg = s->rw.cx->opt.debug;
+    if ((dbg & (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES)) != (AX_DEBUG_NO_LOOPS | AX_DEBUG_NO_EPILOGUES) && !s->rw.failed)
         bind_results(s, slot);   /* (the body's arrays let-bound: members, maps with epilogues) */
-    if (!s->failed && !(dbg & AX_DEBUG_NO_LOOPS)) loops(s, slot);
+    if (!s->rw.failed && !(dbg & AX_DEBUG_NO_LOOPS)) loops(s, slot);
     /* maps over a fold's, a scan's or a stencil's result: as they store */
-    if (!s->failed && !(dbg & AX_DEBUG_NO_EPILOGUES)) epilogues(s, slot);
+    if (!s->rw.failed && !(dbg & AX_DEBUG_NO_EPILOGUES)) epilogues(s, slot);
 }
 
 int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl)
 {
-    Pl s;
+    PlanRewriteState s;
     memset(&s, 0, sizeof s);
-    s.cx = cx;
-    s.p = p;
-    s.ar = &p->arena;
     s.rd = -1;
     s.log = log;
     s.cl = cl;
-    if (p && p->root && grow(&s)) walk(&s, &p->root, 0);
-    free(s.sub);
+    if (p && p->root && rw_open(&s.rw, cx, p)) {
+        s.rw.pass = &s;
+        s.rw.rule = reads;
+        s.rw.grow = grow;
+        if (grow(&s.rw, p->nvars)) walk(&s, &p->root, 0);
+        else rw_fail(&s.rw);
+    }
+    rw_close(&s.rw);
     free(s.uses);
     free(s.key);
     free(s.rdv);
     free(s.member);
-    if (s.failed) {
+    if (s.rw.failed) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory (planner)");
         return -1;
     }
