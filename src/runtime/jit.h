@@ -8,6 +8,8 @@
  * number of processes may share one cache directory: entries are written
  * to a temporary name and renamed into place, and verified before use.
  *
+ * The implementation: jit.c and the files jit_int.h lists.
+ *
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_JIT_H
@@ -35,13 +37,14 @@ typedef struct JitOptions {
     int64_t size_limit;     /* bytes of entries the directory may hold before
                                the least recently used go; <= 0: no limit */
     /* With GCC (jit_is_gcc), link without the C runtime: -nostdlib, and
-     * -lgcc after libs (see jit.c, "Lean link").  For generated code that
+     * -lgcc after libs (see jit_compile.c, "Lean link").  For generated code that
      * needs no start files and no libc at link time. */
     bool lean_link;
 } JitOptions;
 
 /* -pipe: no temporary assembly file between the compiler and the
- * assembler (measured 10-20 ms of a ~200 ms cold compile). */
+ * assembler (to measure: the compile time `AXLE_CACHE=off axle run dotp`
+ * prints, with AXLE_CFLAGS set to these flags with and without -pipe). */
 #define JIT_DEFAULT_CFLAGS \
     "-O3 -march=native -pipe -fPIC -shared -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define JIT_DEFAULT_LIBS "-lm"
@@ -103,7 +106,7 @@ const char *jit_module_key(const JitModule *m);
 
 /* The compiler's identity: the first line of `cc --version`, found once
  * per Jit, on first need (read from the disk cache's identity file while
- * the compiler's files are unchanged: see jit.c).  NULL if the compiler
+ * the compiler's files are unchanged: see jit_ident.c).  NULL if the compiler
  * cannot be run. */
 const char *jit_compiler_id(Jit *j);
 /* Whether the compiler is GCC, from its identity ("gcc (GCC) 13.2.1",
