@@ -87,6 +87,31 @@ const char *host_api_name(Op op)
     }
 }
 
+/* The families (host.h), by operation. */
+static const unsigned char family[OP_NOPS] = {
+    [OP_UNIT] = HOST_UNIT,
+    [OP_GENERATE] = HOST_PRODUCER, [OP_MAP] = HOST_PRODUCER, [OP_ZIPWITH] = HOST_PRODUCER,
+    [OP_BACKPERMUTE] = HOST_PRODUCER, [OP_TRANSFORM] = HOST_PRODUCER, [OP_REPLICATE] = HOST_PRODUCER,
+    [OP_SLICE] = HOST_PRODUCER, [OP_RESHAPE] = HOST_PRODUCER,
+    [OP_FOLD] = HOST_FOLD, [OP_FOLD1] = HOST_FOLD,
+    [OP_FOLDSEG] = HOST_FOLDSEG, [OP_FOLD1SEG] = HOST_FOLDSEG,
+    [OP_SCANL] = HOST_SCAN, [OP_SCANL1] = HOST_SCAN, [OP_SCANR] = HOST_SCAN, [OP_SCANR1] = HOST_SCAN,
+    [OP_SCANLEX] = HOST_SCAN, [OP_SCANREX] = HOST_SCAN,
+    [OP_PERMUTE] = HOST_PERMUTE,
+    [OP_STENCIL] = HOST_STENCIL, [OP_STENCIL2] = HOST_STENCIL,
+    [OP_FILTER] = HOST_FILTER,
+    [OP_LOOP] = HOST_LOOP,
+};
+
+HostFamily host_family(Op op) { return (unsigned)op < OP_NOPS ? (HostFamily)family[op] : HOST_NONE; }
+
+int host_run_method(Host *h, const Node *x, void *o)
+{
+    HostFamily f = host_family(x->op);
+    if (f == HOST_NONE || !h->ops->method[f]) return host_malformed(h, x, "not an array operation");
+    return h->ops->method[f](h, x, o);
+}
+
 /* Writes "i,j,k" into buf. */
 void host_fmt_ints(char *buf, size_t size, int n, const int64_t *v)
 {

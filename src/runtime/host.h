@@ -17,6 +17,27 @@
 
 typedef struct Host Host;
 
+/* The families of array operations: an executor of generated kernels
+ * has one method per family (HostOps.method), and a code generator one
+ * skeleton (backend/cgen/cgen.h cg_emit_skeleton).  host_family is the
+ * one table from Op to family. */
+typedef enum HostFamily {
+    HOST_NONE,        /* not an operation an executor runs: the walk's own
+                         forms (above, and acond), scalar code, DELAYED */
+    HOST_UNIT,        /* unit: its value */
+    HOST_PRODUCER,    /* generate, map, zipWith, backpermute, transform,
+                         replicate, slice, reshape */
+    HOST_FOLD,        /* fold, fold1 */
+    HOST_FOLDSEG,     /* the segmented folds */
+    HOST_SCAN,        /* the six scans */
+    HOST_PERMUTE,
+    HOST_STENCIL,     /* stencil, stencil2 */
+    HOST_FILTER,
+    HOST_LOOP,        /* the planner's multi-generator loops */
+    HOST_NFAMILY
+} HostFamily;
+HostFamily host_family(Op op);
+
 typedef struct HostOps {
     const char *name;   /* the executor, in messages ("interp", "cpu") */
     /* Runs array operation x (anything but the forms above) into out. */
@@ -26,6 +47,12 @@ typedef struct HostOps {
     /* Whether a DELAYED operand is code inside its consumer (CPU) rather
      * than an array the walk evaluates (interpreter). */
     bool embeds_delayed;
+    /* Executors of generated kernels (CPU, GPU): the method of each family,
+     * which runs operation x whose operands and parameters the executor's
+     * op prepared into its own per-operation state `o` (host_run_method
+     * calls it).  Zero where op runs every operation itself (the
+     * interpreter, the MPI executor). */
+    int (*method[HOST_NFAMILY])(Host *h, const Node *x, void *o);
 } HostOps;
 
 struct Host {
@@ -56,6 +83,11 @@ int interp_run_op(InterpEval *ie, Host *h, const Node *x, ax_array **out);
  * n >= 1 under boundary rule b, or -1 for "the constant" (interp.c; the
  * MPI executor's halos follow the same rule). */
 int64_t interp_boundary(ax_boundary_kind b, int64_t c, int64_t n);
+
+/* Runs array operation x with the method of its family (HostOps.method)
+ * on the executor's per-operation state o; a malformed program when it
+ * has none. */
+int host_run_method(Host *h, const Node *x, void *o);
 
 /* Evaluates an array term into out (host_width(x->type) new references). */
 int host_eval(Host *h, const Node *x, ax_array **out);
