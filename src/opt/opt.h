@@ -109,6 +109,10 @@ bool plan_inlinable(const Node *t);
 bool plan_absorbs(const Node *fold, const Node *flt, int *occ);
 bool plan_absorb_keeps_fold(const Node *fold);
 bool plan_same_term(const Node *a, const Node *b, bool copies);
+/* The array variable a consumer's operand ranges over: the operand itself
+ * (a variable), or the variable whose shape is a delayed operand's
+ * extent; else -1. */
+int plan_opd_array(const Node *o);
 
 /* Loop-invariant code motion of array terms out of awhile bodies
  * (licm.c), guarded by the loop's condition.  Returns the number of lets

@@ -479,8 +479,7 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         /* (a fold of a filter's output that others read too is left to
          * the filter's multi-generator loop, plan.c loops: no sibling) */
         if (c.flt[j] < 0) {
-            const Node *o = fold_operand(t), *e = o->op == OP_DELAYED ? o->kid[0] : NULL;
-            int a = o->op == OP_AVAR ? o->id : e && e->op == OP_SHAPE && e->kid[0]->op == OP_AVAR ? e->kid[0]->id : -1;
+            int a = plan_opd_array(fold_operand(t));
             int q = a >= 0 && a < b->nvars ? b->posof[a] : -1;
             if (q >= 0 && q < j && c.t[q]->op == OP_FILTER && !c.absorbable[q]) c.merges[j] = false;
         }
