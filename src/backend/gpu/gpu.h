@@ -23,7 +23,7 @@
 #ifndef AX_GPU_H
 #define AX_GPU_H
 
-#include "backend/cpu/cg.h"
+#include "backend/cgen/cgen.h"
 
 /* Threads per group (CUDA block, OpenCL work-group), fixed at compile
  * time: every kernel's shared arrays have one element per thread. */

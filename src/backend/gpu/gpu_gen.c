@@ -368,7 +368,7 @@ CgProg *gpu_program(const Program *p, const GpuConfig *cfg, char *err, size_t er
         g.cn = cn;
         g.pos = "0";
         g.safe = cfg->safe;
-        g.gpu = true;
+        g.dialect = CG_GPU;
         g.err = err;
         g.errsize = errsize;
         gpu_emit_node(&g, cn);

@@ -1031,45 +1031,11 @@ static void emit_stencil(G *g)
     const CgNode *cn = g->cn;
     const Node *x = cn->x;
     const Stencil *st = x->sten;
-    int r = st->rank, nin = st->ninputs;
+    int r = st->rank;
     const Type *elt = x->type->elt;
-    if (r < 1 || r > AX_MAX_RANK || nin < 1 || nin > 2 || cn->nopd != nin) return cg_fail(g, "gpu codegen: bad stencil");
-    for (int q = 0; q < nin; q++)
-        for (int d = 0; d < r; d++)
-            if (st->size[q][d] > 255) return cg_fail(g, "gpu codegen: stencil too wide");
+    if (!cg_sten_check(g)) return;
     kbegin(g, R_MAIN);
-    /* The interior [lo_d, hi_d): every neighbour of every input inside. */
-    for (int d = 0; d < r; d++) {
-        const char *lo = "0", *hi = cg_fmt(g, "s0_%d", d);
-        for (int q = 0; q < nin; q++) {
-            int h = st->size[q][d] / 2;
-            lo = cg_fmt(g, "ax_max64(%s, %d)", lo, h);
-            hi = cg_fmt(g, "ax_min64(%s, s%d_%d - %d)", hi, cg_opd_slot(cn, q), d, h);
-        }
-        cg_line(g, "const i64 lo%d = %s, hi%d = %s;", d, lo, d, hi);
-    }
-    /* Linear offsets of the neighbours in each input (interior reads). */
-    for (int q = 0; q < nin; q++) {
-        int slot = cg_opd_slot(cn, q), cnt = 1;
-        for (int d = 0; d < r; d++) cnt *= st->size[q][d];
-        int pos[AX_MAX_RANK] = {0};
-        for (int k = 0; k < cnt; k++) {
-            Buf b = {0};
-            buf_put(&b, "0");
-            for (int d = 0; d < r; d++) {
-                int o = pos[d] - st->size[q][d] / 2;
-                if (!o) continue;
-                buf_printf(&b, " + (%d)", o);
-                for (int e = d + 1; e < r; e++) buf_printf(&b, " * s%d_%d", slot, e);
-            }
-            cg_line(g, "const i64 o%d_%d = %s;", q, k, cg_buf_text(g, &b, "0"));
-            free(b.s);
-            for (int d = r - 1; d >= 0; d--) {
-                if (++pos[d] < st->size[q][d]) break;
-                pos[d] = 0;
-            }
-        }
-    }
+    cg_sten_prologue(g, true);
     grid_loop(g, "i", "n0");
     g->pos = "i";
     Val ix = index_of(g, 0, r, "i");
@@ -1081,13 +1047,7 @@ static void emit_stencil(G *g)
     free(b.s);
     cg_line(g, "if (inner) {");
     open_(g);
-    for (int q = 0; q < nin; q++) {
-        int slot = cg_opd_slot(cn, q);
-        const char *rb = "0";
-        for (int d = 0; d < r - 1; d++) rb = d ? cg_fmt(g, "(%s) * s%d_%d + %s", rb, slot, d, ix.v[d]) : ix.v[0];
-        if (r > 1) rb = cg_fmt(g, "(%s) * s%d_%d", rb, slot, r - 1);
-        cg_line(g, "const i64 rb%d = %s;", q, rb);
-    }
+    cg_sten_row_bases(g, ix);
     int na = 0;
     Val *args = cg_sten_args(g, true, ix, "j", &na);
     if (args) cg_store(g, 0, elt, "i", cg_apply(g, x->kid[0], args, na));

@@ -1,6 +1,6 @@
 /*
- * Scalar expressions -> C statements (the CPU backend's code generator,
- * scalar half; cg_skel.c writes the skeletons around this code).
+ * Scalar expressions -> statements, in either dialect (cgen.h; the CPU's
+ * and the GPU's skeletons write the parallel structure around this code).
  *
  * A value is a list of leaves (tuples flattened, an index of rank r as r
  * i64 leaves), each a C atom: every computed leaf is assigned to a fresh
@@ -16,7 +16,7 @@
  * INT_MIN / -1, shifts and rotations apply prim.c's range rules, float
  * min/max let NaN lose and order -0 before +0, float -> integer
  * conversions saturate with NaN -> 0.  The helpers live in the unit's
- * prelude (codegen.c).  The one allowance is floating-point functions
+ * prelude (cpu/codegen.c, gpu/codegen.c).  The one allowance is floating-point functions
  * (exp, log, ...), which come from a vector maths library and may differ
  * from the C library in the last bits.
  *
@@ -32,167 +32,20 @@
  * iteration that the program unrolled (many steps of one function, as a
  * let chain) is thousands of lines that GCC compiles for minutes and that
  * always run every step.  Where a producer's element code cannot fault,
- * cg_skel.c runs it in lane blocks: locals become lane arrays, each while
+ * cpu/skel.c runs it in lane blocks: locals become lane arrays, each while
  * loop becomes a masked loop over the block's lanes (gen_while_lanes) and
  * each run of unrolled steps a loop that stops at a fixed point (gen_run),
  * both plain loops of straight-line code that vectorise.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include "cg.h"
+#include "cgen.h"
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ buffers */
-
-static void buf_grow(Buf *b, size_t need)
-{
-    if (b->oom || b->len + need + 1 <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + need + 1) cap *= 2;
-    char *s = ax__realloc(b->s, cap);
-    if (!s) {
-        b->oom = true;
-        return;
-    }
-    b->s = s;
-    b->cap = cap;
-}
-
-void buf_put(Buf *b, const char *s) { buf_putn(b, s, strlen(s)); }
-
-void buf_putn(Buf *b, const char *s, size_t n)
-{
-    buf_grow(b, n);
-    if (b->oom) return;
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-/* Formats into the room left when it fits (nearly always: one pass of
- * vsnprintf, not one to measure and one to write), else grows and formats
- * again. */
-static void buf_vprintf(Buf *b, const char *fmt, va_list ap)
-{
-    va_list aq;
-    va_copy(aq, ap);
-    size_t room = b->oom || !b->s ? 0 : b->cap - b->len;
-    int n = vsnprintf(room ? b->s + b->len : NULL, room, fmt, aq);
-    va_end(aq);
-    if (n < 0) return;
-    if ((size_t)n < room) {
-        b->len += (size_t)n;
-        return;
-    }
-    buf_grow(b, (size_t)n);
-    if (b->oom) return;
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-    b->len += (size_t)n;
-}
-
-void buf_printf(Buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    buf_vprintf(b, fmt, ap);
-    va_end(ap);
-}
-
-/* ------------------------------------------------------------ emission */
-
-const char *cg_buf_text(G *g, const Buf *b, const char *empty)
-{
-    if (b->oom) {
-        cg_fail(g, "cpu codegen: out of memory");
-        return "0";
-    }
-    return b->s ? b->s : empty;
-}
-
-void cg_fail(G *g, const char *fmt, ...)
-{
-    if (g->failed) return;
-    g->failed = true;
-    if (g->err && g->errsize) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(g->err, g->errsize, fmt, ap);
-        va_end(ap);
-    }
-}
-
-const char *cg_fmt(G *g, const char *fmt, ...)
-{
-    va_list ap, aq;
-    va_start(ap, fmt);
-    va_copy(aq, ap);
-    int n = vsnprintf(NULL, 0, fmt, aq);
-    va_end(aq);
-    char *s = n >= 0 ? arena_alloc(g->ar, (size_t)n + 1) : NULL;
-    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    if (!s) {
-        cg_fail(g, "cpu codegen: out of memory");
-        return "0";
-    }
-    return s;
-}
-
-void cg_line(G *g, const char *fmt, ...)
-{
-    for (int i = 0; i < g->ind; i++) buf_put(g->b, "    ");
-    va_list ap;
-    va_start(ap, fmt);
-    buf_vprintf(g->b, fmt, ap);
-    va_end(ap);
-    buf_put(g->b, "\n");
-}
-
-/* Fresh names end in '_': fixed names (a0_1, s0_2, p1_0, x0, ...) and
- * type names (i64) never do, so they cannot clash. */
-const char *cg_fresh(G *g, const char *prefix) { return cg_fmt(g, "%s%d_", prefix, (*g->tmp)++); }
-
-Val cg_val(G *g, int n)
-{
-    Val v;
-    v.n = n;
-    v.v = arena_alloc(g->ar, sizeof *v.v * (size_t)(n > 0 ? n : 1));
-    if (!v.v) {
-        /* Out of memory: code generation has failed; hand out the sink so
-         * callers' fixed writes (leaf 0) land somewhere harmless. */
-        cg_fail(g, "cpu codegen: out of memory");
-        v.v = g->sink;
-        v.n = 0;
-        return v;
-    }
-    /* Every leaf is an atom from the start: a caller that stops filling
-     * leaves when generation fails (out of memory) must not leave NULLs
-     * for the code that still reads them (cg_assign compares leaves). */
-    for (int k = 0; k < n; k++) v.v[k] = "0";
-    return v;
-}
-
-Val cg_slice(Val v, int off, int n)
-{
-    Val r;
-    r.n = n;
-    r.v = v.v + off;
-    return r;
-}
-
 /* ------------------------------------------------------------ types */
-
-static const char *const ctypes[AX_NSCALAR] = {"u8", "i8", "i16", "i32", "i64", "u8",
-                                               "u16", "u32", "u64", "f32", "f64"};
-static const char *const utypes[AX_NSCALAR] = {"u8", "u8", "u16", "u32", "u64", "u8",
-                                               "u16", "u32", "u64", "u32", "u64"};
-
-const char *cg_ctype(ax_scalar s) { return (unsigned)s < AX_NSCALAR ? ctypes[s] : "i64"; }
-const char *cg_utype(ax_scalar s) { return (unsigned)s < AX_NSCALAR ? utypes[s] : "u64"; }
 
 /* The unsigned type integer arithmetic of s is done in: at least 32 bits,
  * so that 8- and 16-bit operands are not promoted to (signed) int. */
@@ -222,7 +75,7 @@ const char *cg_const(G *g, ax_scalar s, Scalar v)
             }
             return cg_fmt(g, "ax_f64_of(%" PRIu64 "ULL)", v.u);
         }
-        if (isinf(d) && g->gpu) return d > 0 ? (s == AX_F32 ? "AX_INFF" : "AX_INF")
+        if (isinf(d) && g->dialect == CG_GPU) return d > 0 ? (s == AX_F32 ? "AX_INFF" : "AX_INF")
                                              : (s == AX_F32 ? "(-AX_INFF)" : "(-AX_INF)");
         if (isinf(d)) return d > 0 ? (s == AX_F32 ? "__builtin_inff()" : "__builtin_inf()")
                                    : (s == AX_F32 ? "(-__builtin_inff())" : "(-__builtin_inf())");
@@ -231,67 +84,12 @@ const char *cg_const(G *g, ax_scalar s, Scalar v)
     }
     /* (GPU: OpenCL C has no long long; its long, and CUDA's on 64-bit
      * hosts, is 64 bits) */
-    const char *l = g->gpu ? "L" : "LL";
+    const char *l = g->dialect == CG_GPU ? "L" : "LL";
     if (is_signed(s)) {
-        if (v.i == INT64_MIN) return cg_fmt(g, "((%s)(-9223372036854775807%s-1))", ctypes[s], l);
-        return cg_fmt(g, "((%s)%" PRId64 "%s)", ctypes[s], v.i, l);
+        if (v.i == INT64_MIN) return cg_fmt(g, "((%s)(-9223372036854775807%s-1))", cg_ctype(s), l);
+        return cg_fmt(g, "((%s)%" PRId64 "%s)", cg_ctype(s), v.i, l);
     }
-    return cg_fmt(g, "((%s)%" PRIu64 "U%s)", ctypes[s], v.u, l);
-}
-
-/* ------------------------------------------------------------ locals */
-
-/* A lane array of scalar type s declared (zeroed: lanes past lane_n are
- * read, never used) at the kernel's head; its element of the current
- * lane, an atom for the code that uses it. */
-static const char *lane_array(G *g, ax_scalar s, const char *prefix)
-{
-    const char *n = cg_fresh(g, prefix);
-    Buf *b = g->b;
-    int ind = g->ind;
-    g->b = g->khead;
-    g->ind = 1;
-    cg_line(g, "%s %s[%d] = {0};", ctypes[s], n, g->nlane);
-    g->b = b;
-    g->ind = ind;
-    return cg_fmt(g, "%s[%s]", n, g->lane);
-}
-
-/* A fresh local (G.lane_arr: lane array) named from prefix holding expr. */
-static const char *new_local(G *g, ax_scalar s, const char *prefix, const char *expr)
-{
-    if (g->lane_arr) {
-        const char *n = lane_array(g, s, prefix);
-        cg_line(g, "%s = %s;", n, expr);
-        return n;
-    }
-    const char *n = cg_fresh(g, prefix);
-    cg_line(g, "%s %s = %s;", ctypes[s], n, expr);
-    return n;
-}
-
-/* A fresh local of scalar type s holding expr. */
-const char *cg_local(G *g, ax_scalar s, const char *expr) { return new_local(g, s, "t", expr); }
-
-Val cg_bind(G *g, const Type *t, Val v, const char *prefix)
-{
-    Val r = cg_val(g, v.n);
-    for (int k = 0; k < v.n && !g->failed; k++) r.v[k] = new_local(g, ty_leaf(t, k), prefix, v.v[k]);
-    return r;
-}
-
-Val cg_decl(G *g, const Type *t, const char *prefix)
-{
-    Val r = cg_val(g, t->width);
-    for (int k = 0; k < r.n && !g->failed; k++) r.v[k] = new_local(g, ty_leaf(t, k), prefix, "0");
-    return r;
-}
-
-void cg_assign(G *g, Val dst, Val v)
-{
-    if (g->failed) return;   /* the unit is discarded; leaves may be placeholders */
-    for (int k = 0; k < dst.n && k < v.n; k++)
-        if (strcmp(dst.v[k], v.v[k])) cg_line(g, "%s = %s;", dst.v[k], v.v[k]);
+    return cg_fmt(g, "((%s)%" PRIu64 "U%s)", cg_ctype(s), v.u, l);
 }
 
 /* ------------------------------------------------------------ analysis */
@@ -565,129 +363,12 @@ int cg_lane_count(const Node *lam)
     return n < CG_LANE_MAX ? n : CG_LANE_MAX;
 }
 
-/* ------------------------------------------------------------ arrays */
+/* ------------------------------------------------------------ arrays
+ *
+ * Reads of free arrays (ax_at, ax_at_linear) and the range facts that let
+ * a kernel with deferred checks read them unchecked (G.fact). */
 
-/* The free-array identity of a (see CgFree): AVAR id and array offset, or
- * the USE node. */
-static int aoff(const Type *t, int i)
-{
-    int off = 0;
-    for (int k = 0; k < i && k < t->n; k++) off += t->elts[k]->kind == TY_ARRAYS ? t->elts[k]->width : 1;
-    return off;
-}
-
-static bool free_ident(const Node *a, int *id, int *off, const Node **use)
-{
-    *id = -1;
-    *off = 0;
-    *use = NULL;
-    int o = 0;
-    while (a && a->op == OP_APROJ) {
-        o += aoff(a->kid[0]->type, a->a);
-        a = a->kid[0];
-    }
-    if (!a) return false;
-    if (a->op == OP_USE) {
-        *use = a;
-        return true;
-    }
-    if (a->op != OP_AVAR) return false;
-    *id = a->id;
-    *off = o;
-    return true;
-}
-
-int cg_free_slot(const CgNode *cn, const Node *a)
-{
-    int id, off;
-    const Node *use;
-    if (!cn || !free_ident(a, &id, &off, &use)) return -1;
-    for (int k = 0; k < cn->nfree; k++) {
-        const CgFree *f = &cn->free[k];
-        if (use ? f->use == use : (!f->use && f->id == id && f->off == off)) return cn->nout + cn->nopd + k;
-    }
-    return -1;
-}
-
-bool cg_free_ident(const Node *a, int *id, int *off, const Node **use) { return free_ident(a, id, off, use); }
-
-const Type *cg_slot_type(const CgNode *cn, int s)
-{
-    const Node *x = cn->x, *t = cn->top ? cn->top : x;
-    if (s < cn->nout) {
-        if (t->type->kind == TY_ARRAYS) return t->type->elts[s];
-        return t->type;
-    }
-    s -= cn->nout;
-    if (s < cn->nopd) return x->kid[cn->opd_kid[s]]->type;
-    s -= cn->nopd;
-    return cn->free[s].t;
-}
-
-/* A load of leaf k of slot s at linear position lin (bools normalised:
- * any nonzero byte reads as true). */
-const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin)
-{
-    if (s == AX_BOOL) return cg_fmt(g, "(u8)(a%d_%d[%s] != 0)", slot, k, lin);
-    return cg_fmt(g, "a%d_%d[%s]", slot, k, lin);
-}
-
-/* The run-time check "bad is false", else the fault `report` (a call of
- * ax_fail).  Inside a kernel emitted with deferred checks (G.defer) the
- * check only sets the kernel's flag bad_: the loop keeps no call and no
- * branch, so it vectorises, and the kernel reruns its range in its checked
- * copy when the flag is set, which reports exactly the fault the checked
- * code would (cg_skel.c kernel_end). */
-void cg_guard(G *g, const char *bad, const char *report)
-{
-    if (g->defer) {
-        cg_line(g, "bad_ |= (u8)(%s);", bad);
-        g->ndefer++;
-    } else if (g->gpu) {
-        cg_line(g, "if (%s) { %s }", bad, report);
-    } else {
-        cg_line(g, "if (__builtin_expect(%s, 0)) { %s }", bad, report);
-    }
-}
-
-/* A GPU kernel records only the fault's status code (the first one wins):
- * the host then reruns the program where faults are reported in full
- * (gpu_exec.c), so no index or shape crosses back from the device. */
-static const char *gpu_fault(G *g, int code) { return cg_fmt(g, "ax_fault(err_, %d);", code); }
-
-const char *cg_fail_prim(G *g, int code, int aux)
-{
-    if (g->gpu) return gpu_fault(g, code);
-    return cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, 0, 0, 0, 0);", code, SITE_PRIM, aux, g->pos);
-}
-
-/* The call reporting a fault: ix (rank leaves) and the slot's shape. */
-const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank)
-{
-    if (g->gpu) return gpu_fault(g, code);
-    const char *ixs = "0", *shs = "0";
-    if (ix.n > 0) {
-        Buf t = {0};
-        buf_put(&t, "(const i64[]){");
-        for (int d = 0; d < ix.n; d++) buf_printf(&t, "%s%s", d ? ", " : "", ix.v[d]);
-        buf_put(&t, "}");
-        ixs = cg_fmt(g, "%s", cg_buf_text(g, &t, "0"));
-        free(t.s);
-    }
-    if (rank > 0) {
-        Buf t = {0};
-        buf_put(&t, "(const i64[]){");
-        for (int d = 0; d < rank; d++) buf_printf(&t, "%ss%d_%d", d ? ", " : "", slot, d);
-        buf_put(&t, "}");
-        shs = cg_fmt(g, "%s", cg_buf_text(g, &t, "0"));
-        free(t.s);
-    }
-    return cg_fmt(g, "ax_fail(c, %d, %d, 0, %s, %d, %s, %d, %s);", code, site, g->pos, ix.n, ixs, rank, shs);
-}
-
-/* The condition under which read e (of array slot `slot`, type at) is in
- * bounds for every value its index can take (see G.fact), added to the
- * kernel's pre_; NULL if unknown. */
+/* The fact about variable v, or -1. */
 static int fact_of(G *g, const Node *v)
 {
     if (!v || v->op != OP_VAR) return -1;
@@ -729,6 +410,9 @@ static int value_read(G *g, const Node *e)
     return f >= 0 && g->fact[f].pos ? f : -1;
 }
 
+/* The condition under which read e (of array slot `slot`, type at) is in
+ * bounds for every value its index can take (see G.fact), added to the
+ * kernel's pre_; NULL if unknown. */
 static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at)
 {
     const Node *i = e->kid[1];
@@ -878,6 +562,11 @@ static Val gen_index(G *g, const Node *e)
 
 /* ------------------------------------------------------------ primitives */
 
+const char *const cg_math_names[CG_NMATH] = {
+    "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "atan2",
+};
+
 static const char *const fn_f32[P_NPRIM] = {
     [P_EXP] = "expf", [P_LOG] = "logf", [P_SQRT] = "__builtin_sqrtf", [P_SIN] = "sinf", [P_COS] = "cosf",
     [P_TAN] = "tanf", [P_ASIN] = "asinf", [P_ACOS] = "acosf", [P_ATAN] = "atanf", [P_SINH] = "sinhf",
@@ -903,7 +592,7 @@ static const char *const fn_f64[P_NPRIM] = {
  * (the CPU's prelude declares what a unit calls). */
 static const char *math_fn(G *g, Prim p, ax_scalar s)
 {
-    if (g->gpu) return s == AX_F32 ? gpu_f32[p] : p == P_SQRT ? "sqrt" : fn_f64[p];
+    if (g->dialect == CG_GPU) return s == AX_F32 ? gpu_f32[p] : p == P_SQRT ? "sqrt" : fn_f64[p];
     const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
     for (int k = 0; k < CG_NMATH && g->math_used; k++) {
         size_t n = strlen(cg_math_names[k]);
@@ -932,7 +621,7 @@ static const char *cvt_via_i32(G *g, ax_scalar from, ax_scalar to, const char *x
             : cg_fmt(g, "(u8)((%s %s) & (%s < 0x1p31))", x, to == AX_U64 ? "> -1.0" : "> -2147483649.0", x));
     cg_line(g, "bad_ |= (u8)!%s;", fits);
     g->ndefer++;
-    return cg_fmt(g, "(%s)(i32)(%s ? %s : 0)", ctypes[to], fits, x);
+    return cg_fmt(g, "(%s)(i32)(%s ? %s : 0)", cg_ctype(to), fits, x);
 }
 
 static const char *cvt_expr(G *g, ax_scalar from, ax_scalar to, const char *x)
@@ -941,20 +630,20 @@ static const char *cvt_expr(G *g, ax_scalar from, ax_scalar to, const char *x)
     const char *v = cvt_via_i32(g, from, to, x);
     if (v) return v;
     if (to == AX_BOOL) return cg_fmt(g, "(u8)(%s != 0)", x);   /* NaN != 0 holds: NaN is true */
-    if (is_float(from) && !is_float(to)) return cg_fmt(g, "ax_cvt_%s_%s(%s)", ctypes[from], ctypes[to], x);
+    if (is_float(from) && !is_float(to)) return cg_fmt(g, "ax_cvt_%s_%s(%s)", cg_ctype(from), cg_ctype(to), x);
     /* int/bool -> anything, float -> float: C's conversion (integers wrap:
      * GCC and Clang define the narrowing conversion as modulo). */
-    return cg_fmt(g, "(%s)%s", ctypes[to], x);
+    return cg_fmt(g, "(%s)%s", cg_ctype(to), x);
 }
 
 static const char *bitcast_expr(G *g, ax_scalar from, ax_scalar to, const char *x)
 {
     if (from == to) return x;
-    if (from == AX_F32) return cg_fmt(g, "(%s)ax_bits_f32(%s)", ctypes[to], x);
-    if (from == AX_F64) return cg_fmt(g, "(%s)ax_bits_f64(%s)", ctypes[to], x);
+    if (from == AX_F32) return cg_fmt(g, "(%s)ax_bits_f32(%s)", cg_ctype(to), x);
+    if (from == AX_F64) return cg_fmt(g, "(%s)ax_bits_f64(%s)", cg_ctype(to), x);
     if (to == AX_F32) return cg_fmt(g, "ax_f32_of((u32)%s)", x);
     if (to == AX_F64) return cg_fmt(g, "ax_f64_of((u64)%s)", x);
-    return cg_fmt(g, "(%s)%s", ctypes[to], x);
+    return cg_fmt(g, "(%s)%s", cg_ctype(to), x);
 }
 
 /* Integer division family: helper call, plus the zero check. */
@@ -962,7 +651,7 @@ static const char *gen_div(G *g, const Node *e, Prim p, ax_scalar s, const char 
 {
     static const char *const name[P_NPRIM] = {[P_DIV] = "quot", [P_QUOT] = "quot", [P_REM] = "rem",
                                                [P_IDIV] = "idiv", [P_MOD] = "mod"};
-    const char *r = cg_local(g, s, cg_fmt(g, "ax_%s_%s(%s, %s)", name[p], ctypes[s], a, b));
+    const char *r = cg_local(g, s, cg_fmt(g, "ax_%s_%s(%s, %s)", name[p], cg_ctype(s), a, b));
     if (!nonzero_const(e->kid[1]))
         cg_guard(g, cg_fmt(g, "%s == 0", b), cg_fail_prim(g, AX_ERR_DIVZERO, (int)p));
     return r;
@@ -987,7 +676,7 @@ static void gen_size(G *g, Val sh, int r, const char **n, const char **bad)
         cg_line(g, "const i64 %s = 1; const u8 %s = 0;", *n, *bad);
         return;
     }
-    if (g->gpu) {
+    if (g->dialect == CG_GPU) {
         const char *z = cg_fresh(g, "t");
         cg_line(g, "i64 %s = 1;", *n);
         cg_line(g, "u8 %s = 0, %s = 0;", *bad, z);
@@ -1041,7 +730,7 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
         gen_size(g, args[0], r, &n1, &b1);
         gen_size(g, args[1], r0, &n0, &b0);
         const char *bad = cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s | %s | (%s != %s))", b1, b0, n1, n0));
-        const char *report = g->gpu ? cg_fail_prim(g, AX_ERR_SHAPE, (int)p)
+        const char *report = g->dialect == CG_GPU ? cg_fail_prim(g, AX_ERR_SHAPE, (int)p)
                                     : cg_fmt(g, "ax_fail(c, %d, %d, %d, %s, %d, %s, %d, %s);", AX_ERR_SHAPE, SITE_RESHAPE,
                                              r, g->pos, r, i64_list(g, args[0]), r0, i64_list(g, args[1]));
         cg_guard(g, bad, report);
@@ -1137,7 +826,7 @@ static Val gen_prim(G *g, const Node *e)
 
     ax_scalar s = scalar_of(e->kid[0]->type), rs = scalar_of(e->type);
     const char *a = args[0].v[0], *b = e->n > 1 ? args[1].v[0] : NULL;
-    const char *T = ctypes[s], *P = ptype(s), *x = NULL;
+    const char *T = cg_ctype(s), *P = ptype(s), *x = NULL;
     bool fl = is_float(s);
     int w = sc_bits(s);
     switch (p) {
@@ -1161,7 +850,7 @@ static Val gen_prim(G *g, const Node *e)
         x = fl ? cg_fmt(g, "-%s", a) : cg_fmt(g, "(%s)(0 - (%s)%s)", T, P, a);
         break;
     case P_ABS:
-        if (fl) x = cg_fmt(g, "%sfabs%s(%s)", g->gpu ? "" : "__builtin_", s == AX_F32 ? "f" : "", a);
+        if (fl) x = cg_fmt(g, "%sfabs%s(%s)", g->dialect == CG_GPU ? "" : "__builtin_", s == AX_F32 ? "f" : "", a);
         else if (is_signed(s)) x = cg_fmt(g, "%s < 0 ? (%s)(0 - (%s)%s) : %s", a, T, P, a, a);
         else x = a;
         break;
@@ -1203,13 +892,13 @@ static Val gen_prim(G *g, const Node *e)
     }
     case P_ISNAN: x = cg_fmt(g, "(u8)(%s != %s)", a, a); break;
     case P_ISINF:
-        if (g->gpu) x = cg_fmt(g, "(u8)(fabs%s(%s) == AX_INF%s)", s == AX_F32 ? "f" : "", a, s == AX_F32 ? "F" : "");
+        if (g->dialect == CG_GPU) x = cg_fmt(g, "(u8)(fabs%s(%s) == AX_INF%s)", s == AX_F32 ? "f" : "", a, s == AX_F32 ? "F" : "");
         else x = cg_fmt(g, "(u8)(__builtin_fabs%s(%s) == __builtin_inf%s())", s == AX_F32 ? "f" : "", a,
                         s == AX_F32 ? "f" : "");
         break;
     case P_FLOOR: case P_CEIL: case P_ROUND: case P_TRUNC: {
         static const char *const rn[] = {"floor", "ceil", "rint", "trunc"};
-        const char *rr = cg_local(g, s, cg_fmt(g, "%s%s%s(%s)", g->gpu ? "" : "__builtin_", rn[p - P_FLOOR],
+        const char *rr = cg_local(g, s, cg_fmt(g, "%s%s%s(%s)", g->dialect == CG_GPU ? "" : "__builtin_", rn[p - P_FLOOR],
                                                 s == AX_F32 ? "f" : "", a));
         x = cvt_expr(g, s, rs, rr);
         break;
@@ -1243,11 +932,11 @@ static Val gen_cond(G *g, const Node *e)
            scatter loop, which does not vectorise, every select is a bit
            select: GCC may compile `?:` to a branch, which mispredicts half
            the time on data such as radix sort's bits (2x the pass). */
-        bool bits = g->role == R_PERM && !g->gpu;
+        bool bits = g->role == R_PERM && g->dialect != CG_GPU;
         for (int k = 0; k < r.n && k < t.n && k < f.n; k++) {
             const ax_scalar s = ty_leaf(e->type, k);
             r.v[k] = !strcmp(t.v[k], f.v[k]) ? t.v[k]
-                     : (is_float(s) || bits) && g->nlane == 0 && !g->gpu
+                     : (is_float(s) || bits) && g->nlane == 0 && g->dialect != CG_GPU
                          ? cg_local(g, s, cg_fmt(g, "ax_sel_%s(%s, %s, %s)", cg_ctype(s), c.v[0], t.v[k], f.v[k]))
                                    : cg_local(g, s, cg_fmt(g, "%s ? %s : %s", c.v[0], t.v[k], f.v[k]));
         }
@@ -1296,7 +985,7 @@ static Val gen_while_lanes(G *g, const Node *cond, const Node *body, const Type 
 {
     const char *l = g->lane;
     Val cur = cg_bind(g, t, init, "w");
-    const char *live = lane_array(g, AX_BOOL, "live"), *any = cg_fresh(g, "any");
+    const char *live = cg_lane_array(g, AX_BOOL, "live"), *any = cg_fresh(g, "any");
     g->ind--;
     cg_line(g, "}");
     cg_line(g, "for (i64 %s = 0; %s < %d; %s++) %s = (u8)(%s < %s);", l, l, g->nlane, l, live, l, g->lane_n);
@@ -1369,7 +1058,7 @@ static void gen_run(G *g, const Chain *ch, int s, int per, int reps)
         for (int k = 0; k < nv[q].n && k < st[q].n; k++) {
             ax_scalar sc = ty_leaf(ty, k);
             if (sc == AX_F32 || sc == AX_F64)
-                buf_printf(&t, " | (ax_bits_%s(%s) != ax_bits_%s(%s))", ctypes[sc], nv[q].v[k], ctypes[sc], st[q].v[k]);
+                buf_printf(&t, " | (ax_bits_%s(%s) != ax_bits_%s(%s))", cg_ctype(sc), nv[q].v[k], cg_ctype(sc), st[q].v[k]);
             else
                 buf_printf(&t, " | (%s != %s)", nv[q].v[k], st[q].v[k]);
         }
@@ -1428,7 +1117,7 @@ static Val gen_while(G *g, const Node *e)
     Val cur = cg_bind(g, e->type, init, "w");
     cg_line(g, "for (;;) {");
     g->ind++;
-    if (g->gpu) cg_line(g, "if (ax_faulted(err_)) break;");
+    if (g->dialect == CG_GPU) cg_line(g, "if (ax_faulted(err_)) break;");
     else cg_line(g, "if (__atomic_load_n(&c->err->code, __ATOMIC_RELAXED)) break;");
     Val cv = cg_apply(g, cond, &cur, 1);
     if (cv.n == 1) cg_line(g, "if (!%s) break;", cv.v[0]);
@@ -1457,6 +1146,12 @@ Val cg_apply(G *g, const Node *lam, const Val *args, int nargs)
         g->env[p->id] = args[k];
     }
     return cg_exp(g, lam->kid[0]);
+}
+
+Val cg_apply2(G *g, const Node *f, Val a, Val b)
+{
+    Val args[2] = {a, b};
+    return cg_apply(g, f, args, 2);
 }
 
 Val cg_exp(G *g, const Node *e)

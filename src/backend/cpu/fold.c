@@ -1,0 +1,485 @@
+/*
+ * The CPU's reductions: fold and fold1, the segmented folds, and the row
+ * machinery that the scans and the multi-generator loops share (thesis
+ * s.4, Accelerate's "fold" skeleton).  An operator that is syntactically
+ * commutative and associative (add, mul, min, max, the bit and boolean
+ * and/or/xor, componentwise on tuples: cg_lam_comm) is folded into LANES
+ * independent accumulators, combined in lane order at the end; GCC
+ * vectorises that loop without -ffast-math.  Any other operator is folded
+ * strictly left to right.  Few long rows are split into chunks whose
+ * partial results are combined in chunk order (so a non-commutative
+ * operator stays correct).
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "skel.h"
+#include <stdlib.h>
+
+/* Accumulators of the lane-parallel reduction loop: 128 bytes of the
+ * smallest leaf, four AVX2 registers (four independent dependency chains
+ * hide the add latency; measured 2 chains with 16 f32 lanes), but for a
+ * tuple no more lanes than fit 256 bytes of accumulators in all (eight of
+ * the sixteen AVX2 registers: the element code needs the rest) and no
+ * fewer than one 32-byte vector of the smallest leaf.  N-body's (x, y, z)
+ * f32 sums had 32 lanes, twelve vectors of accumulators that GCC spilled
+ * to the stack in the loop; 16 lanes (six) keep them in registers (with
+ * the identity start of fold_range: 0.95x of its kernel's time, 1 thread,
+ * GCC 12, Zen 4 with AVX2).  A scalar or a pair keeps its 128 bytes. */
+int cpu_lanes(const Type *elt)
+{
+    size_t m = 8, all = 0;
+    for (int l = 0; l < elt->width; l++) {
+        size_t z = ax_scalar_size(ty_leaf(elt, l));
+        if (z < m) m = z;
+        all += z;
+    }
+    int lanes = (int)(128 / m), lo = (int)(32 / m);
+    while (lanes > lo && (size_t)lanes * all > 256) lanes /= 2;
+    return lanes;
+}
+
+/* Whether a node contains a fromLinear. */
+static bool has_fromlin(const Node *e)
+{
+    if (!e) return false;
+    if (e->op == OP_PRIM && e->a == P_FROMLIN) return true;
+    for (int i = 0; i < e->n; i++)
+        if (has_fromlin(e->kid[i])) return true;
+    return false;
+}
+
+/* (skel.h RowRead) */
+RowRead cpu_row_read(G *g, const char *row, const char *base)
+{
+    RowRead rr = {false, cg_val(g, 0), base};
+    const CgNode *cn = g->cn;
+    const Node *y = cg_opd_node(cn, 0);
+    int r = y->type->rank, slot = cg_opd_slot(cn, 0);
+    if (y->op != OP_DELAYED || r < 2 || !has_fromlin(y->kid[2])) return rr;
+    rr.ix = true;
+    rr.outer = cg_val(g, r - 1);
+    const char *q = cg_fresh(g, "t");
+    cg_line(g, "i64 %s = %s;", q, row);
+    for (int d = r - 2; d >= 0 && rr.outer.n == r - 1; d--) {
+        rr.outer.v[d] = cg_fresh(g, "o");
+        if (d > 0) cg_line(g, "const i64 %s = %s %% s%d_%d; %s /= s%d_%d;", rr.outer.v[d], q, slot, d, q, slot, d);
+        else cg_line(g, "const i64 %s = %s;", rr.outer.v[d], q);
+    }
+    return rr;
+}
+
+Val cpu_read_row(G *g, const RowRead *rr, const char *pos)
+{
+    if (!rr->ix) return cg_read_lin(g, 0, pos);
+    Val ix = cg_val(g, rr->outer.n + 1);
+    if (ix.n != rr->outer.n + 1) return cg_read_lin(g, 0, pos);
+    for (int d = 0; d < rr->outer.n; d++) ix.v[d] = rr->outer.v[d];
+    ix.v[rr->outer.n] = cg_atom(g, cg_fmt(g, "%s - %s", pos, rr->base));
+    return cg_read_ix(g, 0, ix);
+}
+
+/* ------------------------------------------------------------ the operators' identities */
+
+/* The C expression of a commutative primitive (cg_comm_op) on two values of
+ * scalar type s; NULL for another primitive. */
+const char *cpu_leaf_op(G *g, Prim op, ax_scalar s, const char *a, const char *b)
+{
+    const char *T = cg_ctype(s);
+    bool fl = s == AX_F32 || s == AX_F64;
+    switch (op) {
+    case P_ADD: case P_MUL:
+        if (fl) return cg_fmt(g, "%s %s %s", a, op == P_ADD ? "+" : "*", b);
+        /* integers wrap: in unsigned arithmetic, as C allows */
+        return cg_fmt(g, "(%s)((%s)%s %s (%s)%s)", T, sc_bits(s) > 32 ? "u64" : "u32", a, op == P_ADD ? "+" : "*",
+                      sc_bits(s) > 32 ? "u64" : "u32", b);
+    case P_MIN: return fl ? cg_fmt(g, "ax_min_%s(%s, %s)", T, a, b) : cg_fmt(g, "%s <= %s ? %s : %s", a, b, a, b);
+    case P_MAX: return fl ? cg_fmt(g, "ax_max_%s(%s, %s)", T, a, b) : cg_fmt(g, "%s >= %s ? %s : %s", a, b, a, b);
+    case P_BAND: case P_AND: return cg_fmt(g, "(%s)(%s & %s)", T, a, b);
+    case P_BOR: case P_OR: return cg_fmt(g, "(%s)(%s | %s)", T, a, b);
+    case P_BXOR: return cg_fmt(g, "(%s)(%s ^ %s)", T, a, b);
+    default: return NULL;
+    }
+}
+
+/* The identity of a commutative primitive on type s, as a C expression:
+ * op(identity, x) == x for every x, bit for bit (float add: -0, since
+ * -0 + +0 is +0; float min and max: NaN, which loses to every value). */
+const char *cpu_leaf_identity(G *g, Prim op, ax_scalar s)
+{
+    const char *T = cg_ctype(s);
+    bool fl = s == AX_F32 || s == AX_F64, sg = s >= AX_I8 && s <= AX_I64;
+    int bits = sc_bits(s);
+    switch (op) {
+    case P_ADD: return fl ? cg_fmt(g, "(%s)-0.0", T) : cg_fmt(g, "(%s)0", T);
+    case P_MUL: return cg_fmt(g, "(%s)1", T);
+    case P_MIN: case P_MAX:
+        if (fl) return cg_fmt(g, "(%s)__builtin_nan(\"\")", T);
+        if (!sg) return op == P_MIN ? cg_fmt(g, "(%s)~(%s)0", T, T) : cg_fmt(g, "(%s)0", T);
+        return op == P_MIN ? cg_fmt(g, "(%s)(((u64)1 << %d) - 1)", T, bits - 1)
+                           : cg_fmt(g, "(%s)(-(i64)(((u64)1 << %d) - 1) - 1)", T, bits - 1);
+    case P_BAND: return cg_fmt(g, "(%s)~(%s)0", T, T);
+    case P_AND: return "(u8)1";
+    case P_BOR: case P_BXOR: case P_OR: return cg_fmt(g, "(%s)0", T);
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ rows */
+
+/* Folds positions [lo, hi) (hi > lo; atoms) of operand 0 with f into fresh
+ * locals: LANES accumulators when f is commutative (each the fold of one
+ * residue class, combined in lane order), then the tail left to right;
+ * a non-commutative f, or a short range, strictly left to right. */
+Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
+                   const RowRead *rr)
+{
+    Val res = cg_decl(g, elt, "r");
+    const char *j = cg_fresh(g, "j");
+    const int LANES = cpu_lanes(elt);
+    Prim ops[64];
+    if (comm && (elt->width > (int)(sizeof ops / sizeof *ops) || !cg_lam_comm(f, ops))) comm = false;
+    cg_line(g, "i64 %s = %s + 1;", j, lo);
+    if (comm) {
+        cg_line(g, "if (%s - %s >= %d) {", hi, lo, 2 * LANES);
+        g->ind++;
+        Val lane = cg_leaf_arrays(g, elt, "lane", LANES);
+        /* Every lane starts at the operator's identity (leaf_identity;
+         * float min and max, whose identity is NaN, at the range's first
+         * element, which they may take twice), and the blocked loop
+         * starts at lo.  The first block peeled into the lanes instead
+         * made GCC 12 unroll the blocked loop twice and spill its
+         * accumulators (N-body).  The results are the same bit for bit:
+         * each lane still folds its residue class from its first element. */
+        Val first = cg_val(g, 0);
+        const char *init[64];
+        for (int k = 0; k < lane.n; k++) {
+            ax_scalar s = ty_leaf(elt, k);
+            bool fl = s == AX_F32 || s == AX_F64;
+            init[k] = (fl && (ops[k] == P_MIN || ops[k] == P_MAX)) ? NULL : cpu_leaf_identity(g, ops[k], s);
+            if (!init[k] && first.n == 0) {
+                g->pos = lo;
+                first = cg_bind(g, elt, cpu_read_row(g, rr, lo), "x");
+            }
+            if (!init[k]) init[k] = k < first.n ? first.v[k] : "0";
+        }
+        const char *l = cg_fresh(g, "l");
+        cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+        g->ind++;
+        for (int k = 0; k < lane.n; k++) cg_line(g, "%s[%s] = %s;", lane.v[k], l, init[k]);
+        cg_close(g);
+        cg_line(g, "for (%s = %s; %s + %d <= %s; %s += %d) {", j, lo, j, LANES, hi, j, LANES);
+        g->ind++;
+        cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+        g->ind++;
+        g->pos = cg_fmt(g, "(%s + %s)", j, l);
+        Val acc = cg_at(g, lane, l);
+        Val xj = cpu_read_row(g, rr, cg_fmt(g, "%s + %s", j, l));
+        cg_update(g, elt, acc, cg_apply2(g, f, acc, xj));
+        cg_close(g);
+        cg_close(g);
+        cg_assign(g, res, cg_at(g, lane, "0"));
+        cg_line(g, "for (int %s = 1; %s < %d; %s++) {", l, l, LANES, l);
+        g->ind++;
+        cg_update(g, elt, res, cg_apply2(g, f, res, cg_at(g, lane, l)));
+        cg_close(g);
+        g->ind--;
+        cg_line(g, "} else {");
+        g->ind++;
+    }
+    g->pos = lo;
+    cg_assign(g, res, cpu_read_row(g, rr, lo));
+    if (comm) cg_close(g);
+    /* the tail (or the whole range) left to right.  Under the fast
+     * modes' reassociation GCC vectorises this loop too, with gathers and
+     * a horizontal sum per row: smvm's rows (a few to tens of elements,
+     * all of them in this loop) then took 1.17-1.27x the exact mode's
+     * time, 1.02-1.04x the hand-written loop's with it scalar (one
+     * thread's CPU time, medians of 41, three rounds).  An empty asm keeps
+     * the loop scalar, as it is in the exact mode (which it is not
+     * emitted in: there it measured 2% slower); GCC 12 has no pragma that
+     * says so (`GCC novector` is GCC 14's). */
+    cg_line(g, "for (; %s < %s; %s++) {", j, hi, j);
+    g->ind++;
+    if (g->fast && comm) cg_line(g, "__asm__(\"\");");
+    g->pos = j;
+    cg_update(g, elt, res, cg_apply2(g, f, res, cpu_read_row(g, rr, j)));
+    cg_close(g);
+    return res;
+}
+
+
+
+Val cpu_zval(G *g, const Type *elt)
+{
+    return cg_param(g, g->cn->kid_thunk[1], elt);
+}
+
+/* Opens the part kernel of a fold or scan: n, ch and nch (c->nchunk
+ * chunks of c->chunk per row of n), *q the partials in scratch. */
+static void cpu_part_head(G *g, const Type *elt, Val *q)
+{
+    cpu_kernel_begin(g, R_PART, 0, true);
+    cg_line(g, "const i64 n = c->n, ch = c->chunk, nch = c->nchunk;");
+    *q = cpu_scratch(g, elt, "c->s1");
+}
+
+/* Opens the part kernel's task loop from task `from`: task t is chunk k
+ * of row `row`, positions [lo, hi).  Leaves the loop open. */
+static RowRead cpu_part_loop(G *g, const char *from)
+{
+    cg_line(g, "for (i64 t = %s; t < end; t++) {", from);
+    g->ind++;
+    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
+    return cpu_row_read(g, "row", "row * n");
+}
+
+RowRead cpu_part_begin(G *g, const Type *elt, Val *q)
+{
+    cpu_part_head(g, elt, q);
+    return cpu_part_loop(g, "start");
+}
+
+/* ------------------------------------------------------------ folds across rows
+ *
+ * A fold of many rows whose element at (i, j) reads arrays at indices of
+ * i alone or of j alone (N-body's all pairs: x[i] and x[j]) runs blocks
+ * of LANES rows at once: one loop over j, in order, and in it a loop over
+ * the block's rows that GCC vectorises, i's reads a vector (loop
+ * invariant), j's a broadcast.  Each row is folded strictly left to
+ * right from z, the interpreter's order, whatever the operator, so no
+ * lanes are combined at the end.  This is Halide's schedule for N-body
+ * (its bodies i in vectors, the loop over j inside).  The lanes along a
+ * row (fold_range) stay for the rest: few long rows (chunks), a
+ * block's remainder, and elements that read at (i, j) together (a
+ * matrix's rows, which across rows would gather).
+ * Measured on N-body, 4,096 bodies, one thread's CPU time against the
+ * hand-written loop (medians of 21, three rounds each): exact mode
+ * 1.00-1.04x of it along rows, 0.92-0.97x across; fast mode 0.85-0.91x
+ * along, 0.76x across.  `axle bench nbody --runs 15`, 2 threads: exact
+ * 0.92x the hand-written exact C at 4,096 and 0.98x at 32,768 (along
+ * rows: 1.03-1.06x).  The price is a second copy of the element code in
+ * the unit: N-body's fold unit takes GCC 0.17-0.19 s instead of
+ * 0.13-0.16 s, and its cold compile (`axle bench --compile`) about 240 ms
+ * instead of 195. */
+
+/* Which dimensions of index parameter pid an expression depends on (a
+ * bit each), through the let-bound variables in s; s->ok cleared by a
+ * read at an index of both the row's dimensions and the innermost one,
+ * or by what the analysis does not follow (loops, lambdas, more than
+ * SEP_LETS lets). */
+enum { SEP_LETS = 64 };
+typedef struct Sep {
+    int pid, rank, nlet;
+    struct { int id; unsigned m; } let[SEP_LETS];
+    bool ok;
+} Sep;
+
+static unsigned sep_dep(Sep *s, const Node *e)
+{
+    unsigned m = 0;
+    while (e && s->ok) {
+        switch (e->op) {
+        case OP_LET:
+            if (s->nlet == SEP_LETS || !e->kid[0] || e->kid[0]->type->kind == TY_ARRAY) {
+                s->ok = false;
+                return 0;
+            }
+            s->let[s->nlet].m = sep_dep(s, e->kid[0]);
+            s->let[s->nlet++].id = e->id;
+            e = e->kid[1];
+            continue;
+        case OP_VAR:
+            if (e->id == s->pid) return m | ((1u << s->rank) - 1);
+            for (int k = s->nlet - 1; k >= 0; k--)
+                if (s->let[k].id == e->id) return m | s->let[k].m;
+            return m;
+        case OP_IXGET:
+            if (e->kid[0] && e->kid[0]->op == OP_VAR && e->kid[0]->id == s->pid)
+                return m | (e->a >= 0 && e->a < s->rank ? 1u << e->a : (1u << s->rank) - 1);
+            break;
+        case OP_INDEX: case OP_LINDEX: {
+            unsigned ix = sep_dep(s, e->kid[1]), inner = 1u << (s->rank - 1);
+            if ((ix & inner) && (ix & (inner - 1))) s->ok = false;
+            return m | ix;
+        }
+        case OP_WHILE: case OP_LAM: case OP_AWHILE:
+            s->ok = false;
+            return 0;
+        default: break;
+        }
+        for (int i = 0; i < e->n; i++) m |= sep_dep(s, e->kid[i]);
+        return m;
+    }
+    return m;
+}
+
+/* Whether fold x (with z) runs across rows: its array a DELAYED of rank
+ * 2 whose index form is separable (above), on the CPU, in the kernel
+ * that is not a checked copy. */
+static bool fold_across(const G *g, const Node *x)
+{
+    if (g->chk || x->op != OP_FOLD) return false;
+    const Node *y = x->n > 2 ? x->kid[2] : NULL;
+    if (!y || y->op != OP_DELAYED || y->n < 2 || y->type->rank != 2) return false;
+    const Node *lam = y->kid[1];
+    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0]) return false;
+    Sep s = {.pid = lam->param[0]->id, .rank = 2, .ok = true};
+    sep_dep(&s, lam->kid[0]);
+    return s.ok;
+}
+
+/* The blocks of rows of a fold across rows, before the task loop: with
+ * one chunk per row task t is row t, and a range [start, end) of at
+ * least LANES rows is done here in blocks, the last one moved back to
+ * end at end (its first rows, done already, are done again to the same
+ * values).  So every row of such a range is folded in the same order,
+ * whichever range it falls in, and the row loop keeps only ranges of
+ * fewer rows (and chunked rows).  Returns the first task left to the
+ * task loop (start stays the range's, which a failed check reruns). */
+static const char *fold_rows_across(G *g, const Node *f, const Type *elt)
+{
+    const int LANES = cpu_lanes(elt);
+    const char *b = cg_fresh(g, "b");
+    cg_line(g, "i64 %s = start;", b);
+    cg_line(g, "if (nch == 1 && end - start >= %d) {", LANES);
+    g->ind++;
+    cg_line(g, "for (; %s < end; %s += %d) {", b, b, LANES);
+    g->ind++;
+    cg_line(g, "if (%s + %d > end) %s = end - %d;", b, LANES, b, LANES);
+    Val acc = cg_leaf_arrays(g, elt, "acc", LANES);
+    const char *l = cg_fresh(g, "l"), *j = cg_fresh(g, "j");
+    Val z = cpu_zval(g, elt);
+    cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+    g->ind++;
+    cg_put(g, acc, l, z);
+    cg_close(g);
+    cg_line(g, "for (i64 %s = 0; %s < n; %s++) {", j, j, j);
+    g->ind++;
+    cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+    g->ind++;
+    const char *row = cg_local(g, AX_I64, cg_fmt(g, "%s + %s", b, l));
+    Val ix = cg_val(g, 2);
+    if (ix.n == 2) {
+        ix.v[0] = row;
+        ix.v[1] = j;
+    }
+    g->pos = cg_fmt(g, "(%s * n + %s)", row, j);
+    Val a = cg_at(g, acc, l);
+    cg_update(g, elt, a, cg_apply2(g, f, a, cg_read_ix(g, 0, ix)));
+    cg_close(g);
+    cg_close(g);
+    cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+    g->ind++;
+    cg_store(g, 0, elt, cg_fmt(g, "%s + %s", b, l), cg_at(g, acc, l));
+    cg_close(g);
+    cg_close(g);
+    cg_close(g);
+    return b;
+}
+
+/* fold, fold1.  part: task t is (row, chunk) over c->nchunk chunks per
+ * row; with one chunk per row (many rows) it writes the row's result,
+ * else the chunk's partial.  comb: per row, z and the partials in chunk
+ * order (with no chunks at all, an empty row: z). */
+void cpu_emit_fold(G *g)
+{
+    CgNode *cn = (CgNode *)g->cn;
+    const Node *x = cn->x, *f = x->kid[0];
+    const Type *elt = x->type->elt;
+    bool z = cg_has_z(x->op);
+    cn->comm = cg_lam_comm(f, NULL);
+    cn->scratch_leaves = elt->width;
+
+    Val q;
+    cpu_part_head(g, elt, &q);
+    RowRead rr = cpu_part_loop(g, fold_across(g, x) ? fold_rows_across(g, f, elt) : "start");
+    Val res = cg_decl(g, elt, "y");
+    Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
+    if (z) {
+        cg_line(g, "if (nch == 1) {");
+        g->ind++;
+        cg_assign(g, res, cg_apply2(g, f, cpu_zval(g, elt), a));
+        g->ind--;
+        cg_line(g, "} else {");
+        g->ind++;
+        cg_assign(g, res, a);
+        cg_close(g);
+    } else {
+        cg_assign(g, res, a);
+    }
+    cg_line(g, "if (nch == 1) {");
+    g->ind++;
+    cg_store(g, 0, elt, "row", res);
+    g->ind--;
+    cg_line(g, "} else {");
+    g->ind++;
+    cg_put(g, q, "t", res);
+    cg_close(g);
+    cg_close(g);
+    cpu_kernel_end(g);
+
+    cpu_kernel_begin(g, R_COMB, 0, true);
+    cg_line(g, "const i64 nch = c->nchunk;");
+    q = cpu_scratch(g, elt, "c->s1");
+    cg_line(g, "for (i64 r = start; r < end; r++) {");
+    g->ind++;
+    Val acc = cg_decl(g, elt, "y");
+    cg_assign(g, acc, z ? cpu_zval(g, elt) : cg_at(g, q, "r * nch"));
+    cg_line(g, "for (i64 k = %d; k < nch; k++) {", z ? 0 : 1);
+    g->ind++;
+    cg_update(g, elt, acc, cg_apply2(g, f, acc, cg_at(g, q, "r * nch + k")));
+    cg_close(g);
+    cg_store(g, 0, elt, "r", acc);
+    cg_close(g);
+    cpu_kernel_end(g);
+}
+
+void cpu_emit_foldseg(G *g)
+{
+    CgNode *cn = (CgNode *)g->cn;
+    const Node *x = cn->x, *f = x->kid[0];
+    const Type *elt = x->type->elt;
+    bool z = cg_has_z(x->op);
+    cn->comm = cg_lam_comm(f, NULL);
+    cpu_kernel_begin(g, R_SEG, 0, true);
+    cg_line(g, "const i64 n = c->n, nseg = c->m;");
+    cg_line(g, "const i64 *restrict off = (const i64 *)c->s1;");
+    /* (row, segment) counted along, not divided out per segment: a
+     * division costs as much as folding a short segment (a CSR row) */
+    cg_line(g, "i64 row_ = start / nseg, k_ = start %% nseg;");
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 row = row_, k = k_;");
+    cg_line(g, "if (++k_ == nseg) k_ = 0, row_++;");
+    cg_line(g, "const i64 lo = row * n + off[k], hi = row * n + off[k + 1];");
+    RowRead rr = cpu_row_read(g, "row", "row * n");
+    Val res = cg_decl(g, elt, "y");
+    if (z) {
+        cg_assign(g, res, cpu_zval(g, elt));
+        cg_line(g, "if (hi > lo) {");
+        g->ind++;
+        Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
+        cg_update(g, elt, res, cg_apply2(g, f, cpu_zval(g, elt), a));
+        cg_close(g);
+    } else {
+        cg_assign(g, res, cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr));
+    }
+    cg_store(g, 0, elt, "t", res);
+    cg_close(g);
+    cpu_kernel_end(g);
+
+    /* mat: a DELAYED segment vector, materialised as i64 for the host */
+    if (cg_opd_node(cn, 1)->op == OP_DELAYED) {
+        cpu_kernel_begin(g, R_MAT, 0, true);
+        cg_line(g, "i64 *restrict o = (i64 *)c->s2;");
+        cg_line(g, "for (i64 i = start; i < end; i++) {");
+        g->ind++;
+        g->pos = "i";
+        Val v = cg_read_lin(g, 1, "i");
+        if (v.n == 1) cg_line(g, "o[i] = (i64)%s;", v.v[0]);
+        cg_close(g);
+        cpu_kernel_end(g);
+    }
+}
+
