@@ -5,16 +5,19 @@
  * both drive through a small device API (GpuApi).  Futhark's CUDA and
  * OpenCL backends share their kernels the same way.
  *
- *   gpu_gen.c    the preludes, the kernel argument layout and the driver
- *   gpu_skel.c   the skeletons: each array operation's kernels
+ *   codegen.c    the preludes, the kernel argument layout and the driver
+ *   skel.c       the skeletons' common frame and the entry of an operation;
+ *                map.c, fold.c, scan.c, permute.c, stencil.c, filter.c and
+ *                loop.c one skeleton each (the CPU's files have the same
+ *                names: src/backend/cpu)
  *   gpu_exec.c   the host executor (allocation, launches, transfers)
  *   ../cuda/cuda.c, ../opencl/opencl.c   the two device APIs, each loaded
  *                with dlopen so that axle builds and runs without them
  *
  * The kernels are built from the same description of the fused program
  * as the CPU's C (cg_describe: slots, thunks, free arrays) and the same
- * scalar and element code (cg_exp.c, the element-level pieces of
- * cg_skel.c, in the GPU dialect: G.gpu).  Scalar parameters (thunks:
+ * scalar and element code (src/backend/cgen, in the GPU dialect:
+ * G.dialect).  Scalar parameters (thunks:
  * shapes, fold's z, ...) are evaluated on the host by the interpreter
  * and passed to the kernels as arguments.
  *
@@ -41,7 +44,7 @@ typedef enum GpuDialect { GPU_CUDA, GPU_OPENCL } GpuDialect;
  *   s1_, s2_                scratch buffers (partials, offsets, locks)
  *   n<s>, s<s>_<d>          each slot's size and extents (i64)
  *   p<t>_<l>                each thunk's leaves, in its leaf type
- *   n_, m_, ch_, nch_, w_   the launch's counts (i64; see gpu_skel.c) */
+ *   n_, m_, ch_, nch_, w_   the launch's counts (i64; see skel.c) */
 typedef enum GpuArgKind {
     GA_ERR, GA_BUF, GA_S1, GA_S2, GA_SIZE, GA_DIM, GA_PARAM, GA_N, GA_M, GA_CH, GA_NCH, GA_W
 } GpuArgKind;
@@ -84,9 +87,9 @@ bool gpu_lookback_wanted(GpuDialect d);
 /* A kernel's name: axk_<num>_<role>. */
 void gpu_kernel_name(char *buf, size_t size, int num, CgRole r);
 
-/* Emits the kernels of one operation (gpu_skel.c). */
+/* Emits the kernels of one operation (skel.c). */
 void gpu_emit_node(G *g, CgNode *cn);
-/* The parameter list of cn's kernels, as C text (gpu_gen.c). */
+/* The parameter list of cn's kernels, as C text (codegen.c). */
 const char *gpu_param_list(G *g, const CgNode *cn);
 
 /* ------------------------------------------------- the device API */
