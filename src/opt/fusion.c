@@ -87,7 +87,7 @@
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include "ir.h"
+#include "rewrite.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,61 +126,36 @@ typedef struct Repl {
     Cunc cc;
 } Repl;
 
-typedef struct Save {
-    int id;
-    Node *old;
-} Save;
-
-typedef struct F {
-    ax_ctx *cx;
-    Program *p;
-    Arena *ar;
-    bool failed;
+typedef struct FuseState {
+    Rewrite rw;           /* the program's (rw.flat: fusion's way to copy lets);
+                             its rule is reads() below */
     int nvars0;           /* ids below this are the source program's */
-    int cap;              /* room in sub, repl, uses */
-    Node **sub;           /* variable id -> replacement (while copying) */
+    int cap;              /* room in repl, uses */
     Repl **repl;          /* array variable id -> what it stands for */
     unsigned char *uses;  /* data uses of each array variable (0, 1, MANY; | READ) */
-    Save *sv;             /* saved sub entries (binders being copied) */
-    int nsv, capsv;
     int *bid;             /* the current level's bindings, in order */
     Node **bnd;
     int nb, capb;
-    int (*pairs)[2];      /* binders paired while comparing (aeq) */
-    int npairs, cappairs;
+    AlphaEq eq;           /* binders paired while comparing (aeq) */
     int ntag;             /* kernels numbered so far */
-} F;
+} FuseState;
 
 /* ------------------------------------------------------------ plumbing */
 
-static void *oom(F *f)
+/* (rw.grow) repl and uses cover every variable. */
+static bool grow(Rewrite *rw, int nvars)
 {
-    if (!f->failed) ctx_error(f->cx, AX_ERR_NOMEM, "fusion: out of memory");
-    f->failed = true;
-    return NULL;
-}
-
-static void *internal(F *f, const char *what)
-{
-    if (!f->failed) ctx_error(f->cx, AX_ERR_BUILD, "fusion: internal error: %s", what);
-    f->failed = true;
-    return NULL;
-}
-
-static bool grow(F *f, int need)
-{
+    FuseState *f = rw->pass;
+    int need = nvars + 1;
     if (need <= f->cap) return true;
     int cap = f->cap ? f->cap : 64;
     while (cap < need) cap *= 2;
-    Node **s = ax__realloc(f->sub, sizeof *s * (size_t)cap);
-    if (s) f->sub = s;
-    Repl **r = s ? ax__realloc(f->repl, sizeof *r * (size_t)cap) : NULL;
+    Repl **r = ax__realloc(f->repl, sizeof *r * (size_t)cap);
     if (r) f->repl = r;
     unsigned char *u = r ? ax__realloc(f->uses, (size_t)cap) : NULL;
-    if (!u) return oom(f), false;
+    if (!u) return false;
     f->uses = u;
     for (int i = f->cap; i < cap; i++) {
-        f->sub[i] = NULL;
         f->repl[i] = NULL;
         f->uses[i] = 0;
     }
@@ -188,132 +163,25 @@ static bool grow(F *f, int need)
     return true;
 }
 
-static int fresh(F *f, const Type *t)
-{
-    if (f->failed) return -1;
-    int id = program_fresh_var(f->p, t);
-    if (id < 0) return oom(f), -1;
-    return grow(f, id + 1) ? id : -1;
-}
-
-static Node *mk(F *f, Op op, int n, const Type *t)
-{
-    if (f->failed) return NULL;
-    Node *x = node_new(f->ar, op, n, t);
-    if (!x) return oom(f);
-    x->cx = f->cx;
-    return x;
-}
-
-static bool is_arr_type(const Type *t) { return t->kind == TY_ARRAY || t->kind == TY_ARRAYS; }
-
-static Node *var(F *f, int id)
-{
-    if (f->failed || id < 0) return NULL;
-    const Type *t = f->p->vartype[id];
-    Node *x = mk(f, is_arr_type(t) ? OP_AVAR : OP_VAR, 0, t);
-    if (x) x->id = id;
-    return x;
-}
-
-
-static Node *prim(F *f, Prim pr, const Type *t, Node *a, Node *b)
-{
-    if (!a || (prim_info[pr].arity > 1 && !b)) return NULL;
-    Node *x = mk(f, OP_PRIM, prim_info[pr].arity, t);
-    if (!x) return NULL;
-    x->a = pr;
-    x->kid[0] = a;
-    if (x->n > 1) x->kid[1] = b;
-    return x;
-}
-
-static Node *ixget(F *f, Node *e, int d)
-{
-    if (!e) return NULL;
-    Node *x = mk(f, OP_IXGET, 1, ty_i64());
-    if (!x) return NULL;
-    x->a = d;
-    x->kid[0] = e;
-    return x;
-}
-
-static Node *shape_of(F *f, int v)
-{
-    const Type *t = f->p->vartype[v];
-    Node *a = var(f, v), *x = mk(f, OP_SHAPE, 1, ty_index(f->ar, t->rank));
-    if (!a || !x) return NULL;
-    x->kid[0] = a;
-    return x;
-}
-
-/* let id = bound in body.  A bound that is itself a let is flattened,
- * let id = (let y = e in b) in body  =>  let y = e in let id = b in body
- * (binders are unique, so nothing is captured; the order of evaluation
- * is the same). */
-static Node *let(F *f, int id, Node *bound, Node *body)
-{
-    if (!bound || !body || id < 0) return NULL;
-    if (bound->op == OP_LET) {
-        Node *head = bound, *last = bound;
-        while (last->kid[1]->op == OP_LET) last = last->kid[1];
-        Node *inner = let(f, id, last->kid[1], body);
-        if (!inner) return NULL;
-        last->kid[1] = inner;
-        for (Node *l = head;; l = l->kid[1]) {
-            l->type = body->type;
-            if (l == last) break;
-        }
-        return head;
-    }
-    Node *x = mk(f, OP_LET, 2, body->type);
-    if (!x) return NULL;
-    x->id = id;
-    x->kid[0] = bound;
-    x->kid[1] = body;
-    return x;
-}
-
-/* A function of one fresh parameter of type pt (its id in *pid); the
- * caller gives the body with lam_body. */
-static Node *lam1(F *f, const Type *pt, int *pid)
-{
-    int id = fresh(f, pt);
-    Node *l = mk(f, OP_LAM, 1, NULL), *q = var(f, id);
-    Node **ps = l ? arena_alloc(f->ar, sizeof *ps) : NULL;
-    if (!l || !q) return NULL;
-    if (!ps) return oom(f);
-    ps[0] = q;
-    l->param = ps;
-    l->nparam = 1;
-    *pid = id;
-    return l;
-}
-
-static Node *lam_body(Node *l, Node *body)
-{
-    if (!l || !body) return NULL;
-    l->kid[0] = body;
-    l->type = body->type;
-    return l;
-}
+/* The extent of array variable v. */
+static Node *shape_of(FuseState *f, int v) { return rw_shape(&f->rw, rw_var(&f->rw, v)); }
 
 /* ---------------------------------------------------------- provenance */
 
-static const Org *org_leaf(F *f, Node *n)
+static const Org *org_leaf(FuseState *f, Node *n)
 {
-    Org *o = arena_alloc(f->ar, sizeof *o);
-    if (!o) return oom(f);
+    Org *o = arena_alloc(&f->rw.p->arena, sizeof *o);
+    if (!o) return rw_fail(&f->rw);
     o->n = n;
     return o;
 }
 
-static const Org *org_join(F *f, const Org *a, const Org *b)
+static const Org *org_join(FuseState *f, const Org *a, const Org *b)
 {
     if (!a) return b;
     if (!b) return a;
-    Org *o = arena_alloc(f->ar, sizeof *o);
-    if (!o) return oom(f);
+    Org *o = arena_alloc(&f->rw.p->arena, sizeof *o);
+    if (!o) return rw_fail(&f->rw);
     o->a = a;
     o->b = b;
     return o;
@@ -329,193 +197,34 @@ static void org_tag(const Org *o, int tag)
 
 /* ---------------------------------------------------------- copying */
 
-static bool save(F *f, int id, Node *rep)
+static Node *cc_shape(FuseState *f, const Cunc *c);
+static Node *cc_index(FuseState *f, const Cunc *c, Node *ix);
+static Node *cc_linear(FuseState *f, const Cunc *c, Node *i);
+
+/* (rw.rule) The kit copies scalar code with the substitution in force and
+ * fresh binders; array variables floated or inlined (f->repl) are
+ * fusion's: a floated one is its new variable, and reads of an inlined
+ * one become its delayed value's extent / element (let elimination,
+ * thesis 4.5, replaceA). */
+static bool reads(Rewrite *rw, const Node *x, Node **out)
 {
-    if (f->nsv == f->capsv) {
-        int cap = f->capsv ? 2 * f->capsv : 64;
-        Save *s = ax__realloc(f->sv, sizeof *s * (size_t)cap);
-        if (!s) return oom(f), false;
-        f->sv = s;
-        f->capsv = cap;
+    FuseState *f = rw->pass;
+    if (x->op == OP_AVAR && f->repl[x->id]) {
+        if (f->repl[x->id]->inl) *out = rw_internal(rw, "an inlined array where a variable is needed");
+        else *out = rw_var(rw, f->repl[x->id]->v);
+        return true;
     }
-    f->sv[f->nsv].id = id;
-    f->sv[f->nsv].old = f->sub[id];
-    f->nsv++;
-    f->sub[id] = rep;
+    if (x->op != OP_SHAPE && x->op != OP_INDEX && x->op != OP_LINDEX) return false;
+    const Node *a = x->kid[0];
+    const Repl *r = a->op == OP_AVAR ? f->repl[a->id] : NULL;
+    if (!r || !r->inl) return false;
+    if (x->op == OP_SHAPE) {
+        *out = cc_shape(f, &r->cc);
+    } else {
+        Node *e = rw_copy(rw, x->kid[1]);
+        *out = x->op == OP_INDEX ? cc_index(f, &r->cc, e) : cc_linear(f, &r->cc, e);
+    }
     return true;
-}
-
-static void restore(F *f, int base)
-{
-    while (f->nsv > base) {
-        f->nsv--;
-        f->sub[f->sv[f->nsv].id] = f->sv[f->nsv].old;
-    }
-}
-
-static Node *cp(F *f, const Node *x);
-static Node *cc_shape(F *f, const Cunc *c);
-static Node *cc_index(F *f, const Cunc *c, Node *ix);
-static Node *cc_linear(F *f, const Cunc *c, Node *i);
-
-/* A copy of a function with fresh parameters. */
-static Node *cp_lam(F *f, const Node *x)
-{
-    Node *l = node_clone(f->ar, x);
-    if (!l) return oom(f);
-    l->cx = f->cx;
-    int base = f->nsv;
-    if (x->nparam > 0) {
-        if (!(l->param = arena_alloc(f->ar, sizeof *l->param * (size_t)x->nparam))) return oom(f);
-        for (int i = 0; i < x->nparam; i++) {
-            int id = fresh(f, x->param[i]->type);
-            Node *q = var(f, id), *r = var(f, id);
-            if (!q || !r || !save(f, x->param[i]->id, r)) return NULL;
-            l->param[i] = q;
-        }
-    }
-    l->kid[0] = cp(f, x->kid[0]);
-    restore(f, base);
-    return l->kid[0] ? l : NULL;
-}
-
-/* A copy of a chain of scalar lets, iterated (long chains must not use the
- * stack), with fresh binders.  A bound expression that is itself a let is
- * flattened into the chain:
- *   let x = (let y = e in b) in body  =>  let y = e in let x = b in body
- * (binders are unique, so nothing is captured, and the order of
- * evaluation is the same); composed functions nest that way (compose),
- * n maps deep.  So that the copy stays linear in n, the copy of such a
- * bound let hands back where its chain ends (*tail: the slot of its last
- * let's body) instead of being walked again, and only the outermost chain
- * gives its lets their type (tail NULL). */
-static Node *cp_lets(F *f, const Node *x, Node ***tail)
-{
-    int base = f->nsv;
-    Node *head = NULL, **link = &head;
-    for (; x->op == OP_LET; x = x->kid[1]) {
-        int id = fresh(f, x->kid[0]->type);
-        Node *l = mk(f, OP_LET, 2, x->type), *r = var(f, id), *b = NULL;
-        Node **btail = NULL;
-        if (l && r) b = x->kid[0]->op == OP_LET ? cp_lets(f, x->kid[0], &btail) : cp(f, x->kid[0]);
-        if (!b || !save(f, x->id, r)) {
-            restore(f, base);
-            return NULL;
-        }
-        if (btail && b->op == OP_LET) {
-            *link = b;
-            link = btail;
-            b = *btail;
-        }
-        for (; b->op == OP_LET; b = b->kid[1]) {
-            *link = b;
-            link = &b->kid[1];
-        }
-        l->id = id;
-        l->kid[0] = b;
-        *link = l;
-        link = &l->kid[1];
-    }
-    *link = cp(f, x);
-    restore(f, base);
-    if (!*link) return NULL;
-    if (tail) {
-        *tail = link;
-        return head;
-    }
-    const Node *end = head;
-    while (end->op == OP_LET) end = end->kid[1];
-    for (Node *l = head; l->op == OP_LET; l = l->kid[1]) l->type = end->type;
-    return head;
-}
-
-/* A deep copy of a scalar expression (or function) with the substitution
- * in force: variables being renamed or replaced (f->sub), array variables
- * floated or inlined (f->repl).  Binders get fresh ids. */
-static Node *cp(F *f, const Node *x)
-{
-    if (f->failed) return NULL;
-    if (!x) return internal(f, "a missing operand");
-    switch (x->op) {
-    case OP_VAR:
-        if (f->sub[x->id]) return cp(f, f->sub[x->id]);
-        break;
-    case OP_AVAR:
-        if (f->sub[x->id]) return cp(f, f->sub[x->id]);
-        if (f->repl[x->id]) {
-            if (f->repl[x->id]->inl) return internal(f, "an inlined array where a variable is needed");
-            return var(f, f->repl[x->id]->v);
-        }
-        break;
-    case OP_LET:
-        return cp_lets(f, x, NULL);
-    case OP_LAM:
-        return cp_lam(f, x);
-    case OP_SHAPE: case OP_INDEX: case OP_LINDEX: {
-        /* Let elimination: reads of an inlined array become its delayed
-         * value's extent / element (thesis 4.5, replaceA). */
-        const Node *a = x->kid[0];
-        const Repl *r = a->op == OP_AVAR ? f->repl[a->id] : NULL;
-        if (r && r->inl) {
-            if (x->op == OP_SHAPE) return cc_shape(f, &r->cc);
-            Node *e = cp(f, x->kid[1]);
-            return x->op == OP_INDEX ? cc_index(f, &r->cc, e) : cc_linear(f, &r->cc, e);
-        }
-        break;
-    }
-    default:
-        break;
-    }
-    Node *y = node_clone(f->ar, x);
-    if (!y) return oom(f);
-    y->cx = f->cx;
-    y->num = 0;
-    for (int i = 0; i < x->n; i++)
-        if (!(y->kid[i] = cp(f, x->kid[i]))) return NULL;
-    return y;
-}
-
-/* An expression for function `lam` applied to args (result nodes, each
- * placed once).  A variable or constant argument is substituted; any other
- * is let-bound, so it is evaluated once (thesis 4.3, combine). */
-static Node *apply(F *f, const Node *lam, int n, Node **args)
-{
-    if (f->failed) return NULL;
-    if (!lam || lam->op != OP_LAM || lam->nparam != n) return internal(f, "a function applied to the wrong arguments");
-    int *lid = arena_alloc(f->ar, sizeof *lid * (size_t)(n > 0 ? n : 1));
-    if (!lid) return oom(f);
-    int base = f->nsv;
-    for (int i = 0; i < n; i++) {
-        Node *a = args[i];
-        lid[i] = -1;
-        if (!a) return restore(f, base), NULL;
-        if (a->op == OP_VAR || a->op == OP_CONST) {
-            if (!save(f, lam->param[i]->id, a)) return restore(f, base), NULL;
-        } else {
-            lid[i] = fresh(f, a->type);
-            if (!save(f, lam->param[i]->id, var(f, lid[i]))) return restore(f, base), NULL;
-        }
-    }
-    Node *body = cp(f, lam->kid[0]);
-    restore(f, base);
-    for (int i = n - 1; i >= 0 && body; i--)
-        if (lid[i] >= 0) body = let(f, lid[i], args[i], body);
-    return body;
-}
-
-static Node *apply1(F *f, const Node *lam, Node *arg) { return apply(f, lam, 1, &arg); }
-
-/* A let whose parts are templates (never flattened in place: templates
- * are shared). */
-static Node *tlet(F *f, int id, Node *bound, Node *body)
-{
-    if (!bound || !body || id < 0) return NULL;
-    Node *x = mk(f, OP_LET, 2, body->type);
-    if (!x) return NULL;
-    x->id = id;
-    x->kid[0] = bound;
-    x->kid[1] = body;
-    return x;
 }
 
 /* g . h as a template; NULL is the identity.  Nothing is copied:
@@ -524,72 +233,26 @@ static Node *tlet(F *f, int id, Node *bound, Node *body)
  * linear in n; the copy made when the result is placed renames every
  * binder, and scoping is lexical, so a template shared twice in one term
  * (g == h) is still right. */
-static Node *compose(F *f, Node *g, Node *h)
+static Node *compose(FuseState *f, Node *g, Node *h)
 {
     if (!g) return h;
     if (!h) return g;
-    Node *l = mk(f, OP_LAM, 1, g->type);
+    Node *body = rw_let(&f->rw, g->param[0]->id, h->kid[0], g->kid[0]);
+    Node *l = body ? rw_op1(&f->rw, OP_LAM, body->type, body) : NULL;
     if (!l) return NULL;
     l->nparam = 1;
     l->param = h->param;
-    return lam_body(l, tlet(f, g->param[0]->id, h->kid[0], g->kid[0]));
+    return l;
 }
 
 /* ------------------------------------------------------- comparisons */
 
-static bool pair_push(F *f, int a, int b)
-{
-    if (f->npairs == f->cappairs) {
-        int cap = f->cappairs ? 2 * f->cappairs : 32;
-        int (*t)[2] = ax__realloc(f->pairs, sizeof *t * (size_t)cap);
-        if (!t) return oom(f), false;
-        f->pairs = t;
-        f->cappairs = cap;
-    }
-    f->pairs[f->npairs][0] = a;
-    f->pairs[f->npairs][1] = b;
-    f->npairs++;
-    return true;
-}
-
-static bool same_var(F *f, int a, int b)
-{
-    for (int i = f->npairs - 1; i >= 0; i--)
-        if (f->pairs[i][0] == a || f->pairs[i][1] == b) return f->pairs[i][0] == a && f->pairs[i][1] == b;
-    return a == b;
-}
-
 /* Alpha-equivalence of two scalar terms (the thesis' match, s.3). */
-static bool aeq(F *f, const Node *a, const Node *b)
+static bool aeq(FuseState *f, const Node *a, const Node *b)
 {
-    if (a == b) return true;
-    if (!a || !b || a->op != b->op || a->n != b->n || a->a != b->a || !ty_eq(a->type, b->type)) return false;
-    int base = f->npairs;
-    bool ok = true;
-    switch (a->op) {
-    case OP_CONST:
-        return a->type->kind == TY_SCALAR && sc_eq_bits(a->type->s, a->c, b->c);
-    case OP_VAR: case OP_AVAR:
-        return same_var(f, a->id, b->id);
-    case OP_USE:
-        return a->arr == b->arr;
-    case OP_LET:
-        ok = aeq(f, a->kid[0], b->kid[0]) && pair_push(f, a->id, b->id) && aeq(f, a->kid[1], b->kid[1]);
-        f->npairs = base;
-        return ok;
-    case OP_LAM:
-        if (a->nparam != b->nparam) return false;
-        for (int i = 0; i < a->nparam && ok; i++)
-            ok = ty_eq(a->param[i]->type, b->param[i]->type) && pair_push(f, a->param[i]->id, b->param[i]->id);
-        ok = ok && aeq(f, a->kid[0], b->kid[0]);
-        f->npairs = base;
-        return ok;
-    default:
-        if (op_is_array(a->op)) return false;   /* scalar code only */
-        for (int i = 0; i < a->n; i++)
-            if (!aeq(f, a->kid[i], b->kid[i])) return false;
-        return true;
-    }
+    bool eq = alpha_eq(&f->eq, a, b, NULL);
+    if (f->eq.failed) rw_fail(&f->rw);
+    return eq;
 }
 
 /* Is the function \x -> x (on an index: its components in order; on a
@@ -650,62 +313,60 @@ static Cunc done(const Type *t, int v)
 }
 
 /* The extent as a template: a Step or Done over v's own extent has none. */
-static Node *shape_t(F *f, const Cunc *c)
+static Node *shape_t(FuseState *f, const Cunc *c)
 {
     return c->k != C_DONE && c->sh ? c->sh : shape_of(f, c->v);
 }
 
-static Node *cc_shape(F *f, const Cunc *c)
+static Node *cc_shape(FuseState *f, const Cunc *c)
 {
-    return c->k != C_DONE && c->sh ? cp(f, c->sh) : shape_of(f, c->v);
+    return c->k != C_DONE && c->sh ? rw_copy(&f->rw, c->sh) : shape_of(f, c->v);
 }
 
 /* The element at index ix (a result node) of a delayed value. */
-static Node *cc_index(F *f, const Cunc *c, Node *ix)
+static Node *cc_index(FuseState *f, const Cunc *c, Node *ix)
 {
-    if (c->k == C_YIELD) return apply1(f, c->f, ix);
-    Node *e = mk(f, OP_INDEX, 2, c->k == C_DONE ? c->type->elt : f->p->vartype[c->v]->elt), *a = var(f, c->v);
-    Node *six = c->k == C_STEP && c->p ? apply1(f, c->p, ix) : ix;
+    if (c->k == C_YIELD) return rw_apply1(&f->rw, c->f, ix);
+    Node *e = rw_node(&f->rw, OP_INDEX, 2, c->k == C_DONE ? c->type->elt : f->rw.p->vartype[c->v]->elt), *a = rw_var(&f->rw, c->v);
+    Node *six = c->k == C_STEP && c->p ? rw_apply1(&f->rw, c->p, ix) : ix;
     if (!e || !a || !six) return NULL;
     e->kid[0] = a;
     e->kid[1] = six;
-    return c->k == C_STEP && c->f ? apply1(f, c->f, e) : e;
+    return c->k == C_STEP && c->f ? rw_apply1(&f->rw, c->f, e) : e;
 }
 
 /* The element at row-major position i (a result node). */
-static Node *cc_linear(F *f, const Cunc *c, Node *i)
+static Node *cc_linear(FuseState *f, const Cunc *c, Node *i)
 {
-    if (c->k == C_YIELD && c->lf) return apply1(f, c->lf, i);
+    if (c->k == C_YIELD && c->lf) return rw_apply1(&f->rw, c->lf, i);
     if (c->k == C_DONE || (c->k == C_STEP && c->lin)) {
-        Node *e = mk(f, OP_LINDEX, 2, f->p->vartype[c->v]->elt), *a = var(f, c->v);
+        Node *e = rw_node(&f->rw, OP_LINDEX, 2, f->rw.p->vartype[c->v]->elt), *a = rw_var(&f->rw, c->v);
         if (!e || !a || !i) return NULL;
         e->kid[0] = a;
         e->kid[1] = i;
-        return c->k == C_STEP && c->f ? apply1(f, c->f, e) : e;
+        return c->k == C_STEP && c->f ? rw_apply1(&f->rw, c->f, e) : e;
     }
-    const Type *ixt = ty_index(f->ar, c->type->rank);
+    const Type *ixt = rw_tindex(&f->rw, c->type->rank);
     if (c->type->rank <= 1) {
         /* in rank 0 and 1 the row-major position is the index */
-        Node *ix = mk(f, OP_IXCONS, c->type->rank, ixt);
+        Node *ix = rw_node(&f->rw, OP_IXCONS, c->type->rank, ixt);
         if (!ix || !i) return NULL;
         if (c->type->rank == 1) ix->kid[0] = i;
         return cc_index(f, c, ix);
     }
-    return cc_index(f, c, prim(f, P_FROMLIN, ixt, cc_shape(f, c), i));
+    return cc_index(f, c, rw_prim(&f->rw, P_FROMLIN, ixt, cc_shape(f, c), i));
 }
 
-static Node *index_lam(F *f, const Cunc *c)
+static Node *index_lam(FuseState *f, const Cunc *c)
 {
-    int x;
-    Node *l = lam1(f, ty_index(f->ar, c->type->rank), &x);
-    return lam_body(l, cc_index(f, c, var(f, x)));
+    int x = rw_fresh(&f->rw, rw_tindex(&f->rw, c->type->rank));
+    return rw_lam1(&f->rw, x, cc_index(f, c, rw_var(&f->rw, x)));
 }
 
-static Node *linear_lam(F *f, const Cunc *c)
+static Node *linear_lam(FuseState *f, const Cunc *c)
 {
-    int i;
-    Node *l = lam1(f, ty_i64(), &i);
-    return lam_body(l, cc_linear(f, c, var(f, i)));
+    int i = rw_fresh(&f->rw, ty_i64());
+    return rw_lam1(&f->rw, i, cc_linear(f, c, rw_var(&f->rw, i)));
 }
 
 static bool has_linear(const Cunc *c)
@@ -714,7 +375,7 @@ static bool has_linear(const Cunc *c)
 }
 
 /* The thesis' `yield`: any single array as extent + index function. */
-static Cunc yield(F *f, const Cunc *c)
+static Cunc yield(FuseState *f, const Cunc *c)
 {
     if (c->k == C_YIELD) return *c;
     Cunc y;
@@ -755,7 +416,7 @@ static Cunc norm(Cunc c)
 /* ------------------------------------------------- smart constructors */
 
 /* mapD (thesis Listing mapD). */
-static Cunc map_d(F *f, const Type *t, Node *fn, const Cunc *in)
+static Cunc map_d(FuseState *f, const Type *t, Node *fn, const Cunc *in)
 {
     Cunc c, s;
     if (is_id(fn)) {
@@ -776,7 +437,7 @@ static Cunc map_d(F *f, const Type *t, Node *fn, const Cunc *in)
 }
 
 /* backpermuteD (paper s.4.2): sh' and q (NULL: identity) are templates. */
-static Cunc backpermute_d(F *f, const Type *t, Node *sh, Node *q, const Cunc *in)
+static Cunc backpermute_d(FuseState *f, const Type *t, Node *sh, Node *q, const Cunc *in)
 {
     Cunc c, s;
     if (!q && aeq(f, sh, shape_t(f, in))) {
@@ -803,23 +464,23 @@ static Cunc backpermute_d(F *f, const Type *t, Node *sh, Node *q, const Cunc *in
 
 /* The intersection of k extents (templates) as a template (zipWith's
  * result extent). */
-static Node *intersect(F *f, int k, Node **sh, int rank)
+static Node *intersect(FuseState *f, int k, Node **sh, int rank)
 {
     bool same = true;
     for (int i = 1; i < k && same; i++) same = aeq(f, sh[0], sh[i]);
     if (same) return sh[0];
-    const Type *ixt = ty_index(f->ar, rank);
-    int *s = arena_alloc(f->ar, sizeof *s * (size_t)k);
-    Node *r = mk(f, OP_IXCONS, rank, ixt);
-    if (!s) return oom(f);
+    const Type *ixt = rw_tindex(&f->rw, rank);
+    int *s = arena_alloc(&f->rw.p->arena, sizeof *s * (size_t)k);
+    Node *r = rw_node(&f->rw, OP_IXCONS, rank, ixt);
+    if (!s) return rw_fail(&f->rw);
     if (!r) return NULL;
-    for (int i = 0; i < k; i++) s[i] = fresh(f, ixt);
+    for (int i = 0; i < k; i++) s[i] = rw_fresh(&f->rw, ixt);
     for (int d = 0; d < rank; d++) {
-        Node *m = ixget(f, var(f, s[0]), d);
-        for (int i = 1; i < k; i++) m = prim(f, P_MIN, ty_i64(), m, ixget(f, var(f, s[i]), d));
+        Node *m = rw_ixget(&f->rw, d, rw_var(&f->rw, s[0]));
+        for (int i = 1; i < k; i++) m = rw_prim(&f->rw, P_MIN, ty_i64(), m, rw_ixget(&f->rw, d, rw_var(&f->rw, s[i])));
         if (!(r->kid[d] = m)) return NULL;
     }
-    for (int i = k - 1; i >= 0; i--) r = tlet(f, s[i], sh[i], r);
+    for (int i = k - 1; i >= 0; i--) r = rw_let(&f->rw, s[i], sh[i], r);
     return r;
 }
 
@@ -827,25 +488,25 @@ static Node *intersect(F *f, int k, Node **sh, int rank)
  * template, made without copying (as compose):
  *   \x -> let a_1 = x in let y_1 = (g_1's body) in ... in (fn's body)
  * with a_i g_i's parameter and y_i fn's i-th. */
-static Node *combine(F *f, Node *fn, int k, Node *const *g, const Type *pt)
+static Node *combine(FuseState *f, Node *fn, int k, Node *const *g, const Type *pt)
 {
-    int x;
-    Node *l = lam1(f, pt, &x), *body = fn->kid[0];
+    int x = rw_fresh(&f->rw, pt);
+    Node *body = fn->kid[0];
     for (int i = k - 1; i >= 0 && body; i--) {
-        body = tlet(f, fn->param[i]->id, g[i] ? g[i]->kid[0] : var(f, x), body);
-        if (g[i]) body = tlet(f, g[i]->param[0]->id, var(f, x), body);
+        body = rw_let(&f->rw, fn->param[i]->id, g[i] ? g[i]->kid[0] : rw_var(&f->rw, x), body);
+        if (g[i]) body = rw_let(&f->rw, g[i]->param[0]->id, rw_var(&f->rw, x), body);
     }
-    return lam_body(l, body);
+    return rw_lam1(&f->rw, x, body);
 }
 
 /* zipWithD (thesis Listing zipWithD), for k >= 2 inputs. */
-static Cunc zipwith_d(F *f, const Type *t, Node *fn, int k, const Cunc *in)
+static Cunc zipwith_d(FuseState *f, const Type *t, Node *fn, int k, const Cunc *in)
 {
-    Cunc c, *s = arena_alloc(f->ar, sizeof *s * (size_t)k);
-    Node **g = arena_alloc(f->ar, sizeof *g * (size_t)k), **sh = arena_alloc(f->ar, sizeof *sh * (size_t)k);
+    Cunc c, *s = arena_alloc(&f->rw.p->arena, sizeof *s * (size_t)k);
+    Node **g = arena_alloc(&f->rw.p->arena, sizeof *g * (size_t)k), **sh = arena_alloc(&f->rw.p->arena, sizeof *sh * (size_t)k);
     memset(&c, 0, sizeof c);
     c.type = t;
-    if (!s || !g || !sh) return oom(f), c;
+    if (!s || !g || !sh) return rw_fail(&f->rw), c;
     const Org *org = NULL;
     for (int i = 0; i < k; i++) org = org_join(f, org, in[i].org);
     /* Both (all) inputs read one manifest array through one index map:
@@ -866,14 +527,14 @@ static Cunc zipwith_d(F *f, const Type *t, Node *fn, int k, const Cunc *in)
         c.type = t;
         c.sh = nosh ? NULL : intersect(f, k, sh, t->rank);
         c.lin = lin && (nosh || (c.sh && aeq(f, c.sh, sh[0])));
-        c.f = combine(f, fn, k, g, f->p->vartype[s[0].v]->elt);
+        c.f = combine(f, fn, k, g, f->rw.p->vartype[s[0].v]->elt);
         c.org = org;
         c.pure = NULL;
         return norm(c);
     }
     bool lin = true;
-    Node **lg = arena_alloc(f->ar, sizeof *lg * (size_t)k);
-    if (!lg) return oom(f), c;
+    Node **lg = arena_alloc(&f->rw.p->arena, sizeof *lg * (size_t)k);
+    if (!lg) return rw_fail(&f->rw), c;
     for (int i = 0; i < k; i++) {
         s[i] = yield(f, &in[i]);
         sh[i] = s[i].sh;
@@ -883,7 +544,7 @@ static Cunc zipwith_d(F *f, const Type *t, Node *fn, int k, const Cunc *in)
     }
     c.k = C_YIELD;
     c.sh = intersect(f, k, sh, t->rank);
-    c.f = combine(f, fn, k, g, ty_index(f->ar, t->rank));
+    c.f = combine(f, fn, k, g, rw_tindex(&f->rw, t->rank));
     /* Row-major positions agree when the extents do, and always in rank
      * 0 and 1 (the intersection is a prefix of each input). */
     if (lin && t->rank > 1)
@@ -895,9 +556,9 @@ static Cunc zipwith_d(F *f, const Type *t, Node *fn, int k, const Cunc *in)
 
 /* ---------------------------------------------------------- the pass */
 
-static bool embed(F *f, Node *x, Cunc *out);
+static bool embed(FuseState *f, Node *x, Cunc *out);
 
-static bool push_bind(F *f, int id, Node *b)
+static bool push_bind(FuseState *f, int id, Node *b)
 {
     if (!b || id < 0) return false;
     if (f->nb == f->capb) {
@@ -905,7 +566,7 @@ static bool push_bind(F *f, int id, Node *b)
         int *i = ax__realloc(f->bid, sizeof *i * (size_t)cap);
         if (i) f->bid = i;
         Node **n = i ? ax__realloc(f->bnd, sizeof *n * (size_t)cap) : NULL;
-        if (!n) return oom(f), false;
+        if (!n) return rw_fail(&f->rw), false;
         f->bnd = n;
         f->capb = cap;
     }
@@ -917,10 +578,10 @@ static bool push_bind(F *f, int id, Node *b)
 
 /* Binds a manifest computation on the current level: Done of a fresh
  * variable (the thesis' `done` and `embed`). */
-static bool bind_done(F *f, Node *y, Cunc *out)
+static bool bind_done(FuseState *f, Node *y, Cunc *out)
 {
     if (!y) return false;
-    int id = fresh(f, y->type);
+    int id = rw_fresh(&f->rw, y->type);
     if (!push_bind(f, id, y)) return false;
     *out = done(y->type, id);
     return true;
@@ -928,45 +589,44 @@ static bool bind_done(F *f, Node *y, Cunc *out)
 
 /* The thesis' compute': the most specific manifest node for a delayed
  * value; a new kernel unless it is Done. */
-static Node *compute(F *f, const Cunc *c)
+static Node *compute(FuseState *f, const Cunc *c)
 {
-    if (f->failed) return NULL;
-    if (c->k == C_DONE) return var(f, c->v);
+    if (f->rw.failed) return NULL;
+    if (c->k == C_DONE) return rw_var(&f->rw, c->v);
     Node *y;
     if (c->k == C_STEP && c->pure) {
         const Node *x = c->pure;
-        if ((y = mk(f, x->op, x->n, c->type))) {
+        if ((y = rw_node(&f->rw, x->op, x->n, c->type))) {
             y->slice = x->slice;
-            y->kid[0] = var(f, c->v);
-            for (int i = 1; i < x->n; i++) y->kid[i] = cp(f, x->kid[i]);
+            y->kid[0] = rw_var(&f->rw, c->v);
+            for (int i = 1; i < x->n; i++) y->kid[i] = rw_copy(&f->rw, x->kid[i]);
         }
     } else if (c->k == C_YIELD) {
-        if ((y = mk(f, OP_GENERATE, 2, c->type))) {
-            y->kid[0] = cp(f, c->sh);
-            y->kid[1] = cp(f, c->f);
+        if ((y = rw_node(&f->rw, OP_GENERATE, 2, c->type))) {
+            y->kid[0] = rw_copy(&f->rw, c->sh);
+            y->kid[1] = rw_copy(&f->rw, c->f);
         }
     } else if (!c->sh && !c->p && !c->f) {
-        return var(f, c->v);
+        return rw_var(&f->rw, c->v);
     } else if (!c->sh && !c->p) {
-        if ((y = mk(f, OP_MAP, 2, c->type))) {
-            y->kid[0] = cp(f, c->f);
-            y->kid[1] = var(f, c->v);
+        if ((y = rw_node(&f->rw, OP_MAP, 2, c->type))) {
+            y->kid[0] = rw_copy(&f->rw, c->f);
+            y->kid[1] = rw_var(&f->rw, c->v);
         }
     } else {
-        Node *p = c->p ? cp(f, c->p) : NULL;
+        Node *p = c->p ? rw_copy(&f->rw, c->p) : NULL;
         if (!c->p) {
-            int x;
-            Node *l = lam1(f, ty_index(f->ar, c->type->rank), &x);
-            p = lam_body(l, var(f, x));
+            int x = rw_fresh(&f->rw, rw_tindex(&f->rw, c->type->rank));
+            p = rw_lam1(&f->rw, x, rw_var(&f->rw, x));
         }
-        if ((y = mk(f, c->f ? OP_TRANSFORM : OP_BACKPERMUTE, c->f ? 4 : 3, c->type))) {
+        if ((y = rw_node(&f->rw, c->f ? OP_TRANSFORM : OP_BACKPERMUTE, c->f ? 4 : 3, c->type))) {
             y->kid[0] = cc_shape(f, c);
             y->kid[1] = p;
-            if (c->f) y->kid[2] = cp(f, c->f);
-            y->kid[y->n - 1] = var(f, c->v);
+            if (c->f) y->kid[2] = rw_copy(&f->rw, c->f);
+            y->kid[y->n - 1] = rw_var(&f->rw, c->v);
         }
     }
-    if (!y || f->failed) return NULL;
+    if (!y || f->rw.failed) return NULL;
     for (int i = 0; i < y->n; i++)
         if (!y->kid[i]) return NULL;
     y->num = ++f->ntag;
@@ -975,7 +635,7 @@ static Node *compute(F *f, const Cunc *c)
 }
 
 /* A manifest variable holding c (computing it on the current level). */
-static int manifest_var(F *f, const Cunc *c)
+static int manifest_var(FuseState *f, const Cunc *c)
 {
     if (c->k == C_DONE) return c->v;
     Cunc d;
@@ -984,11 +644,11 @@ static int manifest_var(F *f, const Cunc *c)
 
 /* Phase 2 (thesis 4.4, `delayed`): a consumer's input, manifest or delayed
  * with its extent, index and linear-index forms. */
-static Node *delayed(F *f, const Cunc *c, const Org **org)
+static Node *delayed(FuseState *f, const Cunc *c, const Org **org)
 {
-    if (c->k == C_DONE) return var(f, c->v);
+    if (c->k == C_DONE) return rw_var(&f->rw, c->v);
     *org = org_join(f, *org, c->org);
-    Node *y = mk(f, OP_DELAYED, 3, c->type);
+    Node *y = rw_node(&f->rw, OP_DELAYED, 3, c->type);
     if (!y) return NULL;
     y->kid[0] = cc_shape(f, c);
     y->kid[1] = index_lam(f, c);
@@ -998,7 +658,7 @@ static Node *delayed(F *f, const Cunc *c, const Org **org)
 
 /* A level: x fused with the bindings it makes wrapped around it (the
  * whole program, a branch of acond, the body of an awhile function). */
-static Node *level(F *f, Node *x)
+static Node *level(FuseState *f, Node *x)
 {
     int nb0 = f->nb;
     Cunc c;
@@ -1008,7 +668,7 @@ static Node *level(F *f, Node *x)
             r = f->bnd[j];    /* alet v = X in v  is  X */
             continue;
         }
-        Node *l = mk(f, OP_ALET, 2, r->type);
+        Node *l = rw_node(&f->rw, OP_ALET, 2, r->type);
         if (!l) return NULL;
         l->id = f->bid[j];
         l->kid[0] = f->bnd[j];
@@ -1037,20 +697,19 @@ static int role(const Node *x, int k)
 
 /* A consumer: its inputs embedded (phase 2), its result a new manifest
  * array on the current level. */
-static bool consumer(F *f, Node *x, Cunc *out)
+static bool consumer(FuseState *f, Node *x, Cunc *out)
 {
-    Node *y = node_clone(f->ar, x);
-    if (!y) return oom(f), false;
-    y->cx = f->cx;
+    Node *y = rw_clone(&f->rw, x);
+    if (!y) return false;
     const Org *org = NULL;
     for (int k = 0; k < x->n; k++) {
         int r = role(x, k);
         if (r == 0) {
-            y->kid[k] = cp(f, x->kid[k]);
+            y->kid[k] = rw_copy(&f->rw, x->kid[k]);
         } else {
             Cunc c;
             if (!embed(f, x->kid[k], &c)) return false;
-            y->kid[k] = r == 2 ? var(f, manifest_var(f, &c)) : delayed(f, &c, &org);
+            y->kid[k] = r == 2 ? rw_var(&f->rw, manifest_var(f, &c)) : delayed(f, &c, &org);
         }
         if (!y->kid[k]) return false;
     }
@@ -1062,7 +721,7 @@ static bool consumer(F *f, Node *x, Cunc *out)
 /* Can reshape sh' of an array of extent `from` be fused?  Only when the
  * sizes provably agree, so that ax_reshape's size check cannot be lost:
  * the same extent, a flatten [size from], or its inverse. */
-static bool same_size(F *f, const Node *sh, const Node *from)
+static bool same_size(FuseState *f, const Node *sh, const Node *from)
 {
     if (aeq(f, sh, from)) return true;
     const Node *a = sh, *b = from;
@@ -1076,11 +735,11 @@ static bool same_size(F *f, const Node *sh, const Node *from)
     return false;
 }
 
-static bool reshape(F *f, Node *x, Cunc *out)
+static bool reshape(FuseState *f, Node *x, Cunc *out)
 {
     Cunc in, s;
     if (!embed(f, x->kid[1], &in)) return false;
-    Node *sh = cp(f, x->kid[0]), *from = shape_t(f, &in);
+    Node *sh = rw_copy(&f->rw, x->kid[0]), *from = shape_t(f, &in);
     if (!sh || !from) return false;
     if (!same_size(f, sh, from)) {
         /* Not provably size-preserving: ax_reshape's size check goes into
@@ -1088,17 +747,17 @@ static bool reshape(F *f, Node *x, Cunc *out)
          * size is the input's, else the fault unfused reshape makes), and
          * the reshape fuses like a backpermute (issue: reshape as an
          * index transform, its check kept as a check) */
-        if (!(sh = prim(f, P_RESHAPE, sh->type, sh, from))) return false;
+        if (!(sh = rw_prim(&f->rw, P_RESHAPE, sh->type, sh, from))) return false;
     } else if (ty_eq(x->type, in.type) && aeq(f, sh, from)) {
         *out = in;
         return true;
     }
     /* ix -> fromLinear(from, toLinear(sh', ix)): keeps the row-major order,
      * so linear reads stay linear. */
-    int i;
-    const Type *ixt = ty_index(f->ar, x->type->rank), *sixt = ty_index(f->ar, in.type->rank);
-    Node *l = lam1(f, ixt, &i);
-    Node *q = lam_body(l, prim(f, P_FROMLIN, sixt, cp(f, from), prim(f, P_TOLIN, ty_i64(), cp(f, sh), var(f, i))));
+    const Type *ixt = rw_tindex(&f->rw, x->type->rank), *sixt = rw_tindex(&f->rw, in.type->rank);
+    int i = rw_fresh(&f->rw, ixt);
+    Node *q = rw_lam1(&f->rw, i, rw_prim(&f->rw, P_FROMLIN, sixt, rw_copy(&f->rw, from),
+                                         rw_prim(&f->rw, P_TOLIN, ty_i64(), rw_copy(&f->rw, sh), rw_var(&f->rw, i))));
     if (!q) return false;
     Cunc c;
     if (step(&in, &s)) {
@@ -1113,32 +772,34 @@ static bool reshape(F *f, Node *x, Cunc *out)
     c.pure = NULL;
     c.org = org_join(f, in.org, org_leaf(f, x));
     *out = c;
-    return !f->failed;
+    return !f->rw.failed;
 }
 
 /* replicate and slice as backpermutes (thesis Listing "operations"). */
-static bool slice(F *f, Node *x, Cunc *out)
+static bool slice(FuseState *f, Node *x, Cunc *out)
 {
     Cunc in;
     if (!embed(f, x->kid[0], &in)) return false;
     const Slice *sp = x->slice;
     bool rep = x->op == OP_REPLICATE;
     int rr = x->type->rank, sr = in.type->rank, s, i;
-    const Type *sixt = ty_index(f->ar, sr), *rixt = ty_index(f->ar, rr);
+    const Type *sixt = rw_tindex(&f->rw, sr), *rixt = rw_tindex(&f->rw, rr);
     /* extent: let s = source extent in (...) */
-    Node *sh = mk(f, OP_IXCONS, rr, rixt), *q = lam1(f, rixt, &i), *qb = mk(f, OP_IXCONS, sr, sixt);
-    if (!sh || !q || !qb || (s = fresh(f, sixt)) < 0) return false;
+    Node *sh = rw_node(&f->rw, OP_IXCONS, rr, rixt);
+    i = rw_fresh(&f->rw, rixt);
+    Node *qb = rw_node(&f->rw, OP_IXCONS, sr, sixt);
+    if (!sh || i < 0 || !qb || (s = rw_fresh(&f->rw, sixt)) < 0) return false;
     for (int d = 0, k = 0, a = 0, b = 0; d < sp->n; d++) {
         bool fx = sp->fixed[d];
         if (rep) {            /* result dimension d */
-            sh->kid[d] = fx ? cp(f, x->kid[1 + k++]) : ixget(f, var(f, s), a++);
-            if (!fx) qb->kid[b++] = ixget(f, var(f, i), d);
+            sh->kid[d] = fx ? rw_copy(&f->rw, x->kid[1 + k++]) : rw_ixget(&f->rw, a++, rw_var(&f->rw, s));
+            if (!fx) qb->kid[b++] = rw_ixget(&f->rw, d, rw_var(&f->rw, i));
         } else {              /* source dimension d */
             if (fx) {
-                qb->kid[d] = cp(f, x->kid[1 + k++]);
+                qb->kid[d] = rw_copy(&f->rw, x->kid[1 + k++]);
             } else {
-                sh->kid[a] = ixget(f, var(f, s), d);
-                qb->kid[d] = ixget(f, var(f, i), a++);
+                sh->kid[a] = rw_ixget(&f->rw, d, rw_var(&f->rw, s));
+                qb->kid[d] = rw_ixget(&f->rw, a++, rw_var(&f->rw, i));
             }
         }
     }
@@ -1146,35 +807,32 @@ static bool slice(F *f, Node *x, Cunc *out)
         if (!sh->kid[d]) return false;
     for (int d = 0; d < sr; d++)
         if (!qb->kid[d]) return false;
-    Node *ext = let(f, s, cc_shape(f, &in), sh);
-    if (!ext || !lam_body(q, qb)) return false;
+    Node *ext = rw_let_flat(&f->rw, s, cc_shape(f, &in), sh), *q = rw_lam1(&f->rw, i, qb);
+    if (!ext || !q) return false;
     *out = backpermute_d(f, x->type, ext, is_id(q) ? NULL : q, &in);
     /* Computed on its own, it stays a replicate / slice: the most specific
      * node, whose run-time errors name the operation the user wrote. */
     if (in.k == C_DONE && out->k == C_STEP) out->pure = x;
     out->org = org_join(f, out->org, org_leaf(f, x));
-    return !f->failed;
+    return !f->rw.failed;
 }
 
 /* An awhile function: the same parameters, its body a level of its own. */
-static Node *alam(F *f, const Node *l)
+static Node *alam(FuseState *f, const Node *l)
 {
-    if (!l || l->op != OP_LAM) return internal(f, "awhile without a function");
-    Node *y = node_clone(f->ar, l);
-    if (!y) return oom(f);
-    y->cx = f->cx;
+    if (!l || l->op != OP_LAM) return rw_internal(&f->rw, "awhile without a function");
+    Node *y = rw_clone(&f->rw, l);
+    if (!y) return NULL;
     if (l->nparam > 0) {
-        if (!(y->param = arena_alloc(f->ar, sizeof *y->param * (size_t)l->nparam))) return oom(f);
-        for (int i = 0; i < l->nparam; i++) {
-            if (!(y->param[i] = node_clone(f->ar, l->param[i]))) return oom(f);
-            y->param[i]->cx = f->cx;
-        }
+        if (!(y->param = arena_alloc(&f->rw.p->arena, sizeof *y->param * (size_t)l->nparam))) return rw_fail(&f->rw);
+        for (int i = 0; i < l->nparam; i++)
+            if (!(y->param[i] = rw_clone(&f->rw, l->param[i]))) return NULL;
     }
     return (y->kid[0] = level(f, l->kid[0])) ? y : NULL;
 }
 
 /* aletD (thesis 4.5): a chain of array lets, iterated. */
-static bool alet(F *f, Node *x, Cunc *out)
+static bool alet(FuseState *f, Node *x, Cunc *out)
 {
     for (; x->op == OP_ALET; x = x->kid[1]) {
         int a = x->id, nb0 = f->nb;
@@ -1187,15 +845,15 @@ static bool alet(F *f, Node *x, Cunc *out)
                 f->bid[f->nb - 1] = a;
                 continue;
             }
-            Repl *r = arena_alloc(f->ar, sizeof *r);
-            if (!r) return oom(f), false;
+            Repl *r = arena_alloc(&f->rw.p->arena, sizeof *r);
+            if (!r) return rw_fail(&f->rw), false;
             r->v = c.v;
             f->repl[a] = r;
         } else if ((f->uses[a] & ~READ) <= 1 && (!(f->uses[a] & READ) || free_step(&c))) {
             /* let elimination: used at most once, shape uses free (reads
              * too, of a producer that does no work) */
-            Repl *r = arena_alloc(f->ar, sizeof *r);
-            if (!r) return oom(f), false;
+            Repl *r = arena_alloc(&f->rw.p->arena, sizeof *r);
+            if (!r) return rw_fail(&f->rw), false;
             r->inl = true;
             r->cc = c;
             f->repl[a] = r;
@@ -1209,21 +867,21 @@ static bool alet(F *f, Node *x, Cunc *out)
 
 /* A Yield of x's extent (kid 0) and index function (kid 1): generate, or
  * a delayed input. */
-static void yield_of(F *f, const Node *x, Cunc *out)
+static void yield_of(FuseState *f, const Node *x, Cunc *out)
 {
     memset(out, 0, sizeof *out);
     out->k = C_YIELD;
     out->type = x->type;
-    out->sh = cp(f, x->kid[0]);
-    out->f = cp(f, x->kid[1]);
+    out->sh = rw_copy(&f->rw, x->kid[0]);
+    out->f = rw_copy(&f->rw, x->kid[1]);
 }
 
 /* Phase 1: the delayed value of array term x (thesis embedPreAcc); the
  * manifest arrays it needs are bound on the current level. */
-static bool embed(F *f, Node *x, Cunc *out)
+static bool embed(FuseState *f, Node *x, Cunc *out)
 {
-    if (f->failed) return false;
-    if (!x || !op_is_array(x->op)) return internal(f, "not an array term"), false;
+    if (f->rw.failed) return false;
+    if (!x || !op_is_array(x->op)) return rw_internal(&f->rw, "not an array term"), false;
     Cunc in, *ins;
     Node *y;
     switch (x->op) {
@@ -1235,38 +893,37 @@ static bool embed(F *f, Node *x, Cunc *out)
     case OP_ALET:
         return alet(f, x, out);
     case OP_USE:
-        if (!(y = node_clone(f->ar, x))) return oom(f), false;
-        y->cx = f->cx;
+        if (!(y = rw_clone(&f->rw, x))) return false;
         return bind_done(f, y, out);
 
     /* producers */
     case OP_GENERATE:
         yield_of(f, x, out);
         out->org = org_leaf(f, x);
-        return !f->failed;
+        return !f->rw.failed;
     case OP_MAP:
         if (!embed(f, x->kid[1], &in)) return false;
-        *out = map_d(f, x->type, cp(f, x->kid[0]), &in);
+        *out = map_d(f, x->type, rw_copy(&f->rw, x->kid[0]), &in);
         out->org = org_join(f, out->org, org_leaf(f, x));
-        return !f->failed;
+        return !f->rw.failed;
     case OP_ZIPWITH: {
         int k = x->n - 1;
-        if (!(ins = arena_alloc(f->ar, sizeof *ins * (size_t)k))) return oom(f), false;
+        if (!(ins = arena_alloc(&f->rw.p->arena, sizeof *ins * (size_t)k))) return rw_fail(&f->rw), false;
         for (int i = 0; i < k; i++)
             if (!embed(f, x->kid[1 + i], &ins[i])) return false;
-        *out = zipwith_d(f, x->type, cp(f, x->kid[0]), k, ins);
+        *out = zipwith_d(f, x->type, rw_copy(&f->rw, x->kid[0]), k, ins);
         out->org = org_join(f, out->org, org_leaf(f, x));
-        return !f->failed;
+        return !f->rw.failed;
     }
     case OP_BACKPERMUTE: case OP_TRANSFORM: {
         bool tr = x->op == OP_TRANSFORM;
         if (!embed(f, x->kid[tr ? 3 : 2], &in)) return false;
-        Node *q = cp(f, x->kid[1]);
-        const Type *mid = tr ? ty_array(f->ar, in.type->elt, x->type->rank) : x->type;
-        *out = backpermute_d(f, mid, cp(f, x->kid[0]), is_id(q) ? NULL : q, &in);
-        if (tr && !f->failed) *out = map_d(f, x->type, cp(f, x->kid[2]), out);
+        Node *q = rw_copy(&f->rw, x->kid[1]);
+        const Type *mid = tr ? rw_tarray(&f->rw, in.type->elt, x->type->rank) : x->type;
+        *out = backpermute_d(f, mid, rw_copy(&f->rw, x->kid[0]), is_id(q) ? NULL : q, &in);
+        if (tr && !f->rw.failed) *out = map_d(f, x->type, rw_copy(&f->rw, x->kid[2]), out);
         out->org = org_join(f, out->org, org_leaf(f, x));
-        return !f->failed;
+        return !f->rw.failed;
     }
     case OP_REPLICATE: case OP_SLICE:
         return slice(f, x, out);
@@ -1275,8 +932,8 @@ static bool embed(F *f, Node *x, Cunc *out)
     case OP_DELAYED:
         /* a fused program fused again: its delayed inputs are Yields */
         yield_of(f, x, out);
-        out->lf = cp(f, x->kid[2]);
-        return !f->failed;
+        out->lf = rw_copy(&f->rw, x->kid[2]);
+        return !f->rw.failed;
 
     /* consumers */
     case OP_FOLD: case OP_FOLD1: case OP_FOLDSEG: case OP_FOLD1SEG:
@@ -1284,40 +941,40 @@ static bool embed(F *f, Node *x, Cunc *out)
     case OP_PERMUTE: case OP_FILTER: case OP_STENCIL: case OP_STENCIL2:
         return consumer(f, x, out);
     case OP_UNIT:
-        if (!(y = mk(f, OP_UNIT, 1, x->type)) || !(y->kid[0] = cp(f, x->kid[0]))) return false;
+        if (!(y = rw_node(&f->rw, OP_UNIT, 1, x->type)) || !(y->kid[0] = rw_copy(&f->rw, x->kid[0]))) return false;
         y->num = x->num = ++f->ntag;
         return bind_done(f, y, out);
 
     /* boundaries: their arrays are computed where they are */
     case OP_ACOND:
-        if (!(y = mk(f, OP_ACOND, 3, x->type))) return false;
-        if (!(y->kid[0] = cp(f, x->kid[0])) || !(y->kid[1] = level(f, x->kid[1])) ||
+        if (!(y = rw_node(&f->rw, OP_ACOND, 3, x->type))) return false;
+        if (!(y->kid[0] = rw_copy(&f->rw, x->kid[0])) || !(y->kid[1] = level(f, x->kid[1])) ||
             !(y->kid[2] = level(f, x->kid[2])))
             return false;
         return bind_done(f, y, out);
     case OP_AWHILE:
-        if (!(y = mk(f, OP_AWHILE, 3, x->type))) return false;
+        if (!(y = rw_node(&f->rw, OP_AWHILE, 3, x->type))) return false;
         if (!embed(f, x->kid[2], &in) || !(y->kid[2] = compute(f, &in))) return false;
         if (!(y->kid[0] = alam(f, x->kid[0])) || !(y->kid[1] = alam(f, x->kid[1]))) return false;
         return bind_done(f, y, out);
     case OP_ATUPLE:
-        if (!(y = mk(f, OP_ATUPLE, x->n, x->type))) return false;
+        if (!(y = rw_node(&f->rw, OP_ATUPLE, x->n, x->type))) return false;
         for (int i = 0; i < x->n; i++)
             if (!embed(f, x->kid[i], &in) || !(y->kid[i] = compute(f, &in))) return false;
         return bind_done(f, y, out);
     case OP_APROJ:
-        if (!(y = mk(f, OP_APROJ, 1, x->type))) return false;
+        if (!(y = rw_node(&f->rw, OP_APROJ, 1, x->type))) return false;
         y->a = x->a;
         if (!embed(f, x->kid[0], &in) || !(y->kid[0] = compute(f, &in))) return false;
         return bind_done(f, y, out);
     default:
-        return internal(f, op_name(x->op)), false;
+        return rw_internal(&f->rw, op_name(x->op)), false;
     }
 }
 
 /* ------------------------------------------------------------ counting */
 
-static void add_use(F *f, int id, int k)
+static void add_use(FuseState *f, int id, int k)
 {
     if (id < 0 || id >= f->cap) return;
     int r = f->uses[id] & READ, u = (f->uses[id] & ~READ) + k;
@@ -1332,7 +989,7 @@ static void add_use(F *f, int id, int k)
  * binding is outside of, and counts as MANY; a let inside an awhile body
  * used inside the same body is used once per iteration of it, as a let
  * outside any loop is used once. */
-static void count(F *f, Node *x, int depth, int *bdepth)
+static void count(FuseState *f, Node *x, int depth, int *bdepth)
 {
     while (x) {
         if (op_is_array(x->op)) x->num = 0;
@@ -1367,29 +1024,34 @@ static void count(F *f, Node *x, int depth, int *bdepth)
 int fuse_program(ax_ctx *cx, Program *p)
 {
     if (!p || !p->root) return 0;
-    F f;
+    FuseState f;
     memset(&f, 0, sizeof f);
-    f.cx = cx;
-    f.p = p;
-    f.ar = &p->arena;
     f.nvars0 = p->nvars;
     int *bdepth = NULL;
-    if (grow(&f, p->nvars + 1) && !(bdepth = ax__calloc((size_t)f.cap, sizeof *bdepth))) oom(&f);
+    if (rw_open(&f.rw, cx, p)) {
+        f.rw.pass = &f;
+        f.rw.flat = true;
+        f.rw.rule = reads;
+        f.rw.grow = grow;
+        if (!grow(&f.rw, p->nvars) || !(bdepth = ax__calloc((size_t)f.cap, sizeof *bdepth))) rw_fail(&f.rw);
+    }
     if (bdepth) {
         count(&f, p->root, 0, bdepth);
         free(bdepth);
         Node *r = level(&f, p->root);
-        if (r && !f.failed) p->root = r;
+        if (r && !f.rw.failed) p->root = r;
     }
-    free(f.sub);
+    bool failed = f.rw.failed;
+    const char *internal = f.rw.internal;
+    rw_close(&f.rw);
+    alpha_free(&f.eq);
     free(f.repl);
     free(f.uses);
-    free(f.sv);
     free(f.bid);
     free(f.bnd);
-    free(f.pairs);
-    if (f.failed) {
-        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BUILD, "fusion failed");
+    if (failed) {
+        if (internal) ctx_error(cx, AX_ERR_BUILD, "fusion: internal error: %s", internal);
+        else ctx_error(cx, AX_ERR_NOMEM, "fusion: out of memory");
         return -1;
     }
     return 0;

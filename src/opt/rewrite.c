@@ -283,6 +283,16 @@ Node *rw_node(Rewrite *rw, Op op, int n, const Type *t)
     return x;
 }
 
+Node *rw_clone(Rewrite *rw, const Node *x)
+{
+    if (rw->failed) return NULL;
+    if (!x) return rw_internal(rw, "a missing operand");
+    Node *y = node_clone(&rw->p->arena, x);
+    if (!y) return rw_fail(rw);
+    y->cx = rw->cx;
+    return y;
+}
+
 Node *rw_op1(Rewrite *rw, Op op, const Type *t, Node *a)
 {
     if (!a) return rw_fail(rw);

@@ -124,6 +124,10 @@ Node *rw_subst(Rewrite *rw, const Node *lam, int n, Node *const *args);
 
 /* A node of n operands (zeroed: the caller fills them) of type t. */
 Node *rw_node(Rewrite *rw, Op op, int n, const Type *t);
+/* A shallow copy of x (its operands, parameters and num shared, the
+ * operand array its own), made in the context: for a node rebuilt with
+ * new operands. */
+Node *rw_clone(Rewrite *rw, const Node *x);
 /* A node of type t with these operands (NULL if any is). */
 Node *rw_op1(Rewrite *rw, Op op, const Type *t, Node *a);
 Node *rw_op2(Rewrite *rw, Op op, const Type *t, Node *a, Node *b);
