@@ -23,7 +23,7 @@
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include "opt.h"
+#include "rewrite.h"
 #include "hash.h"
 #include <string.h>
 
@@ -34,19 +34,16 @@ typedef struct Bound {
     int prev;                  /* the entry below with the same hash, or -1 */
 } Bound;
 
-typedef struct Pair { int a, b; } Pair;
-
-typedef struct A {
+typedef struct AcseState {
     ax_ctx *cx;
     Program *p;
     Bound *scope;              /* the enclosing lets' terms, innermost last */
     int nscope, capscope;
     HMap top;                  /* hash -> its innermost entry in scope (-1: none):
                                   a lookup visits only equal hashes */
-    Pair *map;                 /* alpha_eq's binders: b's id -> a's id */
-    int nmap, capmap;
+    AlphaEq eq;                /* alpha_eq's binders (rewrite.h) */
     bool failed, changed;
-} A;
+} AcseState;
 
 /* A hash of n's structure: the ids of the variables the term binds itself
  * left out (they differ between equal terms; `bound` collects them), the
@@ -86,88 +83,25 @@ static uint64_t hash_term(const Node *n, int depth, HMap *bound)
     return h ? h : 1;
 }
 
-static bool push_pair(A *s, int a, int b)
-{
-    if (s->nmap == s->capmap) {
-        int cap = s->capmap ? 2 * s->capmap : 32;
-        Pair *m = ax__realloc(s->map, sizeof *m * (size_t)cap);
-        if (!m) {
-            s->failed = true;
-            return false;
-        }
-        s->map = m;
-        s->capmap = cap;
-    }
-    s->map[s->nmap++] = (Pair){a, b};
-    return true;
-}
-
-/* Variables a (of the first term) and b (of the second) name the same
- * value: both bound at corresponding binders, or both the same free
- * variable. */
-static bool same_var(const A *s, int a, int b)
-{
-    for (int i = s->nmap - 1; i >= 0; i--) {
-        if (s->map[i].b == b) return s->map[i].a == a;
-        if (s->map[i].a == a) return false;   /* a bound inside, b free */
-    }
-    return a == b;
-}
-
-/* Equal up to the ids of the variables the terms bind. */
-static bool alpha_eq(A *s, const Node *a, const Node *b, int *budget, int depth)
-{
-    if (a == b) return true;
-    if (--*budget < 0 || depth > OPT_MAX_DEPTH || s->failed) return false;
-    if (a->op != b->op || a->n != b->n || a->a != b->a || a->nparam != b->nparam) return false;
-    if (!(a->type == b->type || (a->type && b->type && ty_eq(a->type, b->type)))) return false;
-    int base = s->nmap;
-    bool ok = true;
-    switch (a->op) {
-    case OP_CONST: ok = sc_eq_bits(a->type->s, a->c, b->c); break;
-    case OP_VAR: case OP_AVAR: ok = same_var(s, a->id, b->id); break;
-    case OP_USE: ok = a->arr == b->arr; break;
-    case OP_LET: case OP_ALET: ok = push_pair(s, a->id, b->id); break;
-    case OP_LAM:
-        for (int i = 0; ok && i < a->nparam; i++)
-            ok = a->param[i] && b->param[i] && push_pair(s, a->param[i]->id, b->param[i]->id);
-        break;
-    case OP_STENCIL: case OP_STENCIL2:
-        ok = a->sten && b->sten && !memcmp(a->sten, b->sten, sizeof *a->sten);
-        break;
-    case OP_REPLICATE: case OP_SLICE:
-        ok = a->slice && b->slice && !memcmp(a->slice, b->slice, sizeof *a->slice);
-        break;
-    default: break;
-    }
-    /* a let's bound term is outside its variable's scope: compare it
-     * before the binding counts (push_pair above binds for all kids, but
-     * the bound term cannot mention its own variable in a well-formed
-     * program, so the order does not matter) */
-    for (int i = 0; ok && i < a->n; i++)
-        ok = a->kid[i] && b->kid[i] && alpha_eq(s, a->kid[i], b->kid[i], budget, depth + 1);
-    s->nmap = base;
-    return ok;
-}
-
 /* An earlier let in scope binding a term equal to t: its variable, or -1. */
-static int find_equal(A *s, const Node *t, uint64_t h)
+static int find_equal(AcseState *s, const Node *t, uint64_t h)
 {
     int64_t *top = hmap_find(&s->top, h);
     for (int i = top ? (int)*top : -1; i >= 0; i = s->scope[i].prev) {
         int budget = 200000;
-        s->nmap = 0;
-        if (alpha_eq(s, s->scope[i].term, t, &budget, 0) && ty_eq(s->scope[i].term->type, t->type))
-            return s->scope[i].id;
+        s->eq.n = 0;
+        bool eq = alpha_eq(&s->eq, s->scope[i].term, t, &budget);
+        if (s->eq.failed) s->failed = true;
+        if (eq && ty_eq(s->scope[i].term->type, t->type)) return s->scope[i].id;
     }
     return -1;
 }
 
-static void walk(A *s, Node *n, int depth);
+static void walk(AcseState *s, Node *n, int depth);
 
 /* The kids of n that are array terms (operands; the bodies of awhile's
  * functions and of array lambdas), each walked in the current scope. */
-static void walk_kids(A *s, Node *n, int depth)
+static void walk_kids(AcseState *s, Node *n, int depth)
 {
     for (int i = 0; i < n->n && !s->failed; i++) {
         Node *k = n->kid[i];
@@ -180,7 +114,7 @@ static void walk_kids(A *s, Node *n, int depth)
     }
 }
 
-static void walk(A *s, Node *n, int depth)
+static void walk(AcseState *s, Node *n, int depth)
 {
     if (s->failed || depth > OPT_MAX_DEPTH) return;
     if (n->op != OP_ALET) return walk_kids(s, n, depth);
@@ -236,7 +170,7 @@ static void walk(A *s, Node *n, int depth)
 
 int opt_array_cse(ax_ctx *cx, Program *p, bool *changed)
 {
-    A s;
+    AcseState s;
     memset(&s, 0, sizeof s);
     s.cx = cx;
     s.p = p;
@@ -244,7 +178,7 @@ int opt_array_cse(ax_ctx *cx, Program *p, bool *changed)
     if (p && p->root) walk(&s, p->root, 0);
     hmap_free(&s.top);
     free(s.scope);
-    free(s.map);
+    alpha_free(&s.eq);
     if (s.failed) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory (array CSE)");
         return -1;
