@@ -1,0 +1,318 @@
+/*
+ * The CPU backend's compiled programs stored in the disk cache
+ * (Backend.find and Backend.keep; the blob kind "prog", runtime/jit.c).
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _GNU_SOURCE
+#include "cpu.h"
+#include "bytes.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ program entries
+ *
+ * A compiled program in the disk cache (the blob kind "prog", jit.c), so
+ * that a new process finds a program with one lookup instead of running
+ * sharing recovery, the optimiser and code generation (Mandelbrot's 13,000
+ * source nodes cost about 13 ms there, fluid's code generation 11 ms) and
+ * looking up each of its units by the hash of its text.  Keyed by the
+ * program's source key (srckey.c, hashed whole) and everything the units'
+ * keys cover (compiler, flags, axle's version, the host: jit_key_of),
+ * with what else decides the program: safe mode, the maths functions
+ * libmvec has, the debug switches that change the passes, the planner's
+ * solver (AXLE_PLANNER, AXLE_PLANNER_LIMIT, AXLE_CBC), the test hook
+ * for the maths, and the build of axle's own code (its GNU build ID: the
+ * optimiser and the code generator are in it; where it has none, nothing
+ * is stored).  The entry holds the optimised program (irser.c), what code
+ * generation decided per operation (kernel roles, units) and per unit
+ * (its module, by key, and place in a batch).  A found entry is verified
+ * as a whole (its content hash), its program by the verifier, its
+ * description against a fresh cg_describe, and every module must be
+ * found and hold every symbol; anything else is a miss, and the program
+ * is compiled as usual (which stores the entry again).  The checked
+ * copies' units have no text then: load_checked generates it on first
+ * need. */
+
+#define PROG_MAGIC_TEXT "axle-prog-1\n"
+
+/* The GNU build ID of the object holding this code (notes of the
+ * PT_NOTE segments, dl_iterate_phdr), into cc; false when it has none. */
+typedef struct BuildId {
+    const void *addr;
+    uint8_t id[64];
+    size_t n;
+} BuildId;
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    BuildId *b = arg;
+    uintptr_t a = (uintptr_t)b->addr;
+    bool mine = false;
+    for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        mine = ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_memsz;
+    }
+    if (!mine) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const unsigned char *q = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = q + ph->p_memsz;
+        while (q + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)q;
+            size_t name = (nh->n_namesz + 3) & ~(size_t)3, desc = (nh->n_descsz + 3) & ~(size_t)3;
+            const unsigned char *nm = q + sizeof *nh, *d = nm + name;
+            if (d + desc > end) break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(nm, "GNU", 4) && nh->n_descsz > 0 &&
+                nh->n_descsz <= sizeof b->id) {
+                memcpy(b->id, d, nh->n_descsz);
+                b->n = nh->n_descsz;
+                return 1;
+            }
+            q = d + desc;
+        }
+    }
+    return 1;
+}
+
+static void probe_build_id(CpuCtx *cc)
+{
+    if (cc->build_id_done) return;
+    cc->build_id_done = true;
+    BuildId b = {.addr = (const void *)probe_build_id};
+    dl_iterate_phdr(find_build_id, &b);
+    memcpy(cc->build_id, b.id, sizeof cc->build_id);
+    cc->build_id_len = b.n;
+}
+
+/* The key of the program entry for source key k; false when there is none
+ * (no build ID, no disk cache, the compiler cannot be run). */
+static bool prog_key(ax_ctx *cx, CpuCtx *cc, Jit *jit, const SrcKey *k, uint8_t key[32])
+{
+    probe_build_id(cc);
+    if (!cc->build_id_len || !jit_cache_dir(jit)) return false;
+    CgConfig cfg = cpu_config(cx, cc);
+    uint8_t head[96];
+    size_t n = 0;
+    memcpy(head + n, cc->build_id, cc->build_id_len);
+    n += cc->build_id_len;
+    head[n++] = cfg.safe;
+    memcpy(head + n, &cfg.simd_mask, sizeof cfg.simd_mask);
+    n += sizeof cfg.simd_mask;
+    unsigned sw = cx->opt.debug & ~(unsigned)(AX_DEBUG_TIMING | AX_DEBUG_CACHE | AX_DEBUG_PROFILE | AX_DEBUG_VERIFY);
+    memcpy(head + n, &sw, sizeof sw);
+    n += sizeof sw;
+    head[n++] = cx->mvec != NULL;
+    /* the planner's solver and its limit (AXLE_PLANNER, AXLE_PLANNER_LIMIT,
+     * AXLE_CBC): they choose the loops a program is made of */
+    memcpy(head + n, &cx->planner, sizeof cx->planner);
+    n += sizeof cx->planner;
+    memcpy(head + n, &cx->planner_limit_ms, sizeof cx->planner_limit_ms);
+    n += sizeof cx->planner_limit_ms;
+    _Static_assert(64 + 1 + sizeof(unsigned) * 2 + 1 + sizeof(int) + sizeof(double) <= 96, "prog_key's head");
+    JitSha256 s;
+    jit_sha256_init(&s);
+    jit_sha256_update(&s, head, n);
+    const char *cbc = cx->planner_cbc ? cx->planner_cbc : "";
+    jit_sha256_update(&s, cbc, strlen(cbc) + 1);
+    jit_sha256_update(&s, k->bytes, k->len);
+    uint8_t h[32];
+    jit_sha256_final(&s, h);
+    return jit_key_of(jit, "axle-prog-1", h, sizeof h, key, NULL, 0) == 0;
+}
+
+/* Stores the entry of a program just prepared (nothing on failure: it is
+ * only a cache). */
+void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_t nodes, int64_t lets)
+{
+    CpuCtx *cc = cx->backend_state[AX_BACKEND_CPU];
+    CpuProg *pp = state;
+    Jit *jit = cc ? cc->jit : NULL;
+    uint8_t key[32];
+    if (!pp || !jit || !prog_key(cx, cc, jit, k, key)) return;
+    const CgProg *g = pp->cg;
+    size_t irn = 0;
+    unsigned char *ir = ir_save(p, k->arrays, k->narrays, &irn);
+    JitModule **mods = ax__calloc((size_t)g->nunits + 1, sizeof *mods);
+    Bytes o = {0};
+    o.bad = !ir || !mods;
+    bytes_put(&o, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1);
+    bytes_putv(&o, nodes);
+    bytes_putv(&o, lets);
+    bytes_putv(&o, (int64_t)irn);
+    if (ir) bytes_put(&o, ir, irn);
+    bytes_putv(&o, g->nnodes);
+    for (int i = 0; i < g->nnodes; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        unsigned roles = 0;
+        for (int r = 0; r < R_NROLE; r++) roles |= (unsigned)cn->role[r] << r;
+        bytes_putv(&o, roles);
+        bytes_putv(&o, cn->unit);
+        bytes_putv(&o, cn->cold);
+        bytes_putv(&o, cn->comm);
+        bytes_putv(&o, cn->scratch_leaves);
+    }
+    /* the units; the modules of the hot ones, each once */
+    int nmods = 0;
+    bytes_putv(&o, g->nunits);
+    for (int u = 0; u < g->nunits && !o.bad; u++) {
+        const CgUnit *cu = &g->units[u];
+        int mi = -1;
+        if (!cu->cold) {
+            if (!pp->mod || !pp->mod[u]) {
+                o.bad = true;
+                break;
+            }
+            for (int m = 0; m < nmods && mi < 0; m++)
+                if (mods[m] == pp->mod[u]) mi = m;
+            if (mi < 0) mods[mi = nmods++] = pp->mod[u];
+        }
+        bytes_putv(&o, cu->node);
+        bytes_putv(&o, cu->cold);
+        bytes_putv(&o, cu->cflags != NULL);
+        bytes_put(&o, &cu->math, sizeof cu->math);
+        bytes_putv(&o, mi);
+        bytes_putv(&o, cu->cold ? -1 : pp->bpos[u]);
+    }
+    bytes_putv(&o, nmods);
+    for (int m = 0; m < nmods; m++) {
+        uint8_t mk[32];
+        jit_module_key_bytes(mods[m], mk);
+        bytes_put(&o, mk, sizeof mk);
+    }
+    if (!o.bad) jit_blob_store(jit, "prog", key, o.b, o.len);
+    free(o.b);
+    free(ir);
+    free(mods);
+}
+
+/* The program of source key k from its entry: 1 with *prog and *state
+ * (and the source's node and let counts and the program's depth in nl),
+ * 0 when there is none or it cannot be used (no error: the caller
+ * compiles). */
+int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, int64_t nl[3])
+{
+    *prog = NULL;
+    *state = NULL;
+    CpuCtx *cc = cpu_ctx_state(cx);
+    Jit *jit = cc ? cpu_ctx_jit(cx, cc) : NULL;
+    uint8_t key[32];
+    if (!jit || !prog_key(cx, cc, jit, k, key)) return 0;
+    double t[6];
+    t[0] = cpu_now_ms();
+    size_t n = 0;
+    unsigned char *payload = jit_blob_load(jit, "prog", key, &n);
+    if (!payload) return 0;
+    t[1] = cpu_now_ms();
+    Bytes in = bytes_reader(payload, n);
+    Program *p = NULL;
+    CgProg *g = NULL;
+    JitModule **mod = NULL;
+    int *bpos = NULL, *umod = NULL;
+    const char *why = "malformed";
+    const unsigned char *magic = bytes_get(&in, sizeof PROG_MAGIC_TEXT - 1);
+    if (!magic || memcmp(magic, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1)) goto miss;
+    nl[0] = bytes_getv(&in, 0, INT64_MAX);
+    nl[1] = bytes_getv(&in, 0, INT64_MAX);
+    size_t irn = (size_t)bytes_getv(&in, 0, (int64_t)n);
+    const unsigned char *ir = bytes_get(&in, irn);
+    char msg[256];
+    if (!ir || !(p = ir_load(cx, ir, irn, k->arrays, k->narrays, &nl[2]))) goto miss;
+    t[2] = cpu_now_ms();
+    /* (Not verified again, unless AXLE_DEBUG=verify: the entry is the
+     * bytes this build wrote, its content hash checked, of a program that
+     * a compile here would not verify either; ir_load has checked every
+     * reference and bound.  Mandelbrot: 1.1 of its 7 ms from the disk.) */
+    why = "not a valid program";
+    if ((cx->opt.debug & AX_DEBUG_VERIFY) && ir_verify(p, msg, sizeof msg)) goto miss;
+    t[3] = cpu_now_ms();
+    why = "another description";
+    if (!(g = cg_describe(p, msg, sizeof msg)) || bytes_getv(&in, g->nnodes, g->nnodes) != g->nnodes || in.bad)
+        goto miss;
+    for (int i = 0; i < g->nnodes; i++) {
+        CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        unsigned roles = (unsigned)bytes_getv(&in, 0, (1 << R_NROLE) - 1);
+        for (int r = 0; r < R_NROLE; r++) cn->role[r] = roles >> r & 1;
+        cn->unit = (int)bytes_getv(&in, -1, INT32_MAX);
+        cn->cold = (int)bytes_getv(&in, -1, INT32_MAX);
+        cn->comm = bytes_getv(&in, 0, 1);
+        cn->scratch_leaves = (int)bytes_getv(&in, 0, INT32_MAX);
+    }
+    int nu = (int)bytes_getv(&in, 0, g->nnodes + 1);
+    if (in.bad || !(g->units = ax__calloc((size_t)nu + 1, sizeof *g->units)) ||
+        !(mod = ax__calloc((size_t)nu + 1, sizeof *mod)) || !(bpos = ax__calloc((size_t)nu + 1, sizeof *bpos)) ||
+        !(umod = ax__calloc((size_t)nu + 1, sizeof *umod)))
+        goto miss;
+    g->nunits = nu;
+    for (int u = 0; u < nu; u++) {
+        CgUnit *cu = &g->units[u];
+        cu->node = (int)bytes_getv(&in, 0, g->nnodes - 1);
+        cu->cold = bytes_getv(&in, 0, 1);
+        cu->cflags = bytes_getv(&in, 0, 1) ? cg_gather_cflags : NULL;
+        const unsigned char *m = bytes_get(&in, sizeof cu->math);
+        if (m) memcpy(&cu->math, m, sizeof cu->math);
+        umod[u] = (int)bytes_getv(&in, -1, nu);
+        bpos[u] = (int)bytes_getv(&in, -1, nu);
+        if (!in.bad && (cu->cold != (umod[u] < 0) || !g->nodes[cu->node].x)) in.bad = true;
+    }
+    for (int i = 0; i < g->nnodes && !in.bad; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (cn->x && (cn->unit >= nu || cn->cold >= nu || (cn->unit >= 0 && g->units[cn->unit].cold) ||
+                      (cn->cold >= 0 && !g->units[cn->cold].cold)))
+            in.bad = true;
+    }
+    int nmods = (int)bytes_getv(&in, 0, nu);
+    if (in.bad) goto miss;
+    why = "a module is missing";
+    t[4] = cpu_now_ms();
+    for (int mi = 0; mi < nmods; mi++) {
+        const unsigned char *mk = bytes_get(&in, 32);
+        JitModule *m = mk ? jit_module_by_key(jit, mk) : NULL;
+        if (!m) goto miss;
+        for (int u = 0; u < nu; u++)
+            if (umod[u] == mi) mod[u] = m;
+    }
+    why = "malformed";
+    for (int u = 0; u < nu; u++)
+        if (umod[u] >= nmods) goto miss;
+    if (in.at != in.len) goto miss;
+    free(umod);
+    free(payload);
+    char what[64];
+    CpuProg *pp = cpu_make_prog(p, g, mod, bpos, what);   /* takes g, mod, bpos */
+    g = NULL;
+    if (!pp) {
+        if (cx->opt.debug & AX_DEBUG_CACHE)
+            fprintf(stderr, "axle: cache: program entry unusable (%s missing)\n", what);
+        program_free(p);
+        return 0;
+    }
+    cc->counters.prepared++;
+    cc->counters.cached++;
+    t[5] = cpu_now_ms();
+    if (cx->opt.debug & AX_DEBUG_CACHE) fprintf(stderr, "axle: cache: program entry found\n");
+    if (cx->opt.debug & AX_DEBUG_TIMING)
+        fprintf(stderr, "axle: timing: program entry of %zu bytes: read %.3f ms, program %.3f, verified %.3f, "
+                "described %.3f, %d modules and their symbols %.3f\n", n, t[1] - t[0], t[2] - t[1], t[3] - t[2],
+                t[4] - t[3], nmods, t[5] - t[4]);
+    *prog = p;
+    *state = pp;
+    return 1;
+miss:
+    if (cx->opt.debug & AX_DEBUG_CACHE) fprintf(stderr, "axle: cache: program entry unusable (%s)\n", why);
+    free(umod);
+    free(mod);
+    free(bpos);
+    cg_free(g);
+    program_free(p);
+    free(payload);
+    return 0;
+}
