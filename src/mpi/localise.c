@@ -43,17 +43,19 @@
  */
 #include "mpi_int.h"
 #include "backend/cpu/cg.h"
+#include "opt/rewrite.h"
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct L {
-    Mk k;
+typedef struct LocalCode LocalCode;
+
+typedef struct LocaliseState {
+    Rewrite rw;                 /* the program's; its rule is local_reads */
     ax_mpi_program *pr;
     Node **box;                 /* the container's members */
     int nbox, capbox;
-    int *ren;                   /* per variable id: its new id in a copy, or -1 */
-    int nren;
-} L;
+    LocalCode *code;            /* the code being copied (lc_copy) */
+} LocaliseState;
 
 /* A fetched read: the original node and the variable of its values. */
 typedef struct FRead {
@@ -63,9 +65,10 @@ typedef struct FRead {
     int nchain;
 } FRead;
 
-/* The state of one rewrite (a function body or an expression). */
-typedef struct RW {
-    L *l;
+/* Code being made local (a function body or an expression): copied by
+ * the rewrite kit, its reads renamed by local_reads. */
+struct LocalCode {
+    LocaliseState *l;
     MOp *o;
     bool elem;                  /* element code over the iteration (index params known) */
     int ix[2], nix;             /* the original index parameters */
@@ -76,18 +79,18 @@ typedef struct RW {
     int nfr;
     int vparam;                 /* a consumer function's parameter that holds its
                                    element's own position (o->iota), or -1 */
-} RW;
+};
 
-static bool failed(L *l) { return l->k.failed; }
+static bool failed(const LocaliseState *l) { return l->rw.failed; }
 
-static void box(L *l, Node *x)
+static void box(LocaliseState *l, Node *x)
 {
     if (!x || failed(l)) return;
     if (l->nbox == l->capbox) {
         int cap = l->capbox ? 2 * l->capbox : 16;
         Node **b = ax__realloc(l->box, sizeof *b * (size_t)cap);
         if (!b) {
-            l->k.failed = true;
+            rw_fail(&l->rw);
             return;
         }
         l->box = b;
@@ -98,13 +101,13 @@ static void box(L *l, Node *x)
 
 /* ------------------------------------------------------------ operations and reads */
 
-static MOp *new_op(L *l, const Node *x, MKind kind)
+static MOp *new_op(LocaliseState *l, const Node *x, MKind kind)
 {
     ax_mpi_program *pr = l->pr;
     if (pr->nops == pr->capops) {
         int cap = pr->capops ? 2 * pr->capops : 16;
         MOp *v = ax__realloc(pr->ops, sizeof *v * (size_t)cap);
-        if (!v) return l->k.failed = true, NULL;
+        if (!v) return rw_fail(&l->rw);
         pr->ops = v;
         pr->capops = cap;
     }
@@ -116,12 +119,12 @@ static MOp *new_op(L *l, const Node *x, MKind kind)
     o->kind = kind;
     o->main = -1;
     o->ck_a = o->ck_b = o->fix_in = o->carry = o->own_d = o->own_t = o->own_v = o->pinit = -1;
-    o->meta = mk_fresh(&l->k, mk_tarray(&l->k, ty_i64(), 1));
+    o->meta = rw_fresh(&l->rw, rw_tarray(&l->rw, ty_i64(), 1));
     o->iota = AX_NSCALAR;
     o->nmeta = META_SHAPE + AX_MAX_RANK;
     bool added;
     int64_t *slot = hmap_insert(&pr->opmap, hmap_ptr(x), pr->nops, &added);
-    if (!slot) return l->k.failed = true, NULL;
+    if (!slot) return rw_fail(&l->rw);
     pr->nops++;
     return o;
 }
@@ -134,12 +137,12 @@ MOp *mx_op(const ax_mpi_program *pr, const Node *x)
 
 /* The read of array reference a (an AVAR, an APROJ of one, a USE) of
  * class cls: its index in o->rd (one per array and class). */
-static int add_read(L *l, MOp *o, const Node *a, RdCls cls)
+static int add_read(LocaliseState *l, MOp *o, const Node *a, RdCls cls)
 {
     int id = -1, off = 0;
     const Node *use = NULL;
     if (!cg_free_ident(a, &id, &off, &use) || a->type->kind != TY_ARRAY) {
-        l->k.failed = true;
+        rw_fail(&l->rw);
         return -1;
     }
     for (int i = 0; i < o->nrd; i++) {
@@ -149,7 +152,7 @@ static int add_read(L *l, MOp *o, const Node *a, RdCls cls)
     if (o->nrd == o->caprd) {
         int cap = o->caprd ? 2 * o->caprd : 8;
         MRead *v = ax__realloc(o->rd, sizeof *v * (size_t)cap);
-        if (!v) return l->k.failed = true, -1;
+        if (!v) return rw_fail(&l->rw), -1;
         o->rd = v;
         o->caprd = cap;
     }
@@ -163,47 +166,47 @@ static int add_read(L *l, MOp *o, const Node *a, RdCls cls)
     r->kid = -1;
     r->meta = o->nmeta;
     o->nmeta += a->type->rank;
-    r->var = cls == RD_NONE || cls == RD_SRC ? -1 : mk_fresh(&l->k, a->type);
+    r->var = cls == RD_NONE || cls == RD_SRC ? -1 : rw_fresh(&l->rw, a->type);
     return o->nrd++;
 }
 
 /* A fresh variable read in the local form in place of the array. */
-static Node *read_ref(L *l, MOp *o, const Node *a, RdCls cls)
+static Node *read_ref(LocaliseState *l, MOp *o, const Node *a, RdCls cls)
 {
     int i = add_read(l, o, a, cls);
-    return i < 0 ? NULL : mk_avar(&l->k, o->rd[i].var, a->type);
+    return i < 0 ? NULL : rw_var(&l->rw, o->rd[i].var);
 }
 
 /* An operand (kid i of x, a variable) read by the operation itself. */
-static Node *operand(L *l, MOp *o, int kid, RdCls cls)
+static Node *operand(LocaliseState *l, MOp *o, int kid, RdCls cls)
 {
     const Node *a = o->x->kid[kid];
     int i = add_read(l, o, a, cls);
     if (i < 0) return NULL;
-    if (o->nopd == MAXOPD) return l->k.failed = true, NULL;
+    if (o->nopd == MAXOPD) return rw_fail(&l->rw);
     o->rd[i].kid = kid;
     o->opd[o->nopd] = i;
     o->opdkid[o->nopd++] = kid;
     if (o->main < 0 && (cls == RD_ROW || cls == RD_HALO)) o->main = i;
-    return mk_avar(&l->k, o->rd[i].var, a->type);
+    return rw_var(&l->rw, o->rd[i].var);
 }
 
-static Node *meta_at(L *l, MOp *o, int k)
+static Node *meta_at(LocaliseState *l, MOp *o, int k)
 {
-    return mk_lindex(&l->k, mk_avar(&l->k, o->meta, mk_tarray(&l->k, ty_i64(), 1)), mk_i64(&l->k, k));
+    return rw_lindex(&l->rw, rw_var(&l->rw, o->meta), rw_i64(&l->rw, k));
 }
 
 /* The iteration's local extents (from the meta array). */
-static Node *local_shape(L *l, MOp *o)
+static Node *local_shape(LocaliseState *l, MOp *o)
 {
     Node *c[AX_MAX_RANK];
     for (int d = 0; d < o->irank; d++) c[d] = meta_at(l, o, META_SHAPE + d);
-    return mk_ixcons(&l->k, o->irank, c);
+    return rw_ixcons(&l->rw, o->irank, c);
 }
 
 /* ------------------------------------------------------------ copying with the reads renamed */
 
-static bool is_ix(const RW *w, const Node *e)
+static bool is_ix(const LocalCode *w, const Node *e)
 {
     if (!w->elem || e->op != OP_VAR) return false;
     for (int i = 0; i < w->nix; i++)
@@ -211,12 +214,12 @@ static bool is_ix(const RW *w, const Node *e)
     return false;
 }
 
-static bool is_ixget0(const RW *w, const Node *e)
+static bool is_ixget0(const LocalCode *w, const Node *e)
 {
     return e->op == OP_IXGET && e->a == 0 && is_ix(w, e->kid[0]);
 }
 
-static bool is_il(const RW *w, const Node *e)
+static bool is_il(const LocalCode *w, const Node *e)
 {
     return w->elem && w->il >= 0 && e->op == OP_VAR && e->id == w->il;
 }
@@ -225,7 +228,7 @@ static bool is_il(const RW *w, const Node *e)
  * iteration's whole index; 2: an index whose component 0 is the
  * iteration's component 0; 3: ix(i) with i the linear index of a rank-1
  * iteration. */
-static int aligned_ix(const RW *w, const Node *e, int ra)
+static int aligned_ix(const LocalCode *w, const Node *e, int ra)
 {
     if (!w->elem || w->o->irank < 1 || ra < 1) return 0;
     if (is_ix(w, e) && ra == w->o->irank) return 1;
@@ -238,7 +241,7 @@ static int aligned_ix(const RW *w, const Node *e, int ra)
 
 /* Is a position (ax_at_linear) the iteration's own?  1: the linear
  * parameter; 2: component 0 of a rank-1 iteration's index. */
-static int aligned_lin(const RW *w, const Node *e)
+static int aligned_lin(const LocalCode *w, const Node *e)
 {
     if (!w->elem || w->o->irank < 1) return 0;
     if (is_il(w, e)) return 1;
@@ -246,17 +249,17 @@ static int aligned_lin(const RW *w, const Node *e)
     return 0;
 }
 
-static Node *rw(RW *w, const Node *e);
+static Node *lc_copy(LocalCode *w, const Node *e);
 
-static Node *local_ix(RW *w)
+static Node *local_ix(LocalCode *w)
 {
-    L *l = w->l;
-    return mk_var(&l->k, w->ixl, mk_tindex(&l->k, w->o->irank));
+    LocaliseState *l = w->l;
+    return rw_var(&l->rw, w->ixl);
 }
 
-static Node *local_ixget0(RW *w) { return mk_ixget(&w->l->k, 0, local_ix(w)); }
+static Node *local_ixget0(LocalCode *w) { return rw_ixget(&w->l->rw, 0, local_ix(w)); }
 
-static const FRead *fetched(const RW *w, const Node *e)
+static const FRead *fetched(const LocalCode *w, const Node *e)
 {
     for (int i = 0; i < w->nfr; i++)
         if (w->fr[i].at == e) return &w->fr[i];
@@ -264,27 +267,26 @@ static const FRead *fetched(const RW *w, const Node *e)
 }
 
 /* A read of fetched values: at the iteration's own index. */
-static Node *fetched_read(RW *w, const FRead *f, const Type *elt)
+static Node *fetched_read(LocalCode *w, const FRead *f, const Type *elt)
 {
-    L *l = w->l;
-    const Type *ft = mk_tarray(&l->k, elt, w->o->irank);
-    Node *ix = w->o->irank > 0 ? local_ix(w) : mk_ixcons(&l->k, 0, NULL);
-    return mk_index(&l->k, mk_avar(&l->k, f->var, ft), ix);
+    LocaliseState *l = w->l;
+    Node *ix = w->o->irank > 0 ? local_ix(w) : rw_ixcons(&l->rw, 0, NULL);
+    return rw_index(&l->rw, rw_var(&l->rw, f->var), ix);
 }
 
 /* Is e the element's own position, when the element is its position (a
  * filter of the indices of an array: o->iota)?  e is the parameter, or
  * it converted to i64. */
-static bool is_vpos(const RW *w, const Node *e)
+static bool is_vpos(const LocalCode *w, const Node *e)
 {
     if (w->vparam < 0) return false;
     if (e->op == OP_PRIM && e->a == P_CVT && e->n == 1 && e->type->kind == TY_SCALAR && e->type->s == AX_I64) e = e->kid[0];
     return e->op == OP_VAR && e->id == w->vparam;
 }
 
-static Node *rw_read(RW *w, const Node *e)
+static Node *lc_read(LocalCode *w, const Node *e)
 {
-    L *l = w->l;
+    LocaliseState *l = w->l;
     MOp *o = w->o;
     const Node *a = e->kid[0];
     const FRead *f = fetched(w, e);
@@ -294,74 +296,78 @@ static Node *rw_read(RW *w, const Node *e)
         if (i < 0) return NULL;
         Node *c[AX_MAX_RANK];
         for (int d = 0; d < a->type->rank; d++) c[d] = meta_at(l, o, o->rd[i].meta + d);
-        return mk_ixcons(&l->k, a->type->rank, c);
+        return rw_ixcons(&l->rw, a->type->rank, c);
     }
     if (w->vparam >= 0 && (e->op == OP_LINDEX || a->type->rank == 1)) {
         /* the element's position, as a position of the iteration's block:
          * position - (the block's first position) */
         const Node *ix = e->kid[1], *pos = e->op == OP_LINDEX ? ix : ix->op == OP_IXCONS && ix->n == 1 ? ix->kid[0] : NULL;
         if (pos && is_vpos(w, pos)) {
-            Node *lp = mk_prim(&l->k, P_SUB, ty_i64(), rw(w, pos), meta_at(l, o, META_OFFLIN));
-            if (e->op == OP_LINDEX) return mk_lindex(&l->k, read_ref(l, o, a, RD_LIN), lp);
-            return mk_index(&l->k, read_ref(l, o, a, RD_LIN), mk_ixcons(&l->k, 1, &lp));
+            Node *lp = rw_prim(&l->rw, P_SUB, ty_i64(), lc_copy(w, pos), meta_at(l, o, META_OFFLIN));
+            if (e->op == OP_LINDEX) return rw_lindex(&l->rw, read_ref(l, o, a, RD_LIN), lp);
+            return rw_index(&l->rw, read_ref(l, o, a, RD_LIN), rw_ixcons(&l->rw, 1, &lp));
         }
     }
     if (e->op == OP_INDEX) {
         const Node *ix = e->kid[1];
         int al = aligned_ix(w, ix, a->type->rank);
-        if (al == 1) return mk_index(&l->k, read_ref(l, o, a, RD_ROW), local_ix(w));
+        if (al == 1) return rw_index(&l->rw, read_ref(l, o, a, RD_ROW), local_ix(w));
         if (al) {
             Node *c[AX_MAX_RANK];
-            c[0] = al == 2 ? local_ixget0(w) : mk_var(&l->k, w->ill, ty_i64());
-            for (int d = 1; d < ix->n; d++) c[d] = rw(w, ix->kid[d]);
-            return mk_index(&l->k, read_ref(l, o, a, RD_ROW), mk_ixcons(&l->k, ix->n, c));
+            c[0] = al == 2 ? local_ixget0(w) : rw_var(&l->rw, w->ill);
+            for (int d = 1; d < ix->n; d++) c[d] = lc_copy(w, ix->kid[d]);
+            return rw_index(&l->rw, read_ref(l, o, a, RD_ROW), rw_ixcons(&l->rw, ix->n, c));
         }
-        return mk_index(&l->k, read_ref(l, o, a, RD_FULL), rw(w, ix));
+        return rw_index(&l->rw, read_ref(l, o, a, RD_FULL), lc_copy(w, ix));
     }
     /* OP_LINDEX */
     int al = aligned_lin(w, e->kid[1]);
-    if (al == 1) return mk_lindex(&l->k, read_ref(l, o, a, RD_LIN), mk_var(&l->k, w->ill, ty_i64()));
-    if (al == 2) return mk_lindex(&l->k, read_ref(l, o, a, RD_LIN), local_ixget0(w));
-    return mk_lindex(&l->k, read_ref(l, o, a, RD_FULL), rw(w, e->kid[1]));
+    if (al == 1) return rw_lindex(&l->rw, read_ref(l, o, a, RD_LIN), rw_var(&l->rw, w->ill));
+    if (al == 2) return rw_lindex(&l->rw, read_ref(l, o, a, RD_LIN), local_ixget0(w));
+    return rw_lindex(&l->rw, read_ref(l, o, a, RD_FULL), lc_copy(w, e->kid[1]));
 }
 
-static int ren(const L *l, int id) { return id >= 0 && id < l->nren && l->ren[id] >= 0 ? l->ren[id] : id; }
-
-/* A copy of scalar code e with its reads renamed (see the header). */
-static Node *rw(RW *w, const Node *e)
+/* A copy of scalar code e with its reads renamed (see the header); its
+ * binders get fresh names (the rewrite kit's copy). */
+static Node *lc_copy(LocalCode *w, const Node *e)
 {
-    L *l = w->l;
-    if (!e || failed(l)) return l->k.failed = true, NULL;
-    if (e->op == OP_INDEX || e->op == OP_LINDEX || e->op == OP_SHAPE) return rw_read(w, e);
-    if (op_is_array(e->op)) return l->k.failed = true, NULL;   /* (scalar code reads arrays only by reference) */
+    LocaliseState *l = w->l;
+    LocalCode *was = l->code;
+    l->code = w;
+    Node *y = rw_copy(&l->rw, e);
+    l->code = was;
+    return y;
+}
+
+/* (rw.rule) The reads of the code being copied (l->code). */
+static bool local_reads(Rewrite *rw, const Node *e, Node **out)
+{
+    LocaliseState *l = rw->pass;
+    LocalCode *w = l->code;
+    if (e->op == OP_INDEX || e->op == OP_LINDEX || e->op == OP_SHAPE) return *out = lc_read(w, e), true;
+    if (op_is_array(e->op)) return *out = rw_fail(rw), true;   /* (scalar code reads arrays only by reference) */
     if (e->op == OP_IXGET && is_ix(w, e->kid[0]) && w->o->irank > 0) {
         /* a component of the iteration's index: the local one (only the
          * first differs, by the block's first row), so that the code
          * generator still sees reads at the loop's own index components */
-        Node *c = mk_ixget(&l->k, e->a, local_ix(w));
-        return e->a == 0 ? mk_prim(&l->k, P_ADD, ty_i64(), c, meta_at(l, w->o, META_OFF)) : c;
+        Node *c = rw_ixget(rw, e->a, local_ix(w));
+        *out = e->a == 0 ? rw_prim(rw, P_ADD, ty_i64(), c, meta_at(l, w->o, META_OFF)) : c;
+        return true;
     }
-    Node *y = node_clone(&l->k.p->arena, e);
-    if (!y) return l->k.failed = true, NULL;
-    if (e->op == OP_VAR || e->op == OP_LET) y->id = ren(l, e->id);
-    if (e->op == OP_LAM) {
-        Node **ps = arena_alloc(&l->k.p->arena, sizeof *ps * (size_t)(e->nparam + 1));
-        if (!ps) return l->k.failed = true, NULL;
-        for (int i = 0; i < e->nparam; i++)
-            if (!(ps[i] = mk_var(&l->k, ren(l, e->param[i]->id), e->param[i]->type))) return NULL;
-        y->param = ps;
-    }
-    for (int i = 0; i < e->n; i++)
-        if (e->kid[i] && !(y->kid[i] = rw(w, e->kid[i]))) return NULL;
-    return y;
+    return false;
 }
 
 /* A function without index (a fold's operator, a map's function, a
  * thunk's expression): every read of a whole array. */
-static Node *rw_func(L *l, MOp *o, const Node *e)
+static LocalCode func_code(LocaliseState *l, MOp *o)
 {
-    RW w = {l, o, false, {-1, -1}, 0, -1, -1, -1, NULL, 0, -1};
-    return rw(&w, e);
+    return (LocalCode){l, o, false, {-1, -1}, 0, -1, -1, -1, NULL, 0, -1};
+}
+
+static Node *lc_func(LocaliseState *l, MOp *o, const Node *e)
+{
+    LocalCode w = func_code(l, o);
+    return lc_copy(&w, e);
 }
 
 /* ------------------------------------------------------------ fetches */
@@ -371,24 +377,24 @@ typedef struct Chain {
     int n;
 } Chain;
 
-static bool add_fetch(L *l, RW *w, const Node *e, const Chain *ch)
+static bool add_fetch(LocaliseState *l, LocalCode *w, const Node *e, const Chain *ch)
 {
     FRead *fr = ax__realloc(w->fr, sizeof *fr * (size_t)(w->nfr + 1));
-    if (!fr) return l->k.failed = true, false;
+    if (!fr) return rw_fail(&l->rw), false;
     w->fr = fr;
     FRead *f = &fr[w->nfr++];
     f->at = e;
     f->var = -1;
     f->nchain = ch->n;
-    f->chain = arena_alloc(&l->k.p->arena, sizeof *f->chain * (size_t)(ch->n + 1));
-    if (!f->chain) return l->k.failed = true, false;
+    f->chain = arena_alloc(&l->rw.p->arena, sizeof *f->chain * (size_t)(ch->n + 1));
+    if (!f->chain) return rw_fail(&l->rw), false;
     if (ch->n) memcpy(f->chain, ch->v, sizeof *f->chain * (size_t)ch->n);
     return true;
 }
 
 /* The reads at computed indices on e's spine (see the header): those of
  * arrays of rank at least the iteration's; ch: the lets around e. */
-static void spine(L *l, RW *w, const Node *e, Chain *ch, int depth)
+static void spine(LocaliseState *l, LocalCode *w, const Node *e, Chain *ch, int depth)
 {
     if (!e || failed(l) || depth > 10000) return;
     switch (e->op) {
@@ -430,48 +436,47 @@ static void spine(L *l, RW *w, const Node *e, Chain *ch, int depth)
 }
 
 /* The global index of the iteration from the local one (ixl). */
-static Node *global_ix(RW *w)
+static Node *global_ix(LocalCode *w)
 {
-    L *l = w->l;
+    LocaliseState *l = w->l;
     MOp *o = w->o;
     Node *c[AX_MAX_RANK];
     for (int d = 0; d < o->irank; d++) {
-        Node *g = mk_ixget(&l->k, d, local_ix(w));
-        c[d] = d == 0 ? mk_prim(&l->k, P_ADD, ty_i64(), g, meta_at(l, o, META_OFF)) : g;
+        Node *g = rw_ixget(&l->rw, d, local_ix(w));
+        c[d] = d == 0 ? rw_prim(&l->rw, P_ADD, ty_i64(), g, meta_at(l, o, META_OFF)) : g;
     }
-    return mk_ixcons(&l->k, o->irank, c);
+    return rw_ixcons(&l->rw, o->irank, c);
 }
 
 /* \ix -> body  as  \ixl -> let ix = global ixl in body'  (the local index
  * variable is fresh: w->ixl). */
-static Node *rw_ixlam(RW *w, const Node *f)
+static Node *lc_ixlam(LocalCode *w, const Node *f)
 {
-    L *l = w->l;
+    LocaliseState *l = w->l;
     MOp *o = w->o;
-    const Type *ti = mk_tindex(&l->k, o->irank);
-    if (!f || f->op != OP_LAM || f->nparam != 1) return l->k.failed = true, NULL;
+    if (!f || f->op != OP_LAM || f->nparam != 1) return rw_fail(&l->rw);
     if (o->irank == 0) {
         int id = f->param[0]->id;
-        return mk_lam(&l->k, 1, &id, &ti, rw(w, f->kid[0]));
+        return rw_lam(&l->rw, 1, &id, lc_copy(w, f->kid[0]));
     }
-    Node *body = mk_let(&l->k, f->param[0]->id, global_ix(w), rw(w, f->kid[0]));
-    return mk_lam(&l->k, 1, &w->ixl, &ti, body);
+    Node *body = rw_let(&l->rw, f->param[0]->id, global_ix(w), lc_copy(w, f->kid[0]));
+    return rw_lam(&l->rw, 1, &w->ixl, body);
 }
 
 /* \i -> body  as  \il -> let i = il + offlin in body' */
-static Node *rw_linlam(RW *w, const Node *f)
+static Node *lc_linlam(LocalCode *w, const Node *f)
 {
-    L *l = w->l;
+    LocaliseState *l = w->l;
     const Type *t64 = ty_i64();
-    if (!f || f->op != OP_LAM || f->nparam != 1) return l->k.failed = true, NULL;
-    Node *g = mk_prim(&l->k, P_ADD, t64, mk_var(&l->k, w->ill, t64), meta_at(l, w->o, META_OFFLIN));
-    Node *body = mk_let(&l->k, f->param[0]->id, g, rw(w, f->kid[0]));
-    return mk_lam(&l->k, 1, &w->ill, &t64, body);
+    if (!f || f->op != OP_LAM || f->nparam != 1) return rw_fail(&l->rw);
+    Node *g = rw_prim(&l->rw, P_ADD, t64, rw_var(&l->rw, w->ill), meta_at(l, w->o, META_OFFLIN));
+    Node *body = rw_let(&l->rw, f->param[0]->id, g, lc_copy(w, f->kid[0]));
+    return rw_lam(&l->rw, 1, &w->ill, body);
 }
 
 /* An element-code rewrite over o's iteration, params: the index
  * parameters (and linear one) of the functions it will copy. */
-static void rw_init(RW *w, L *l, MOp *o, int ix0, int ix1, int il)
+static void lc_init(LocalCode *w, LocaliseState *l, MOp *o, int ix0, int ix1, int il)
 {
     memset(w, 0, sizeof *w);
     w->l = l;
@@ -481,8 +486,8 @@ static void rw_init(RW *w, L *l, MOp *o, int ix0, int ix1, int il)
     w->ix[1] = ix1;
     w->nix = ix1 >= 0 ? 2 : ix0 >= 0 ? 1 : 0;
     w->il = il;
-    w->ixl = o->irank > 0 ? mk_fresh(&l->k, mk_tindex(&l->k, o->irank)) : -1;
-    w->ill = mk_fresh(&l->k, ty_i64());
+    w->ixl = o->irank > 0 ? rw_fresh(&l->rw, rw_tindex(&l->rw, o->irank)) : -1;
+    w->ill = rw_fresh(&l->rw, ty_i64());
     w->vparam = -1;
 }
 
@@ -502,43 +507,49 @@ static ax_scalar iota_type(const Node *d)
 /* Finds the fetched reads of body (an element function's, index param
  * known to w) and makes o's inspector: a generate over the iteration of
  * their indices (a tuple when several). */
-static void make_fetches(RW *w, const Node *body)
+static void make_fetches(LocalCode *w, const Node *body)
 {
-    L *l = w->l;
+    LocaliseState *l = w->l;
     MOp *o = w->o;
     Chain ch;
     ch.n = 0;
     spine(l, w, body, &ch, 0);
     if (failed(l) || w->nfr == 0) return;
-    Node **comp = arena_alloc(&l->k.p->arena, sizeof *comp * (size_t)w->nfr);
+    Node **comp = arena_alloc(&l->rw.p->arena, sizeof *comp * (size_t)w->nfr);
     o->fe = ax__calloc((size_t)w->nfr, sizeof *o->fe);
     if (!comp || !o->fe) {
-        l->k.failed = true;
+        rw_fail(&l->rw);
         return;
     }
     /* the inspector copies the lets around each read with fresh names
      * (several chains in one function); its reads are row-local or whole */
-    RW wi = *w;
+    LocalCode wi = *w;
     wi.fr = NULL;
     wi.nfr = 0;
     int leaf = 0;
     for (int i = 0; i < w->nfr && !failed(l); i++) {
         FRead *f = &w->fr[i];
         const Node *at = f->at;
-        Node **bound = arena_alloc(&l->k.p->arena, sizeof *bound * (size_t)(f->nchain + 1));
+        Node **bound = arena_alloc(&l->rw.p->arena, sizeof *bound * (size_t)(f->nchain + 1));
         if (!bound) {
-            l->k.failed = true;
+            rw_fail(&l->rw);
             break;
         }
+        int *ids = arena_alloc(&l->rw.p->arena, sizeof *ids * (size_t)(f->nchain + 1));
+        if (!ids) {
+            rw_fail(&l->rw);
+            break;
+        }
+        int mark = rw_mark(&l->rw);
         for (int c = 0; c < f->nchain; c++) {
             const Node *let = f->chain[c];
-            if (let->id >= 0 && let->id < l->nren) l->ren[let->id] = mk_fresh(&l->k, let->kid[0]->type);
+            ids[c] = rw_fresh(&l->rw, let->kid[0]->type);
+            rw_sub(&l->rw, let->id, rw_var(&l->rw, ids[c]));
         }
-        for (int c = 0; c < f->nchain; c++) bound[c] = rw(&wi, f->chain[c]->kid[0]);
-        Node *e = rw(&wi, at->kid[1]);
-        for (int c = f->nchain - 1; c >= 0; c--) e = mk_let(&l->k, ren(l, f->chain[c]->id), bound[c], e);
-        for (int c = 0; c < f->nchain; c++)
-            if (f->chain[c]->id >= 0 && f->chain[c]->id < l->nren) l->ren[f->chain[c]->id] = -1;
+        for (int c = 0; c < f->nchain; c++) bound[c] = lc_copy(&wi, f->chain[c]->kid[0]);
+        Node *e = lc_copy(&wi, at->kid[1]);
+        for (int c = f->nchain - 1; c >= 0; c--) e = rw_let(&l->rw, ids[c], bound[c], e);
+        rw_restore(&l->rw, mark);
         comp[i] = e;
         MFetch *fe = &o->fe[o->nfe++];
         fe->src = add_read(l, o, at->kid[0], RD_SRC);
@@ -546,19 +557,18 @@ static void make_fetches(RW *w, const Node *body)
         fe->leaf = leaf;
         fe->site = at->op == OP_LINDEX ? "ax_at_linear" : "ax_at";
         leaf += e ? e->type->width : 0;
-        f->var = fe->var = mk_fresh(&l->k, mk_tarray(&l->k, at->type, o->irank));
+        f->var = fe->var = rw_fresh(&l->rw, rw_tarray(&l->rw, at->type, o->irank));
     }
     free(wi.fr);
     if (failed(l)) return;
-    const Type *ti = mk_tindex(&l->k, o->irank);
-    Node *tup = mk_tuple(&l->k, w->nfr, comp);
+    Node *tup = rw_tuple(&l->rw, w->nfr, comp);
     if (!tup) return;
-    Node *gen = mk_node(&l->k, OP_GENERATE, 2, mk_tarray(&l->k, tup->type, o->irank));
+    Node *gen = rw_node(&l->rw, OP_GENERATE, 2, rw_tarray(&l->rw, tup->type, o->irank));
     if (!gen) return;
     gen->kid[0] = local_shape(l, o);
-    Node *gb = o->irank > 0 ? mk_let(&l->k, w->ix[0], global_ix(w), tup) : tup;
+    Node *gb = o->irank > 0 ? rw_let(&l->rw, w->ix[0], global_ix(w), tup) : tup;
     int id = o->irank > 0 ? w->ixl : w->ix[0];
-    gen->kid[1] = mk_lam(&l->k, 1, &id, &ti, gb);
+    gen->kid[1] = rw_lam(&l->rw, 1, &id, gb);
     o->insp = gen;
     box(l, gen);
 }
@@ -568,7 +578,7 @@ static void make_fetches(RW *w, const Node *body)
 /* A consumer's main input (kid): a variable read at the iteration's rows,
  * or a DELAYED made local (its extent from the meta array, its forms over
  * the local block, its fetched reads).  Sets o's iteration. */
-static Node *main_input(L *l, MOp *o, int kid)
+static Node *main_input(LocaliseState *l, MOp *o, int kid)
 {
     const Node *d = o->x->kid[kid];
     o->irank = d->type->rank;
@@ -577,35 +587,29 @@ static Node *main_input(L *l, MOp *o, int kid)
         return operand(l, o, kid, RD_ROW);
     }
     o->ishape = IS_EXP;
-    o->gshape = rw_func(l, o, d->kid[0]);
+    o->gshape = lc_func(l, o, d->kid[0]);
     const Node *fi = d->kid[1], *fl = d->kid[2];
-    RW w;
-    rw_init(&w, l, o, fi->param[0]->id, -1, fl->param[0]->id);
+    LocalCode w;
+    lc_init(&w, l, o, fi->param[0]->id, -1, fl->param[0]->id);
     make_fetches(&w, fi->kid[0]);
-    Node *y = mk_node(&l->k, OP_DELAYED, 3, d->type);
+    Node *y = rw_node(&l->rw, OP_DELAYED, 3, d->type);
     if (!y) return NULL;
     y->kid[0] = local_shape(l, o);
-    y->kid[1] = rw_ixlam(&w, fi);
+    y->kid[1] = lc_ixlam(&w, fi);
     if (w.nfr == 0) {
-        y->kid[2] = rw_linlam(&w, fl);
+        y->kid[2] = lc_linlam(&w, fl);
     } else {
         /* fetched values are read by index: the linear form goes through
          * the index form (\il -> let ixl = fromLinear sh il in ...) */
-        const Type *ti = mk_tindex(&l->k, o->irank), *t64 = ty_i64();
-        Node *sh = local_shape(l, o), *args[2];
-        args[0] = sh;
-        args[1] = mk_var(&l->k, w.ill, t64);
-        Node *fl2 = mk_node(&l->k, OP_PRIM, 2, ti);
+        const Type *ti = rw_tindex(&l->rw, o->irank);
+        Node *fl2 = rw_prim(&l->rw, P_FROMLIN, ti, local_shape(l, o), rw_var(&l->rw, w.ill));
         if (!fl2) return NULL;
-        fl2->a = P_FROMLIN;
-        fl2->kid[0] = args[0];
-        fl2->kid[1] = args[1];
-        int ixl2 = mk_fresh(&l->k, ti), keep = w.ixl;
+        int ixl2 = rw_fresh(&l->rw, ti), keep = w.ixl;
         w.ixl = ixl2;
-        Node *inner = rw_ixlam(&w, fi);   /* \ixl2 -> let ix = .. in body */
+        Node *inner = lc_ixlam(&w, fi);   /* \ixl2 -> let ix = .. in body */
         w.ixl = keep;
         if (!inner) return NULL;
-        y->kid[2] = mk_lam(&l->k, 1, &w.ill, &t64, mk_let(&l->k, ixl2, fl2, inner->kid[0]));
+        y->kid[2] = rw_lam(&l->rw, 1, &w.ill, rw_let(&l->rw, ixl2, fl2, inner->kid[0]));
     }
     free(w.fr);
     return failed(l) ? NULL : y;
@@ -613,9 +617,9 @@ static Node *main_input(L *l, MOp *o, int kid)
 
 /* ------------------------------------------------------------ operations */
 
-static Node *clone_op(L *l, const Node *x, Op op, int n)
+static Node *clone_op(LocaliseState *l, const Node *x, Op op, int n)
 {
-    Node *y = mk_node(&l->k, op, n, x->type);
+    Node *y = rw_node(&l->rw, op, n, x->type);
     if (y) {
         y->sten = x->sten;
         y->slice = x->slice;
@@ -624,7 +628,7 @@ static Node *clone_op(L *l, const Node *x, Op op, int n)
 }
 
 /* generate, backpermute, transform, map, zipWith */
-static void elem_op(L *l, MOp *o)
+static void elem_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x;
     o->irank = x->type->rank;
@@ -632,23 +636,23 @@ static void elem_op(L *l, MOp *o)
         o->ishape = IS_OPDS;
         Node *y = clone_op(l, x, x->op, x->n);
         if (!y) return;
-        y->kid[0] = rw_func(l, o, x->kid[0]);
+        y->kid[0] = lc_func(l, o, x->kid[0]);
         for (int i = 1; i < x->n; i++) y->kid[i] = operand(l, o, i, RD_ROW);
         o->lx = y;
         box(l, y);
         return;
     }
     o->ishape = IS_EXP;
-    o->gshape = rw_func(l, o, x->kid[0]);
+    o->gshape = lc_func(l, o, x->kid[0]);
     const Node *f = x->kid[1];
-    RW w;
-    rw_init(&w, l, o, f->param[0]->id, -1, -1);
+    LocalCode w;
+    lc_init(&w, l, o, f->param[0]->id, -1, -1);
     if (x->op == OP_GENERATE) {
         make_fetches(&w, f->kid[0]);
         Node *y = clone_op(l, x, OP_GENERATE, 2);
         if (y) {
             y->kid[0] = local_shape(l, o);
-            y->kid[1] = rw_ixlam(&w, f);
+            y->kid[1] = lc_ixlam(&w, f);
         }
         o->lx = y;
         box(l, y);
@@ -666,7 +670,7 @@ static void elem_op(L *l, MOp *o)
         o->kind = MK_FETCHBP;
         o->fe = ax__calloc(1, sizeof *o->fe);
         if (!o->fe) {
-            l->k.failed = true;
+            rw_fail(&l->rw);
             return;
         }
         MFetch *fe = &o->fe[o->nfe++];
@@ -678,18 +682,18 @@ static void elem_op(L *l, MOp *o)
         fe->src = ri;
         fe->leaf = 0;
         fe->site = "ax_backpermute";
-        fe->var = mk_fresh(&l->k, mk_tarray(&l->k, a->type->elt, o->irank));
-        Node *gen = mk_node(&l->k, OP_GENERATE, 2, mk_tarray(&l->k, pb->type, o->irank));
+        fe->var = rw_fresh(&l->rw, rw_tarray(&l->rw, a->type->elt, o->irank));
+        Node *gen = rw_node(&l->rw, OP_GENERATE, 2, rw_tarray(&l->rw, pb->type, o->irank));
         if (!gen) return;
         gen->kid[0] = local_shape(l, o);
-        gen->kid[1] = rw_ixlam(&w, f);
+        gen->kid[1] = lc_ixlam(&w, f);
         o->insp = gen;
         box(l, gen);
         if (tr) {
-            Node *y = mk_node(&l->k, OP_MAP, 2, x->type);
+            Node *y = rw_node(&l->rw, OP_MAP, 2, x->type);
             if (!y) return;
-            y->kid[0] = rw_func(l, o, x->kid[2]);
-            y->kid[1] = mk_avar(&l->k, fe->var, mk_tarray(&l->k, a->type->elt, o->irank));
+            y->kid[0] = lc_func(l, o, x->kid[2]);
+            y->kid[1] = rw_var(&l->rw, fe->var);
             o->lx = y;
             box(l, y);
         }
@@ -701,23 +705,22 @@ static void elem_op(L *l, MOp *o)
     if (al) {
         /* a row-local source: p(ix) with its component 0 the local row */
         Node *pl;
-        const Type *ti = mk_tindex(&l->k, o->irank);
         if (al == 1) {
             pl = local_ix(&w);
         } else {
             Node *c[AX_MAX_RANK];
             c[0] = local_ixget0(&w);
-            for (int d = 1; d < pb->n; d++) c[d] = rw(&w, pb->kid[d]);
-            pl = mk_ixcons(&l->k, pb->n, c);
+            for (int d = 1; d < pb->n; d++) c[d] = lc_copy(&w, pb->kid[d]);
+            pl = rw_ixcons(&l->rw, pb->n, c);
         }
-        Node *body = mk_let(&l->k, f->param[0]->id, global_ix(&w), pl);
-        y->kid[1] = mk_lam(&l->k, 1, &w.ixl, &ti, body);
+        Node *body = rw_let(&l->rw, f->param[0]->id, global_ix(&w), pl);
+        y->kid[1] = rw_lam(&l->rw, 1, &w.ixl, body);
         y->kid[src] = operand(l, o, src, RD_ROW);
     } else {
-        y->kid[1] = rw_ixlam(&w, f);
+        y->kid[1] = lc_ixlam(&w, f);
         y->kid[src] = operand(l, o, src, RD_FULL);
     }
-    if (tr) y->kid[2] = rw_func(l, o, x->kid[2]);
+    if (tr) y->kid[2] = lc_func(l, o, x->kid[2]);
     o->lx = y;
     box(l, y);
     free(w.fr);
@@ -725,16 +728,16 @@ static void elem_op(L *l, MOp *o)
 
 /* A zipWith of f over two rank-0 arrays (variables ck_a, ck_b): the
  * combine of two partial results. */
-static void make_combine(L *l, MOp *o, const Node *f, const Type *elt)
+static void make_combine(LocaliseState *l, MOp *o, const Node *f, const Type *elt)
 {
-    const Type *t0 = mk_tarray(&l->k, elt, 0);
-    o->ck_a = mk_fresh(&l->k, t0);
-    o->ck_b = mk_fresh(&l->k, t0);
-    Node *y = mk_node(&l->k, OP_ZIPWITH, 3, t0);
+    const Type *t0 = rw_tarray(&l->rw, elt, 0);
+    o->ck_a = rw_fresh(&l->rw, t0);
+    o->ck_b = rw_fresh(&l->rw, t0);
+    Node *y = rw_node(&l->rw, OP_ZIPWITH, 3, t0);
     if (!y) return;
-    y->kid[0] = rw_func(l, o, f);
-    y->kid[1] = mk_avar(&l->k, o->ck_a, t0);
-    y->kid[2] = mk_avar(&l->k, o->ck_b, t0);
+    y->kid[0] = lc_func(l, o, f);
+    y->kid[1] = rw_var(&l->rw, o->ck_a);
+    y->kid[2] = rw_var(&l->rw, o->ck_b);
     o->ck = y;
     box(l, y);
     /* a built-in MPI operator: every leaf combined by one commutative
@@ -752,26 +755,32 @@ static void make_combine(L *l, MOp *o, const Node *f, const Type *elt)
 }
 
 /* A rank-0 generate of expression e (a fold's z). */
-static Node *gen0(L *l, MOp *o, const Node *e)
+static Node *gen0(LocaliseState *l, MOp *o, const Node *e)
 {
-    const Type *ti = mk_tindex(&l->k, 0);
-    int v = mk_fresh(&l->k, ti);
-    Node *y = mk_node(&l->k, OP_GENERATE, 2, mk_tarray(&l->k, e->type, 0));
+    const Type *ti = rw_tindex(&l->rw, 0);
+    int v = rw_fresh(&l->rw, ti);
+    Node *y = rw_node(&l->rw, OP_GENERATE, 2, rw_tarray(&l->rw, e->type, 0));
     if (!y) return NULL;
-    y->kid[0] = mk_ixcons(&l->k, 0, NULL);
-    y->kid[1] = mk_lam(&l->k, 1, &v, &ti, rw_func(l, o, e));
+    y->kid[0] = rw_ixcons(&l->rw, 0, NULL);
+    y->kid[1] = rw_lam(&l->rw, 1, &v, lc_func(l, o, e));
     box(l, y);
     return y;
 }
 
-/* f applied to a and b: let p0 = a in let p1 = b in body */
-static Node *apply2(L *l, MOp *o, const Node *f, Node *a, Node *b)
+/* f applied to a and b (the kit's application), its reads of whole
+ * arrays. */
+static Node *apply2(LocaliseState *l, MOp *o, const Node *f, Node *a, Node *b)
 {
-    return mk_let(&l->k, f->param[0]->id, a, mk_let(&l->k, f->param[1]->id, b, rw_func(l, o, f->kid[0])));
+    LocalCode w = func_code(l, o), *was = l->code;
+    Node *args[2] = {a, b};
+    l->code = &w;
+    Node *r = rw_apply(&l->rw, f, 2, args);
+    l->code = was;
+    return r;
 }
 
 /* fold, fold1, foldSeg, fold1Seg */
-static void fold_op(L *l, MOp *o)
+static void fold_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x;
     bool z = x->op == OP_FOLD || x->op == OP_FOLDSEG;
@@ -781,9 +790,9 @@ static void fold_op(L *l, MOp *o)
     if (!seg && o->irank == 1) {
         o->kind = MK_FOLDVEC;
         o->has_z = z;
-        Node *y = mk_node(&l->k, OP_FOLD1, 2, x->type);
+        Node *y = rw_node(&l->rw, OP_FOLD1, 2, x->type);
         if (!y) return;
-        y->kid[0] = rw_func(l, o, x->kid[0]);
+        y->kid[0] = lc_func(l, o, x->kid[0]);
         y->kid[1] = src;
         o->lx = y;
         box(l, y);
@@ -794,15 +803,15 @@ static void fold_op(L *l, MOp *o)
     o->kind = seg && o->irank == 1 ? MK_SEGVEC : MK_ROWS;
     Node *y = clone_op(l, x, x->op, x->n);
     if (!y) return;
-    y->kid[0] = rw_func(l, o, x->kid[0]);
-    if (z) y->kid[1] = rw_func(l, o, x->kid[1]);
+    y->kid[0] = lc_func(l, o, x->kid[0]);
+    if (z) y->kid[1] = lc_func(l, o, x->kid[1]);
     y->kid[srck] = src;
     if (seg) y->kid[srck + 1] = operand(l, o, srck + 1, o->kind == MK_SEGVEC ? RD_ASIS : RD_FULL);
     o->lx = y;
     box(l, y);
 }
 
-static void scan_op(L *l, MOp *o)
+static void scan_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x;
     Op op = x->op;
@@ -813,8 +822,8 @@ static void scan_op(L *l, MOp *o)
         o->kind = MK_ROWS;
         Node *y = clone_op(l, x, op, x->n);
         if (!y) return;
-        y->kid[0] = rw_func(l, o, x->kid[0]);
-        if (z) y->kid[1] = rw_func(l, o, x->kid[1]);
+        y->kid[0] = lc_func(l, o, x->kid[0]);
+        if (z) y->kid[1] = lc_func(l, o, x->kid[1]);
         y->kid[srck] = src;
         o->lx = y;
         box(l, y);
@@ -826,52 +835,52 @@ static void scan_op(L *l, MOp *o)
     o->has_z = z;
     const Node *f = x->kid[0];
     const Type *elt = o->excl ? x->type->elts[0]->elt : x->type->elt;
-    const Type *t1 = mk_tarray(&l->k, elt, 1), *t0 = mk_tarray(&l->k, elt, 0);
-    Node *y = mk_node(&l->k, o->right ? OP_SCANR1 : OP_SCANL1, 2, t1);
+    const Type *t1 = rw_tarray(&l->rw, elt, 1), *t0 = rw_tarray(&l->rw, elt, 0);
+    Node *y = rw_node(&l->rw, o->right ? OP_SCANR1 : OP_SCANL1, 2, t1);
     if (!y) return;
-    y->kid[0] = rw_func(l, o, f);
+    y->kid[0] = lc_func(l, o, f);
     y->kid[1] = src;
     o->lx = y;
     box(l, y);
     if (z) o->zk = gen0(l, o, x->kid[1]);
     make_combine(l, o, f, elt);
     /* the fix-up: each element combined with the carry from the ranks before */
-    o->fix_in = mk_fresh(&l->k, t1);
-    o->carry = mk_fresh(&l->k, t0);
-    Node *carry = mk_index(&l->k, mk_avar(&l->k, o->carry, t0), mk_ixcons(&l->k, 0, NULL));
+    o->fix_in = rw_fresh(&l->rw, t1);
+    o->carry = rw_fresh(&l->rw, t0);
+    Node *carry = rw_index(&l->rw, rw_var(&l->rw, o->carry), rw_ixcons(&l->rw, 0, NULL));
     if (!o->excl) {
-        int yv = mk_fresh(&l->k, elt);
-        Node *ye = mk_var(&l->k, yv, elt);
+        int yv = rw_fresh(&l->rw, elt);
+        Node *ye = rw_var(&l->rw, yv);
         Node *body = o->right ? apply2(l, o, f, ye, carry) : apply2(l, o, f, carry, ye);
-        Node *m = mk_node(&l->k, OP_MAP, 2, t1);
+        Node *m = rw_node(&l->rw, OP_MAP, 2, t1);
         if (!m) return;
-        m->kid[0] = mk_lam(&l->k, 1, &yv, &elt, body);
-        m->kid[1] = mk_avar(&l->k, o->fix_in, t1);
+        m->kid[0] = rw_lam(&l->rw, 1, &yv, body);
+        m->kid[1] = rw_var(&l->rw, o->fix_in);
         o->fix = m;
         box(l, m);
         return;
     }
     /* scanl': element j is carry . y[j-1] (j > 0), carry at 0; scanr':
      * y[j+1] . carry (j < n-1), carry at n-1 */
-    const Type *ti = mk_tindex(&l->k, 1), *t64 = ty_i64();
-    int jv = mk_fresh(&l->k, ti);
-    Node *j = mk_ixget(&l->k, 0, mk_var(&l->k, jv, ti));
-    Node *n = mk_ixget(&l->k, 0, mk_shape(&l->k, mk_avar(&l->k, o->fix_in, t1)));
-    Node *edge = o->right ? mk_prim(&l->k, P_SUB, t64, n, mk_i64(&l->k, 1)) : mk_i64(&l->k, 0);
-    Node *at = mk_prim(&l->k, o->right ? P_ADD : P_SUB, t64, mk_ixget(&l->k, 0, mk_var(&l->k, jv, ti)), mk_i64(&l->k, 1));
-    Node *yj = mk_index(&l->k, mk_avar(&l->k, o->fix_in, t1), mk_ixcons(&l->k, 1, &at));
-    Node *carry2 = mk_index(&l->k, mk_avar(&l->k, o->carry, t0), mk_ixcons(&l->k, 0, NULL));
+    const Type *ti = rw_tindex(&l->rw, 1), *t64 = ty_i64();
+    int jv = rw_fresh(&l->rw, ti);
+    Node *j = rw_ixget(&l->rw, 0, rw_var(&l->rw, jv));
+    Node *n = rw_ixget(&l->rw, 0, rw_shape(&l->rw, rw_var(&l->rw, o->fix_in)));
+    Node *edge = o->right ? rw_prim(&l->rw, P_SUB, t64, n, rw_i64(&l->rw, 1)) : rw_i64(&l->rw, 0);
+    Node *at = rw_prim(&l->rw, o->right ? P_ADD : P_SUB, t64, rw_ixget(&l->rw, 0, rw_var(&l->rw, jv)), rw_i64(&l->rw, 1));
+    Node *yj = rw_index(&l->rw, rw_var(&l->rw, o->fix_in), rw_ixcons(&l->rw, 1, &at));
+    Node *carry2 = rw_index(&l->rw, rw_var(&l->rw, o->carry), rw_ixcons(&l->rw, 0, NULL));
     Node *comb = o->right ? apply2(l, o, f, yj, carry2) : apply2(l, o, f, carry2, yj);
-    Node *body = mk_cond(&l->k, mk_prim(&l->k, P_EQ, ty_bool(), j, edge), carry, comb);
-    Node *g = mk_node(&l->k, OP_GENERATE, 2, t1);
+    Node *body = rw_cond(&l->rw, rw_prim(&l->rw, P_EQ, ty_bool(), j, edge), carry, comb);
+    Node *g = rw_node(&l->rw, OP_GENERATE, 2, t1);
     if (!g) return;
-    g->kid[0] = mk_shape(&l->k, mk_avar(&l->k, o->fix_in, t1));
-    g->kid[1] = mk_lam(&l->k, 1, &jv, &ti, body);
+    g->kid[0] = rw_shape(&l->rw, rw_var(&l->rw, o->fix_in));
+    g->kid[1] = rw_lam(&l->rw, 1, &jv, body);
     o->fix = g;
     box(l, g);
 }
 
-static void filter_op(L *l, MOp *o)
+static void filter_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x;
     Node *src = main_input(l, o, 1);
@@ -882,11 +891,12 @@ static void filter_op(L *l, MOp *o)
     if (o->iota != AX_NSCALAR && p->nparam == 1) {
         /* the predicate's reads at its element's value are at the
          * element's own position */
-        RW w = {l, o, false, {-1, -1}, 0, -1, -1, -1, NULL, 0, p->param[0]->id};
-        y->kid[0] = rw(&w, p);
+        LocalCode w = func_code(l, o);
+        w.vparam = p->param[0]->id;
+        y->kid[0] = lc_copy(&w, p);
     } else {
         o->iota = AX_NSCALAR;
-        y->kid[0] = rw_func(l, o, p);
+        y->kid[0] = lc_func(l, o, p);
     }
     y->kid[1] = src;
     o->lx = y;
@@ -894,7 +904,7 @@ static void filter_op(L *l, MOp *o)
 }
 
 /* permute comb dflt p src: the iteration is the source's */
-static void permute_op(L *l, MOp *o)
+static void permute_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x, *comb = x->kid[0], *p = x->kid[2], *sd = x->kid[3];
     const Type *elt = x->type->elt;
@@ -903,65 +913,59 @@ static void permute_op(L *l, MOp *o)
     (void)dflt;
     Node *src = main_input(l, o, 3);
     if (failed(l)) return;
-    o->pinit = mk_fresh(&l->k, x->type);
+    o->pinit = rw_fresh(&l->rw, x->type);
     /* (reduce mode) the whole target combined locally from the defaults given */
-    RW w;
-    rw_init(&w, l, o, p->param[0]->id, -1, -1);
+    LocalCode w;
+    lc_init(&w, l, o, p->param[0]->id, -1, -1);
     Node *y = clone_op(l, x, OP_PERMUTE, 4);
     if (!y) return;
-    y->kid[0] = rw_func(l, o, comb);
-    y->kid[1] = mk_avar(&l->k, o->pinit, x->type);
-    y->kid[2] = rw_ixlam(&w, p);
+    y->kid[0] = lc_func(l, o, comb);
+    y->kid[1] = rw_var(&l->rw, o->pinit);
+    y->kid[2] = lc_ixlam(&w, p);
     y->kid[3] = src;
     o->lx = y;
     box(l, y);
     /* (owner mode) each source element's target and value */
-    RW w2;
+    LocalCode w2;
     int dix = sd->op == OP_DELAYED ? sd->kid[1]->param[0]->id : -1;
-    rw_init(&w2, l, o, p->param[0]->id, dix, -1);
+    lc_init(&w2, l, o, p->param[0]->id, dix, -1);
     Node *val;
     if (sd->op == OP_DELAYED) {
-        val = mk_let(&l->k, dix, mk_var(&l->k, p->param[0]->id, mk_tindex(&l->k, o->irank)), rw(&w2, sd->kid[1]->kid[0]));
+        val = rw_let(&l->rw, dix, rw_var(&l->rw, p->param[0]->id), lc_copy(&w2, sd->kid[1]->kid[0]));
     } else {
-        Node *ix = o->irank > 0 ? local_ix(&w2) : mk_ixcons(&l->k, 0, NULL);
-        val = mk_index(&l->k, read_ref(l, o, sd, RD_ROW), ix);
+        Node *ix = o->irank > 0 ? local_ix(&w2) : rw_ixcons(&l->rw, 0, NULL);
+        val = rw_index(&l->rw, read_ref(l, o, sd, RD_ROW), ix);
     }
-    Node *pair[2] = {rw(&w2, p->kid[0]), val};
-    Node *tup = mk_tuple(&l->k, 2, pair);
-    const Type *ti = mk_tindex(&l->k, o->irank);
-    Node *tv = tup ? mk_node(&l->k, OP_GENERATE, 2, mk_tarray(&l->k, tup->type, o->irank)) : NULL;
+    Node *pair[2] = {lc_copy(&w2, p->kid[0]), val};
+    Node *tup = rw_tuple(&l->rw, 2, pair);
+    Node *tv = tup ? rw_node(&l->rw, OP_GENERATE, 2, rw_tarray(&l->rw, tup->type, o->irank)) : NULL;
     if (!tv) return;
     tv->kid[0] = local_shape(l, o);
     if (o->irank > 0) {
-        tv->kid[1] = mk_lam(&l->k, 1, &w2.ixl, &ti, mk_let(&l->k, p->param[0]->id, global_ix(&w2), tup));
+        tv->kid[1] = rw_lam(&l->rw, 1, &w2.ixl, rw_let(&l->rw, p->param[0]->id, global_ix(&w2), tup));
     } else {
         int id = p->param[0]->id;
-        tv->kid[1] = mk_lam(&l->k, 1, &id, &ti, tup);
+        tv->kid[1] = rw_lam(&l->rw, 1, &id, tup);
     }
     o->tv = tv;
     box(l, tv);
     /* (owner mode) the owner combines what it received into its block */
-    const Type *t1 = mk_tarray(&l->k, elt, 1), *tl = mk_tarray(&l->k, ty_i64(), 1), *t64 = ty_i64();
-    o->own_d = mk_fresh(&l->k, x->type);
-    o->own_t = mk_fresh(&l->k, tl);
-    o->own_v = mk_fresh(&l->k, t1);
-    int iv = mk_fresh(&l->k, mk_tindex(&l->k, 1));
-    const Type *ti1 = mk_tindex(&l->k, 1);
-    Node *pos = mk_lindex(&l->k, mk_avar(&l->k, o->own_t, tl), mk_ixget(&l->k, 0, mk_var(&l->k, iv, ti1)));
-    Node *fl = mk_node(&l->k, OP_PRIM, 2, mk_tindex(&l->k, rt));
+    const Type *t1 = rw_tarray(&l->rw, elt, 1), *tl = rw_tarray(&l->rw, ty_i64(), 1);
+    o->own_d = rw_fresh(&l->rw, x->type);
+    o->own_t = rw_fresh(&l->rw, tl);
+    o->own_v = rw_fresh(&l->rw, t1);
+    int iv = rw_fresh(&l->rw, rw_tindex(&l->rw, 1));
+    Node *pos = rw_lindex(&l->rw, rw_var(&l->rw, o->own_t), rw_ixget(&l->rw, 0, rw_var(&l->rw, iv)));
+    Node *fl = rw_prim(&l->rw, P_FROMLIN, rw_tindex(&l->rw, rt), rw_shape(&l->rw, rw_var(&l->rw, o->own_d)), pos);
     if (!fl) return;
-    fl->a = P_FROMLIN;
-    fl->kid[0] = mk_shape(&l->k, mk_avar(&l->k, o->own_d, x->type));
-    fl->kid[1] = pos;
     Node *own = clone_op(l, x, OP_PERMUTE, 4);
     if (!own) return;
-    own->kid[0] = rw_func(l, o, comb);
-    own->kid[1] = mk_avar(&l->k, o->own_d, x->type);
-    own->kid[2] = mk_lam(&l->k, 1, &iv, &ti1, fl);
-    own->kid[3] = mk_avar(&l->k, o->own_v, t1);
+    own->kid[0] = lc_func(l, o, comb);
+    own->kid[1] = rw_var(&l->rw, o->own_d);
+    own->kid[2] = rw_lam(&l->rw, 1, &iv, fl);
+    own->kid[3] = rw_var(&l->rw, o->own_v);
     o->own = own;
     box(l, own);
-    (void)t64;
     free(w.fr);
     free(w2.fr);
     /* reduce mode needs a built-in operator, leaf by leaf */
@@ -980,7 +984,7 @@ static void permute_op(L *l, MOp *o)
     }
 }
 
-static void stencil_op(L *l, MOp *o)
+static void stencil_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x;
     const Stencil *st = x->sten;
@@ -1001,24 +1005,24 @@ static void stencil_op(L *l, MOp *o)
     }
     Node *y = clone_op(l, x, x->op, x->n);
     if (!y) return;
-    y->kid[0] = rw_func(l, o, x->kid[0]);
+    y->kid[0] = lc_func(l, o, x->kid[0]);
     for (int q = 0; q < nin; q++) y->kid[1 + q] = operand(l, o, 1 + q, RD_HALO);
-    for (int i = 1 + nin; i < x->n; i++) y->kid[i] = rw_func(l, o, x->kid[i]);
+    for (int i = 1 + nin; i < x->n; i++) y->kid[i] = lc_func(l, o, x->kid[i]);
     o->lx = y;
     box(l, y);
 }
 
-static void reshape_op(L *l, MOp *o)
+static void reshape_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x;
     o->irank = x->type->rank;
     o->ishape = IS_NONE;
-    o->gshape = rw_func(l, o, x->kid[0]);
+    o->gshape = lc_func(l, o, x->kid[0]);
     operand(l, o, 1, RD_ASIS);
 }
 
 /* Anything else: the operation as it is, every array it reads whole. */
-static void whole_op(L *l, MOp *o)
+static void whole_op(LocaliseState *l, MOp *o)
 {
     const Node *x = o->x;
     o->kind = MK_WHOLE;
@@ -1036,20 +1040,20 @@ static void whole_op(L *l, MOp *o)
         } else if (k->op == OP_DELAYED) {
             Node *d = clone_op(l, k, OP_DELAYED, k->n);
             if (!d) return;
-            for (int j = 0; j < k->n; j++) d->kid[j] = rw_func(l, o, k->kid[j]);
+            for (int j = 0; j < k->n; j++) d->kid[j] = lc_func(l, o, k->kid[j]);
             y->kid[i] = d;
         } else if (op_is_array(k->op)) {
-            l->k.failed = true;
+            rw_fail(&l->rw);
             return;
         } else {
-            y->kid[i] = rw_func(l, o, k);
+            y->kid[i] = lc_func(l, o, k);
         }
     }
     o->lx = y;
     box(l, y);
 }
 
-static void cond_op(L *l, MOp *o)
+static void cond_op(LocaliseState *l, MOp *o)
 {
     o->kind = MK_COND;
     o->ishape = IS_NONE;
@@ -1057,7 +1061,7 @@ static void cond_op(L *l, MOp *o)
 }
 
 /* The reads found, the operation made whole when its local form cannot be. */
-static void localise(L *l, const Node *x)
+static void localise(LocaliseState *l, const Node *x)
 {
     MKind k = MK_ELEM;
     MOp *o = new_op(l, x, k);
@@ -1107,11 +1111,11 @@ static void localise(L *l, const Node *x)
 }
 
 /* Every operation of the array level, in program order. */
-static void walk(L *l, const Node *x, int depth)
+static void walk(LocaliseState *l, const Node *x, int depth)
 {
     while (x && !failed(l)) {
         if (depth > 2 * AX_DEPTH_LIMIT) {
-            l->k.failed = true;
+            rw_fail(&l->rw);
             return;
         }
         switch (x->op) {
@@ -1147,17 +1151,15 @@ static void walk(L *l, const Node *x, int depth)
 int mx_localise(ax_mpi_program *pr)
 {
     ax_ctx *cx = pr->m->cx;
-    L l;
+    LocaliseState l;
     memset(&l, 0, sizeof l);
-    l.k = (Mk){pr->p, cx, false};
     l.pr = pr;
     hmap_init(&pr->opmap);
-    /* renames: of the program's own let binders (copied into inspectors) */
-    l.nren = pr->p->nvars;
-    l.ren = ax__malloc(sizeof *l.ren * (size_t)(l.nren + 1));
-    if (l.ren) memset(l.ren, 0xff, sizeof *l.ren * (size_t)(l.nren + 1));
-    else l.k.failed = true;
-    walk(&l, pr->p->root, 0);
+    if (rw_open(&l.rw, cx, pr->p)) {
+        l.rw.pass = &l;
+        l.rw.rule = local_reads;
+        walk(&l, pr->p->root, 0);
+    }
     int rc = 0;
     if (failed(&l)) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_mpi_compile: out of memory");
@@ -1185,7 +1187,7 @@ int mx_localise(ax_mpi_program *pr)
             pr->box.root = root;
         }
     }
+    rw_close(&l.rw);
     free(l.box);
-    free(l.ren);
     return rc;
 }

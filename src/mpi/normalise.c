@@ -25,78 +25,67 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "mpi_int.h"
+#include "opt/rewrite.h"
 #include <string.h>
 
-static Node *norm(Mk *k, Node *x);
+static Node *norm(Rewrite *k, Node *x);
 
-static Node *cvt_i64(Mk *k, Node *e)
+static Node *cvt_i64(Rewrite *k, Node *e)
 {
     if (!e) return NULL;
     if (e->type->kind == TY_SCALAR && e->type->s == AX_I64) return e;
-    return mk_prim(k, P_CVT, ty_i64(), e, NULL);
+    return rw_prim(k, P_CVT, ty_i64(), e, NULL);
 }
 
 /* unit e  ->  generate ix() (\_ -> e) */
-static Node *unit_gen(Mk *k, Node *x)
+static Node *unit_gen(Rewrite *k, Node *x)
 {
-    const Type *ix0 = mk_tindex(k, 0);
-    int v = mk_fresh(k, ix0);
-    Node *y = mk_node(k, OP_GENERATE, 2, x->type);
-    if (!y) return NULL;
-    y->kid[0] = mk_ixcons(k, 0, NULL);
-    y->kid[1] = mk_lam(k, 1, &v, &ix0, x->kid[0]);
-    y->num = x->num;
-    return k->failed ? NULL : y;
+    int v = rw_fresh(k, rw_tindex(k, 0));
+    Node *y = rw_op2(k, OP_GENERATE, x->type, rw_ixcons(k, 0, NULL), rw_lam1(k, v, x->kid[0]));
+    if (y) y->num = x->num;
+    return y;
 }
 
 /* A copy of the variable reference a (an AVAR). */
-static Node *ref(Mk *k, const Node *a) { return mk_avar(k, a->id, a->type); }
+static Node *ref(Rewrite *k, const Node *a) { return rw_var(k, a->id); }
 
 /* replicate / slice  ->  backpermute (kid[0] is already a variable). */
-static Node *slice_bp(Mk *k, Node *x)
+static Node *slice_bp(Rewrite *k, Node *x)
 {
     bool rep = x->op == OP_REPLICATE;
     const Slice *sp = x->slice;
     Node *a = x->kid[0];
     int ra = a->type->rank, rr = x->type->rank;
     Node *sh[AX_MAX_RANK], *pix[AX_MAX_RANK];
-    const Type *ti = mk_tindex(k, rr);
-    int v = mk_fresh(k, ti);
+    int v = rw_fresh(k, rw_tindex(k, rr));
     int fk = 0, s = 0, j = 0;
     for (int d = 0; d < sp->n && !k->failed; d++) {
         if (rep) {   /* d: a result dimension */
             if (sp->fixed[d]) {
                 sh[d] = cvt_i64(k, x->kid[1 + fk++]);
             } else {
-                sh[d] = mk_ixget(k, s, mk_shape(k, ref(k, a)));
-                pix[s++] = mk_ixget(k, d, mk_var(k, v, ti));
+                sh[d] = rw_ixget(k, s, rw_shape(k, ref(k, a)));
+                pix[s++] = rw_ixget(k, d, rw_var(k, v));
             }
         } else {     /* d: a source dimension */
             if (sp->fixed[d]) {
                 pix[d] = cvt_i64(k, x->kid[1 + fk++]);
             } else {
-                sh[j] = mk_ixget(k, d, mk_shape(k, ref(k, a)));
-                pix[d] = mk_ixget(k, j++, mk_var(k, v, ti));
+                sh[j] = rw_ixget(k, d, rw_shape(k, ref(k, a)));
+                pix[d] = rw_ixget(k, j++, rw_var(k, v));
             }
         }
     }
-    Node *y = mk_node(k, OP_BACKPERMUTE, 3, x->type);
-    if (!y || k->failed) return NULL;
-    y->kid[0] = mk_ixcons(k, rr, sh);
-    y->kid[1] = mk_lam(k, 1, &v, &ti, mk_ixcons(k, ra, pix));
-    y->kid[2] = a;
-    y->num = x->num;
-    return k->failed ? NULL : y;
+    if (k->failed) return NULL;
+    Node *y = rw_op3(k, OP_BACKPERMUTE, x->type, rw_ixcons(k, rr, sh), rw_lam1(k, v, rw_ixcons(k, ra, pix)), a);
+    if (y) y->num = x->num;
+    return y;
 }
 
 /* A DELAYED made a generate (its index form). */
-static Node *delayed_gen(Mk *k, Node *d)
+static Node *delayed_gen(Rewrite *k, Node *d)
 {
-    Node *y = mk_node(k, OP_GENERATE, 2, d->type);
-    if (!y) return NULL;
-    y->kid[0] = d->kid[0];
-    y->kid[1] = d->kid[1];
-    return y;
+    return rw_op2(k, OP_GENERATE, d->type, d->kid[0], d->kid[1]);
 }
 
 static bool segs_kid(const Node *x, int i)
@@ -104,7 +93,7 @@ static bool segs_kid(const Node *x, int i)
     return (x->op == OP_FOLDSEG && i == 3) || (x->op == OP_FOLD1SEG && i == 2);
 }
 
-static Node *norm_op(Mk *k, Node *x)
+static Node *norm_op(Rewrite *k, Node *x)
 {
     if (x->op == OP_DELAYED) x = delayed_gen(k, x);
     Node *bind[16];
@@ -114,30 +103,20 @@ static Node *norm_op(Mk *k, Node *x)
         if (!y || y->op == OP_LAM || !op_is_array(y->op) || y->op == OP_AVAR) continue;
         if (y->op == OP_DELAYED && !segs_kid(x, i)) continue;
         if (y->op == OP_DELAYED) y = delayed_gen(k, y);
-        if (nb == 16) {   /* (no operation has that many operands) */
-            k->failed = true;
-            return NULL;
-        }
+        if (nb == 16) return rw_internal(k, "an operation of more than 16 operands");
         bind[nb] = norm(k, y);
-        id[nb] = mk_fresh(k, y->type);
-        x->kid[i] = mk_avar(k, id[nb], y->type);
+        id[nb] = rw_fresh(k, y->type);
+        x->kid[i] = rw_var(k, id[nb]);
         nb++;
     }
     if (!x || k->failed) return NULL;
     if (x->op == OP_UNIT) x = unit_gen(k, x);
     else if (x->op == OP_REPLICATE || x->op == OP_SLICE) x = slice_bp(k, x);
-    for (int j = nb - 1; j >= 0 && x; j--) {
-        Node *l = mk_node(k, OP_ALET, 2, x->type);
-        if (!l) return NULL;
-        l->id = id[j];
-        l->kid[0] = bind[j];
-        l->kid[1] = x;
-        x = l;
-    }
+    for (int j = nb - 1; j >= 0 && x; j--) x = rw_let(k, id[j], bind[j], x);
     return x;
 }
 
-static Node *norm(Mk *k, Node *x)
+static Node *norm(Rewrite *k, Node *x)
 {
     if (!x || k->failed) return NULL;
     switch (x->op) {
@@ -177,9 +156,11 @@ static Node *norm(Mk *k, Node *x)
 int mx_normalise(ax_mpi_program *pr)
 {
     ax_ctx *cx = pr->m->cx;
-    Mk k = {pr->p, cx, false};
-    Node *r = norm(&k, pr->p->root);
-    if (!r || k.failed) {
+    Rewrite k;
+    Node *r = rw_open(&k, cx, pr->p) ? norm(&k, pr->p->root) : NULL;
+    bool failed = !r || k.failed;
+    rw_close(&k);
+    if (failed) {
         if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_mpi_compile: out of memory");
         return -1;
     }
