@@ -98,7 +98,7 @@ typedef struct Ent {
     int bind_next;       /* the next entry bound at bindpos */
 } Ent;
 
-typedef struct C {
+typedef struct CseState {
     ax_ctx *cx;
     Program *p;
     bool failed;         /* stop: out of memory (an error on cx) or too deep */
@@ -120,9 +120,9 @@ typedef struct C {
     int nundo, capundo;
     int stamp;
     int nbound, navail;  /* what this context gained */
-} C;
+} CseState;
 
-static void *nomem(C *c)
+static void *nomem(CseState *c)
 {
     if (!c->failed) ctx_error(c->cx, AX_ERR_NOMEM, "simplify (CSE): out of memory");
     c->failed = true;
@@ -130,14 +130,14 @@ static void *nomem(C *c)
 }
 
 /* Too deep to walk safely: CSE gives up and leaves the program as it is. */
-static void *too_deep(C *c)
+static void *too_deep(CseState *c)
 {
     c->failed = c->deep = true;
     return NULL;
 }
 
 /* Makes room for `need` elements in a growable array. */
-static bool reserve(C *c, void **a, int *cap, int need, size_t elt)
+static bool reserve(CseState *c, void **a, int *cap, int need, size_t elt)
 {
     if (need <= *cap) return true;
     int ncap = *cap ? *cap : 64;
@@ -231,7 +231,7 @@ static uint64_t type_hash(const Type *t)
 
 /* ---------------------------------------------------------------- NUMBER */
 
-static int new_pos(C *c, const Node *n)
+static int new_pos(CseState *c, const Node *n)
 {
     int k = nkids(n);
     if (!RESERVE(c, c->pos, c->cappos, c->npos + 1) || !RESERVE(c, c->kpos, c->capkpos, c->nkpos + k))
@@ -246,17 +246,17 @@ static int new_pos(C *c, const Node *n)
     return me;
 }
 
-static int kid(const C *c, int me, int i) { return c->kpos[c->pos[me].kbase + i]; }
+static int kid(const CseState *c, int me, int i) { return c->kpos[c->pos[me].kbase + i]; }
 
 /* A value number for a node of no other (a binder, or above one). */
-static int fresh_vn(C *c, const Node *n)
+static int fresh_vn(CseState *c, const Node *n)
 {
     if (!RESERVE(c, c->vn, c->capvn, c->nvn + 1)) return -1;
     c->vn[c->nvn] = (Vn){n, 0, -1};
     return c->nvn++;
 }
 
-static bool same_vn(const C *c, const Vn *v, const Node *n, const int *kv)
+static bool same_vn(const CseState *c, const Vn *v, const Node *n, const int *kv)
 {
     const Node *m = v->node;
     if (m->op != n->op || m->n != n->n || m->a != n->a || !ty_eq(m->type, n->type)) return false;
@@ -268,7 +268,7 @@ static bool same_vn(const C *c, const Vn *v, const Node *n, const int *kv)
 }
 
 /* Hash-consing: the number of the node with this structure. */
-static int intern(C *c, int me)
+static int intern(CseState *c, int me)
 {
     const Node *n = c->pos[me].node;
     /* (a leaf has no operands, and the arrays may still be NULL: no
@@ -303,7 +303,7 @@ static int intern(C *c, int me)
 
 /* Value number, fallibility, height and status of position me, whose
  * operands are numbered. */
-static bool value(C *c, int me)
+static bool value(CseState *c, int me)
 {
     Pos *P = &c->pos[me];
     const Node *n = P->node;
@@ -329,7 +329,7 @@ static bool value(C *c, int me)
 
 /* Numbers the tree below n (pre-order positions, numbers bottom-up);
  * returns n's position or -1. */
-static int number(C *c, const Node *n, int depth)
+static int number(CseState *c, const Node *n, int depth)
 {
     if (depth > OPT_MAX_DEPTH) return too_deep(c), -1;
     int me = new_pos(c, n);
@@ -366,7 +366,7 @@ static int number(C *c, const Node *n, int depth)
 
 /* ----------------------------------------------------------------- PRUNE */
 
-static bool avail_push(C *c, int vn, int var)
+static bool avail_push(CseState *c, int vn, int var)
 {
     bool added;
     int64_t *v = hmap_insert(&c->avail, (uint64_t)(unsigned)vn, -1, &added);
@@ -379,7 +379,7 @@ static bool avail_push(C *c, int vn, int var)
     return true;
 }
 
-static void avail_pop(C *c, int mark)
+static void avail_pop(CseState *c, int mark)
 {
     while (c->nundo > mark) {
         int64_t old = c->undo[--c->nundo];
@@ -390,7 +390,7 @@ static void avail_pop(C *c, int mark)
 
 /* Counts occurrences per (number, region) entry and marks the pruned tree.
  * `region` is the position that opens the innermost lazy region. */
-static void prune(C *c, int me, int parent, int region, int depth)
+static void prune(CseState *c, int me, int parent, int region, int depth)
 {
     int mark = c->nundo;
     for (;;) {
@@ -451,7 +451,7 @@ static void prune(C *c, int me, int parent, int region, int depth)
 
 /* The parent of x once the definitions already bound have moved to
  * their binding positions. */
-static int moved_parent(const C *c, int x)
+static int moved_parent(const CseState *c, int x)
 {
     const Pos *X = &c->pos[x];
     if (X->ent >= 0) {
@@ -466,7 +466,7 @@ static int moved_parent(const C *c, int x)
  * a node the other has marked: the cost is proportional to the distance
  * from a and b to their ancestor, not to the root (the depth of a program
  * does not make CSE quadratic). */
-static int lca2(C *c, int a, int b)
+static int lca2(CseState *c, int a, int b)
 {
     if (a == b) return a;
     int stamp = ++c->stamp, steps = 0;
@@ -490,7 +490,7 @@ static int lca2(C *c, int a, int b)
 }
 
 /* The lowest common ancestor of e's occurrences (after the moves), or -1. */
-static int lca(C *c, const Ent *e)
+static int lca(CseState *c, const Ent *e)
 {
     int l = e->first;
     for (int o = c->pos[e->first].next; o >= 0 && l >= 0; o = c->pos[o].next) l = lca2(c, l, o);
@@ -532,7 +532,7 @@ static void sort_ents(int *a, int *tmp, int n, const Ent *ent)
 
 /* Binds every term with two or more occurrences at their lowest common
  * ancestor, larger terms first. */
-static bool float_all(C *c)
+static bool float_all(CseState *c)
 {
     int nshared = 0;
     for (int i = 0; i < c->nent; i++) nshared += c->ent[i].count > 1;
@@ -567,9 +567,9 @@ static bool float_all(C *c)
 
 /* ------------------------------------------------------------------ BIND */
 
-static Node *rebuild(C *c, int me, int depth, bool moved);
+static Node *rebuild(CseState *c, int me, int depth, bool moved);
 
-static Node *mk_var(C *c, const Node *like, int id, const Type *t)
+static Node *mk_var(CseState *c, const Node *like, int id, const Type *t)
 {
     Node *v = node_new(&c->p->arena, OP_VAR, 0, t);
     if (!v) return nomem(c);
@@ -579,7 +579,7 @@ static Node *mk_var(C *c, const Node *like, int id, const Type *t)
 }
 
 /* A copy of n's node with no operands filled in. */
-static Node *copy_node(C *c, const Node *n)
+static Node *copy_node(CseState *c, const Node *n)
 {
     Node *x = node_new(&c->p->arena, n->op, n->n, n->type);
     if (!x) return nomem(c);
@@ -613,7 +613,7 @@ static Node *copy_node(C *c, const Node *n)
  * whose variable replaced part of it (let-based CSE, which the value
  * number does not see): inside definitions those replacements are undone
  * (`moved`), the copy is the term itself. */
-static Node *wrap(C *c, int me, Node *x, int depth)
+static Node *wrap(CseState *c, int me, Node *x, int depth)
 {
     if (!x || c->pos[me].binds < 0) return x;
     int nb = 0;
@@ -645,7 +645,7 @@ static Node *wrap(C *c, int me, Node *x, int depth)
 }
 
 /* The rebuilt node at position me, not wrapped in its own lets. */
-static Node *build(C *c, int me, int depth, bool moved)
+static Node *build(CseState *c, int me, int depth, bool moved)
 {
     if (depth > OPT_MAX_DEPTH) return too_deep(c);
     const Node *n = c->pos[me].node;
@@ -674,7 +674,7 @@ static Node *build(C *c, int me, int depth, bool moved)
     }
 }
 
-static Node *rebuild(C *c, int me, int depth, bool moved)
+static Node *rebuild(CseState *c, int me, int depth, bool moved)
 {
     const Pos *P = &c->pos[me];
     if (P->avail >= 0 && !moved) return mk_var(c, P->node, P->avail, P->node->type);
@@ -685,7 +685,7 @@ static Node *rebuild(C *c, int me, int depth, bool moved)
 /* -------------------------------------------------------------- contexts */
 
 /* CSE of one scalar context: its root, or a new tree. */
-static Node *cse_context(C *c, Node *root, bool *changed)
+static Node *cse_context(CseState *c, Node *root, bool *changed)
 {
     c->npos = c->nkpos = c->nvn = c->nvkid = c->nent = c->nundo = 0;
     c->nbound = c->navail = 0;
@@ -701,7 +701,7 @@ static Node *cse_context(C *c, Node *root, bool *changed)
     return rebuild(c, r, 0, false);
 }
 
-static Node *clone_with(C *c, const Node *n, int i, Node *k)
+static Node *clone_with(CseState *c, const Node *n, int i, Node *k)
 {
     Node *x = node_clone(&c->p->arena, n);
     if (!x) return nomem(c);
@@ -712,7 +712,7 @@ static Node *clone_with(C *c, const Node *n, int i, Node *k)
 /* The array level: finds the scalar contexts.  Returns n itself when
  * nothing below changed, else a copy (nodes of the input are never
  * modified). */
-static Node *cse_acc(C *c, Node *n, bool *changed, int depth)
+static Node *cse_acc(CseState *c, Node *n, bool *changed, int depth)
 {
     if (depth > OPT_MAX_DEPTH) return too_deep(c);
     if (n->op == OP_ALET) {
@@ -760,7 +760,7 @@ static Node *cse_acc(C *c, Node *n, bool *changed, int depth)
 
 int opt_cse(ax_ctx *cx, Program *p, bool *changed)
 {
-    C c;
+    CseState c;
     memset(&c, 0, sizeof c);
     c.cx = cx;
     c.p = p;

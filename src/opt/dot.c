@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct D {
+typedef struct DotState {
     FILE *f;
     const char *pfx;          /* node name prefix: one per graph */
     bool tags;                /* cluster by the kernel numbers in num */
@@ -36,7 +36,7 @@ typedef struct D {
     int nkernel;
     int (*edges)[3];          /* drawn edges: from, to, kind */
     int nedges, capedges;
-} D;
+} DotState;
 
 static bool is_producer(Op op)
 {
@@ -79,7 +79,7 @@ static int max_var(const Node *x)
 }
 
 /* The node that computes array term x: through lets and variables. */
-static const Node *origin(const D *d, const Node *x)
+static const Node *origin(const DotState *d, const Node *x)
 {
     for (int k = 0; x && k < 10000; k++) {
         if (x->op == OP_ALET && x->n == 2) x = x->kid[1];
@@ -90,7 +90,7 @@ static const Node *origin(const D *d, const Node *x)
 }
 
 /* Records what each array variable stands for. */
-static void defs(D *d, const Node *x)
+static void defs(DotState *d, const Node *x)
 {
     while (x) {
         if (x->op == OP_ALET && x->n == 2 && x->id >= 0 && x->id < d->ndef) d->def[x->id] = x->kid[0];
@@ -101,7 +101,7 @@ static void defs(D *d, const Node *x)
 }
 
 /* The number of node x in this graph (0: not drawn yet). */
-static int *slot(D *d, const Node *x)
+static int *slot(DotState *d, const Node *x)
 {
     for (int i = 0; i < d->nseen; i++)
         if (d->seen[i] == x) return &d->num[i];
@@ -140,7 +140,7 @@ static void style(FILE *f, const Node *x)
 }
 
 /* Draws node x once; returns its number. */
-static int node(D *d, const Node *x)
+static int node(DotState *d, const Node *x)
 {
     int *s = slot(d, x);
     if (!s) return 0;
@@ -155,7 +155,7 @@ static int node(D *d, const Node *x)
 }
 
 /* An edge, once per (from, to, kind). */
-static void edge(D *d, int from, int to, const char *how)
+static void edge(DotState *d, int from, int to, const char *how)
 {
     if (!from || !to) return;
     unsigned h = 0;
@@ -178,7 +178,7 @@ static void edge(D *d, int from, int to, const char *how)
 }
 
 /* Arrays read from scalar code: a dashed edge (dotted: the extent only). */
-static void scalar_edges(D *d, const Node *x, int to)
+static void scalar_edges(DotState *d, const Node *x, int to)
 {
     while (x) {
         if ((x->op == OP_INDEX || x->op == OP_LINDEX || x->op == OP_SHAPE) && x->n >= 1 && x->kid[0]->op == OP_AVAR) {
@@ -191,10 +191,10 @@ static void scalar_edges(D *d, const Node *x, int to)
     }
 }
 
-static void draw(D *d, const Node *x);
+static void draw(DotState *d, const Node *x);
 
 /* An operation: its node, and edges from what it reads. */
-static void op(D *d, const Node *x)
+static void op(DotState *d, const Node *x)
 {
     int me = node(d, x);
     for (int i = 0; i < x->n; i++) {
@@ -219,14 +219,14 @@ static void op(D *d, const Node *x)
 }
 
 /* The kernel number of node x in the graph being drawn (0: none). */
-static int kernel_of(const D *d, const Node *x)
+static int kernel_of(const DotState *d, const Node *x)
 {
     if (d->tags) return x->num;
     return is_producer(x->op) || is_consumer(x->op) ? -1 : 0;
 }
 
 /* Every operation of the array term x, in a cluster per kernel. */
-static void draw(D *d, const Node *x)
+static void draw(DotState *d, const Node *x)
 {
     while (x) {
         if (x->op == OP_ALET && x->n == 2) {
@@ -255,7 +255,7 @@ static void draw(D *d, const Node *x)
 }
 
 /* Before fusion: clusters from the kernel numbers fusion left. */
-static void clusters(D *d)
+static void clusters(DotState *d)
 {
     int maxk = 0;
     for (int i = 0; i < d->nseen; i++)
@@ -276,7 +276,7 @@ static void clusters(D *d)
 
 static void graph(FILE *f, const char *pfx, const char *title, const Node *root, bool tags)
 {
-    D d;
+    DotState d;
     memset(&d, 0, sizeof d);
     d.f = f;
     d.pfx = pfx;

@@ -22,13 +22,13 @@
 #include "ir.h"
 #include <stdlib.h>
 
-typedef struct S {
+typedef struct ScheduleState {
     int n;                  /* variable ids are below n */
     int *alias;             /* id -> the id it renames / projects (-1) */
     unsigned char *read;    /* data read by a kernel */
     int64_t *computed;      /* arrays a binding holds that kernels computed */
     int64_t kernels, nested;
-} S;
+} ScheduleState;
 
 static bool is_kernel(Op op)
 {
@@ -41,13 +41,13 @@ static bool is_kernel(Op op)
     }
 }
 
-static int root_of(const S *s, int id)
+static int root_of(const ScheduleState *s, int id)
 {
     for (int k = 0; k < 64 && id >= 0 && id < s->n && s->alias[id] >= 0; k++) id = s->alias[id];
     return id;
 }
 
-static void mark_read(S *s, int id)
+static void mark_read(ScheduleState *s, int id)
 {
     id = root_of(s, id);
     if (id >= 0 && id < s->n) s->read[id] = 1;
@@ -80,7 +80,7 @@ static int64_t computed_arrays(const Node *x)
 }
 
 /* Reads from scalar code inside a kernel (a delayed operand included). */
-static void scalar_reads(S *s, const Node *x)
+static void scalar_reads(ScheduleState *s, const Node *x)
 {
     while (x) {
         if ((x->op == OP_INDEX || x->op == OP_LINDEX) && x->n == 2 && x->kid[0]->op == OP_AVAR)
@@ -91,10 +91,10 @@ static void scalar_reads(S *s, const Node *x)
     }
 }
 
-static void walk(S *s, const Node *x);
+static void walk(ScheduleState *s, const Node *x);
 
 /* An array operand of kernel k. */
-static void operand(S *s, const Node *x)
+static void operand(ScheduleState *s, const Node *x)
 {
     if (x->op == OP_AVAR) {
         mark_read(s, x->id);
@@ -111,7 +111,7 @@ static void operand(S *s, const Node *x)
     walk(s, x);
 }
 
-static void walk(S *s, const Node *x)
+static void walk(ScheduleState *s, const Node *x)
 {
     while (x) {
         if (x->op == OP_LAM) {
@@ -169,7 +169,7 @@ void schedule_stats(const Program *p, int64_t *kernels, int64_t *intermediates)
 {
     *kernels = *intermediates = -1;
     if (!p || !p->root) return;
-    S s = {0};
+    ScheduleState s = {0};
     int n = p->nvars;
     int m = max_id(p->root) + 1;
     s.n = n > m ? n : m;

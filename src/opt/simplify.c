@@ -142,7 +142,7 @@ typedef struct Frame {
     Node *b;              /* its simplified bound term */
 } Frame;
 
-typedef struct S {
+typedef struct SimplifyState {
     ax_ctx *cx;
     Program *p;
     unsigned what;        /* SIMP_SHRINK | SIMP_FOLD */
@@ -159,9 +159,9 @@ typedef struct S {
     Node **known;         /* the tuple or index a let variable holds */
     Frame *stk;           /* let chains being rebuilt */
     int nstk, capstk;
-} S;
+} SimplifyState;
 
-static void *nomem(S *s)
+static void *nomem(SimplifyState *s)
 {
     if (!s->failed) ctx_error(s->cx, AX_ERR_NOMEM, "simplify: out of memory");
     s->failed = true;
@@ -170,7 +170,7 @@ static void *nomem(S *s)
 
 /* Too deep to walk safely: the round gives up and leaves the program as
  * it is (only a malformed program gets here; see OPT_MAX_DEPTH). */
-static void *too_deep(S *s)
+static void *too_deep(SimplifyState *s)
 {
     s->failed = s->deep = true;
     return NULL;
@@ -178,14 +178,14 @@ static void *too_deep(S *s)
 
 /* ================================================================ census */
 
-static void use_var(S *s, int id)
+static void use_var(SimplifyState *s, int id)
 {
     s->count[id]++;
     if (s->lam > s->blam[id]) s->vflag[id] |= V_IN_LAM;
     if (s->lazy > s->blazy[id]) s->vflag[id] |= V_IN_LAZY;
 }
 
-static void bind_var(S *s, int id, bool fallible)
+static void bind_var(SimplifyState *s, int id, bool fallible)
 {
     s->count[id] = 0;
     s->vflag[id] = fallible ? V_BFALL : 0;
@@ -195,7 +195,7 @@ static void bind_var(S *s, int id, bool fallible)
 
 /* Counts the occurrences of every variable below n; returns whether n can
  * fault or loop. */
-static bool census(S *s, const Node *n, int depth)
+static bool census(SimplifyState *s, const Node *n, int depth)
 {
     if (depth > OPT_MAX_DEPTH) return too_deep(s), true;
     bool f = false;
@@ -236,7 +236,7 @@ static bool census(S *s, const Node *n, int depth)
 
 /* Takes the code below n out of the program: its variables lose these
  * occurrences (a single-use binding waiting to be inlined there goes too). */
-static void drop(S *s, const Node *n, int depth)
+static void drop(SimplifyState *s, const Node *n, int depth)
 {
     if (depth > OPT_MAX_DEPTH) { too_deep(s); return; }
     for (;;) {
@@ -266,7 +266,7 @@ static void drop(S *s, const Node *n, int depth)
 
 /* ========================================================== construction */
 
-static Node *fresh(S *s, Op op, int n, const Type *t)
+static Node *fresh(SimplifyState *s, Op op, int n, const Type *t)
 {
     Node *x = node_new(&s->p->arena, op, n, t);
     if (!x) return nomem(s);
@@ -275,7 +275,7 @@ static Node *fresh(S *s, Op op, int n, const Type *t)
 }
 
 /* Records whether x can fault or loop (its operands are final). */
-static Node *finish(S *s, Node *x)
+static Node *finish(SimplifyState *s, Node *x)
 {
     if (!x) return NULL;
     bool f = !op_is_array(x->op) && opt_op_fallible(s->cx, x);
@@ -288,21 +288,21 @@ static Node *finish(S *s, Node *x)
 
 static bool fallible(const Node *x) { return (x->num & FALLIBLE) != 0; }
 
-static Node *mk_const(S *s, const Type *t, Scalar v)
+static Node *mk_const(SimplifyState *s, const Type *t, Scalar v)
 {
     Node *x = fresh(s, OP_CONST, 0, t);
     if (x) x->c = sc_norm(v, t->s);
     return x;
 }
 
-static Node *mk_var(S *s, Op op, int id, const Type *t)
+static Node *mk_var(SimplifyState *s, Op op, int id, const Type *t)
 {
     Node *x = fresh(s, op, 0, t);
     if (x) x->id = id;
     return x;
 }
 
-static Node *mk_prim(S *s, Prim p, const Type *t, Node *a, Node *b)
+static Node *mk_prim(SimplifyState *s, Prim p, const Type *t, Node *a, Node *b)
 {
     if (!a || (b == NULL) != (prim_info[p].arity == 1)) return NULL;
     Node *x = fresh(s, OP_PRIM, b ? 2 : 1, t);
@@ -315,7 +315,7 @@ static Node *mk_prim(S *s, Prim p, const Type *t, Node *a, Node *b)
 
 /* A copy of an atom or small tuple of atoms; each variable in it gains an
  * occurrence. */
-static Node *copy_small(S *s, const Node *n)
+static Node *copy_small(SimplifyState *s, const Node *n)
 {
     switch (n->op) {
     case OP_CONST: return mk_const(s, n->type, n->c);
@@ -442,7 +442,7 @@ static bool same_var(const Node *a, const Node *b)
 
 /* p applied to two constants (or one): a new constant, or NULL if it
  * faults. */
-static Node *eval_c(S *s, Prim p, const Type *t, const Node *a, const Node *b)
+static Node *eval_c(SimplifyState *s, Prim p, const Type *t, const Node *a, const Node *b)
 {
     const Type *at[2] = {a->type, b ? b->type : NULL};
     Scalar args[2], out[AX_MAX_RANK];
@@ -468,11 +468,11 @@ static bool foldable(Prim p)
     }
 }
 
-static Node *fold_prim(S *s, Node *x, int depth);
+static Node *fold_prim(SimplifyState *s, Node *x, int depth);
 
 /* A rewritten primitive, simplified again (each rule makes the term
  * smaller or moves a constant outwards, so this ends). */
-static Node *refold(S *s, Node *x, int depth)
+static Node *refold(SimplifyState *s, Node *x, int depth)
 {
     s->changed = true;
     if (!x) return s->failed ? NULL : nomem(s);
@@ -499,7 +499,7 @@ static Prim negated_cmp(Prim p)
 
 /* The algebraic rules of the header comment, on a primitive whose
  * operands are simplified and not all constant. */
-static Node *algebra(S *s, Node *x, int depth)
+static Node *algebra(SimplifyState *s, Node *x, int depth)
 {
     Prim p = (Prim)x->a;
     Node *k0 = x->kid[0], *k1 = x->n > 1 ? x->kid[1] : NULL;
@@ -709,7 +709,7 @@ static Node *algebra(S *s, Node *x, int depth)
 
 /* A primitive with simplified operands: folded when they are constants,
  * else rewritten by the algebraic rules. */
-static __attribute__((noinline)) Node *fold_prim(S *s, Node *x, int depth)
+static __attribute__((noinline)) Node *fold_prim(SimplifyState *s, Node *x, int depth)
 {
     if (!x) return NULL;
     Prim p = (Prim)x->a;
@@ -751,11 +751,11 @@ static __attribute__((noinline)) Node *fold_prim(S *s, Node *x, int depth)
 
 /* ================================================================ walks */
 
-static Node *simp(S *s, const Node *n, int depth);
-static Node *simp_acc(S *s, const Node *n, int depth);
+static Node *simp(SimplifyState *s, const Node *n, int depth);
+static Node *simp_acc(SimplifyState *s, const Node *n, int depth);
 
 /* A function: fresh parameter nodes (same variables), the body simplified. */
-static Node *simp_lam(S *s, const Node *l, int depth)
+static Node *simp_lam(SimplifyState *s, const Node *l, int depth)
 {
     Node *x = fresh(s, OP_LAM, 1, l->type);
     if (!x) return NULL;
@@ -770,7 +770,7 @@ static Node *simp_lam(S *s, const Node *l, int depth)
     return finish(s, x);
 }
 
-static Node *simp_var(S *s, const Node *n, int depth)
+static Node *simp_var(SimplifyState *s, const Node *n, int depth)
 {
     int id = n->id;
     const Node *t = s->pending[id];
@@ -787,7 +787,7 @@ static Node *simp_var(S *s, const Node *n, int depth)
     return mk_var(s, n->op, id, n->type);
 }
 
-static bool push_frame(S *s, const Node *let, Node *b)
+static bool push_frame(SimplifyState *s, const Node *let, Node *b)
 {
     if (s->nstk == s->capstk) {
         int cap = s->capstk ? 2 * s->capstk : 64;
@@ -801,7 +801,7 @@ static bool push_frame(S *s, const Node *let, Node *b)
 }
 
 /* A chain of lets (in a loop: chains can be long). */
-static Node *simp_let(S *s, const Node *n, int depth)
+static Node *simp_let(SimplifyState *s, const Node *n, int depth)
 {
     bool shrink = s->what & SIMP_SHRINK, fold = s->what & SIMP_FOLD;
     int base = s->nstk;
@@ -854,7 +854,7 @@ static Node *simp_let(S *s, const Node *n, int depth)
 
 /* proj / ixget: of a tuple or index it is the component; of a let
  * variable holding one, the component when that is small. */
-static Node *simp_proj(S *s, const Node *n, int depth)
+static Node *simp_proj(SimplifyState *s, const Node *n, int depth)
 {
     Node *t = simp(s, n->kid[0], depth + 1);
     if (!t) return NULL;
@@ -884,7 +884,7 @@ static Node *simp_proj(S *s, const Node *n, int depth)
     return finish(s, x);
 }
 
-static Node *simp_cond(S *s, const Node *n, int depth)
+static Node *simp_cond(SimplifyState *s, const Node *n, int depth)
 {
     bool fold = s->what & SIMP_FOLD;
     Node *c = simp(s, n->kid[0], depth + 1);
@@ -925,7 +925,7 @@ static Node *simp_cond(S *s, const Node *n, int depth)
     return finish(s, x);
 }
 
-static Node *simp_while(S *s, const Node *n, int depth)
+static Node *simp_while(SimplifyState *s, const Node *n, int depth)
 {
     Node *cl = simp_lam(s, n->kid[0], depth + 1);
     Node *bl = cl ? simp_lam(s, n->kid[1], depth + 1) : NULL;
@@ -944,7 +944,7 @@ static Node *simp_while(S *s, const Node *n, int depth)
 }
 
 /* (proj 0 v, ..., proj n-1 v) = v, and the same for indices. */
-static Node *eta(S *s, Node *x)
+static Node *eta(SimplifyState *s, Node *x)
 {
     Op want = x->op == OP_TUPLE ? OP_PROJ : OP_IXGET;
     if (x->n < 1) return x;
@@ -963,7 +963,7 @@ static Node *eta(S *s, Node *x)
     DONE(mk_var(s, OP_VAR, id, t));
 }
 
-static Node *simp(S *s, const Node *n, int depth)
+static Node *simp(SimplifyState *s, const Node *n, int depth)
 {
     if (s->failed) return NULL;
     if (depth > OPT_MAX_DEPTH) return too_deep(s);
@@ -1009,7 +1009,7 @@ static bool trivially_pure(const Node *a)
 }
 
 /* A chain of array lets (in a loop). */
-static Node *simp_alet(S *s, const Node *n, int depth)
+static Node *simp_alet(SimplifyState *s, const Node *n, int depth)
 {
     int base = s->nstk;
     const Node *x = n;
@@ -1044,7 +1044,7 @@ static Node *simp_alet(S *s, const Node *n, int depth)
     return body;
 }
 
-static Node *simp_acc(S *s, const Node *n, int depth)
+static Node *simp_acc(SimplifyState *s, const Node *n, int depth)
 {
     if (s->failed) return NULL;
     if (depth > OPT_MAX_DEPTH) return too_deep(s);
@@ -1122,7 +1122,7 @@ static Node *simp_acc(S *s, const Node *n, int depth)
 
 int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed)
 {
-    S s;
+    SimplifyState s;
     memset(&s, 0, sizeof s);
     s.cx = cx;
     s.p = p;
