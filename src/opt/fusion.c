@@ -51,12 +51,14 @@
  * reads it (the paper's c2 into p6 and p7).
  *
  * Terms.  Functions are LAM nodes; composing two means applying one to the
- * other's body.  Application let-binds each non-trivial argument (the
- * thesis' `combine` does the same), so an argument is evaluated once; the
- * simplifier that runs after fusion shrinks the lets that are used once.
- * The core IR is a tree whose binders are unique program-wide, so every
- * piece of a delayed value is a template that is copied, with fresh
- * binders, each time it is placed in the result (cp below).
+ * other's body.  Application (the rewrite kit's rw_apply) let-binds each
+ * non-trivial argument (the thesis' `combine` does the same), so an
+ * argument is evaluated once; the simplifier that runs after fusion
+ * shrinks the lets that are used once.  The core IR is a tree whose
+ * binders are unique program-wide, so every piece of a delayed value is a
+ * template that is copied, with fresh binders, each time it is placed in
+ * the result (the kit's rw_copy, in its rw->flat way, with reads() below
+ * as its rule).
  *
  * Each source array node's `num` ends up holding the number (from 1) of
  * the kernel it was fused into, 0 for none; the Graphviz view (dot.c)
@@ -292,9 +294,10 @@ static bool no_work(const Node *e)
  * picked (Step with the source's extent, the identity index map and a
  * function that does no work)?  Reading c at an index is then reading the
  * source there: the same work, and the same bounds, so the same faults.
- * (Inlining a Step that does a little work, radix sort's bit of each key,
- * into its two consumers was measured on the CPU backend: their loops grew
- * slower by more than the kernel and the array it saved cost.) */
+ * (A Step that does a little work, radix sort's bit of each key, is not
+ * inlined into the scalar reads of its consumers: on the CPU backend their
+ * loops slow down by more than the kernel and the array it saves cost;
+ * `axle bench radixsort` measures it.) */
 static bool free_step(const Cunc *c)
 {
     return c->k == C_STEP && !c->sh && !c->p && !c->pure && (!c->f || (c->f->op == OP_LAM && no_work(c->f->kid[0])));

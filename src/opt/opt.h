@@ -1,7 +1,10 @@
 /*
- * Internal interface of the simplifier (src/opt/simplify.c, src/opt/cse.c):
- * the sub-passes that simplify_program runs in rounds, exposed so that the
- * tests can run each one alone and verify the program after it.
+ * Internal interface of the optimiser (src/opt): the simplifier's
+ * sub-passes (simplify.c, cse.c), which simplify_program runs in rounds,
+ * exposed so that the tests can run each one alone and verify the program
+ * after it; array CSE, loop-invariant code motion and the planner (its
+ * rewrites, loop graph and ILP).  Terms are made and copied with the
+ * rewrite kit (rewrite.h).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_OPT_H
@@ -56,11 +59,11 @@ int opt_array_cse(ax_ctx *cx, Program *p, bool *changed);
 enum { SIMP_SHRINK = 1u, SIMP_FOLD = 2u, SIMP_ALL = 3u };
 int opt_simplify_round(ax_ctx *cx, Program *p, unsigned what, bool *changed);
 
-/* The planner's rewrites (plan.c, after fusion and array CSE): sibling
- * folds over one extent become one fold of a tuple, and a filter read
- * only by a fold fuses into it (seed 003 s."Loop Fusion and
- * Deforestation"; seed 001).  Each rewrite adds a line to log (may be
- * NULL).  Returns the number of rewrites (0: the program is unchanged),
+/* The planner's rewrites (plan.c and its steps, plan_int.h; after fusion
+ * and array CSE): sibling folds over one extent become one fold of a
+ * tuple, and a filter read only by a fold fuses into it (seed 003
+ * s."Loop Fusion and Deforestation"; seed 001).  Each rewrite adds a line
+ * to log (may be NULL).  Returns the number of rewrites (0: the program is unchanged),
  * or -1 with an error on cx. */
 #define PLAN_LOG_MAX 32
 #define PLAN_JOIN_MAX 256
@@ -98,12 +101,13 @@ bool plan_together(const PlanClusters *c, int64_t a, int64_t b);
 bool plan_apart(const PlanClusters *c, int64_t a, int64_t b);
 int opt_plan(ax_ctx *cx, Program *p, PlanLog *log, const PlanClusters *cl);
 
-/* The rewrites' own tests (plan.c), for the loop graph: a producer that
- * only moves data, copied into its readers; one inlined into sibling
- * folds; a fold that can absorb the filter bound by let flt (*occ: its
- * reads of the filter's output), and whether it stays a fold of the same
- * type when it does (else it folds (kept, value) pairs); equal extents
- * (compared as the terms themselves, or as copies of them). */
+/* The rewrites' own tests, for the loop graph: a producer that only
+ * moves data, copied into its readers (plancopy.c); one inlined into
+ * sibling folds (plansiblings.c); a fold that can absorb the filter bound
+ * by let flt (*occ: its reads of the filter's output), and whether it
+ * stays a fold of the same type when it does (else it folds (kept, value)
+ * pairs; planfilter.c); equal extents (compared as the terms themselves,
+ * or as copies of them; planterms.c). */
 bool plan_copies(const Node *t);
 bool plan_inlinable(const Node *t);
 bool plan_absorbs(const Node *fold, const Node *flt, int *occ);

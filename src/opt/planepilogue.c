@@ -38,11 +38,8 @@ void pl_epilogues(PlanRewriteState *s, Node **slot)
             pl_note(s, "map a%d applied as %s a%d stores its results", lets[k]->id, op_name(c->op), a);
             break;
         case OP_STENCIL: case OP_STENCIL2: {
-            Node *f = rw_copy(&s->rw, c->kid[0]), *st = node_clone(&s->rw.p->arena, c);
-            if (!f || !st) {
-                rw_fail(&s->rw);
-                break;
-            }
+            Node *f = rw_copy(&s->rw, c->kid[0]), *st = rw_clone(&s->rw, c);
+            if (!f || !st) break;
             f->kid[0] = rw_apply1(&s->rw, t->kid[0], f->kid[0]);
             if (!f->kid[0]) break;
             f->type = f->kid[0]->type;

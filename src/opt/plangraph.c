@@ -17,7 +17,7 @@
  * The model.  The ILP may only choose what the planner's rewrites
  * (plan.c) can carry out, so the graph says, per pair of loops of one
  * chain of lets, whether they can share a pass, in the rewrites' own
- * terms (their tests are plan.c's: plan_copies, plan_absorbs, ...), and
+ * terms (their tests are theirs: plan_copies, plan_absorbs, ...), and
  * the loop graph mirrors the order in which they apply them:
  *
  *  1. a producer that only moves data, read at their own index by
@@ -241,7 +241,7 @@ static int add_node(Build *b, int id, const Node *t, int chain, int pos)
 
 /* ------------------------------------------------------------ the model */
 
-/* An operand's extent as the rewrites compare two (plan.c same_extent):
+/* An operand's extent as the rewrites compare two (planterms.c pl_same_extent):
  * the array whose shape it is, and a delayed operand's extent term,
  * compared as itself or, where the rewrites built the operand, as a
  * copy. */
@@ -296,7 +296,7 @@ static void mark_reads(Chain *c, int j, const Node *x, int depth)
     for (int i = 0; i < x->n; i++) mark_reads(c, j, x->kid[i], depth + 1);
 }
 
-/* plan.c opd_extent(o): the extent of a delayed operand the rewrites
+/* planterms.c pl_opd_extent(o): the extent of a delayed operand the rewrites
  * build from o (producers copied in step 1 replaced). */
 static Ext ext_built(const Chain *c, const Node *o, int depth)
 {
@@ -324,7 +324,7 @@ static const Node *fold_operand(const Node *t) { return t->kid[t->op == OP_FOLD 
 
 /* Operand o as the rewrites leave it after step 1 (the array variable of
  * a producer copied into its readers replaced by the delayed operand
- * they build from it, plan.c opd_extent/opd_ix/opd_lin): how often its
+ * they build from it, planterms.c pl_opd_extent, pl_opd_ix, pl_opd_lin): how often its
  * extent, its index form and its linear form read array a (*bare: o is
  * an array variable itself, read once), and the array whose shape its
  * extent is (-1: none). */
@@ -366,10 +366,10 @@ static Eff eff(const Chain *c, const Node *o, int a)
     return r;
 }
 
-/* How often an operand reads a (what plan.c's occurrences counts). */
+/* How often an operand reads a (what planterms.c's pl_occurrences counts). */
 static int eff_total(const Eff *r) { return r->bare ? r->e : r->e + r->ix + r->lin; }
 
-/* The new operand of fold j once it absorbed its filter (plan.c
+/* The new operand of fold j once it absorbed its filter (planfilter.c
  * filter_into_fold: the filter's input read at i, the predicate, the
  * fold's own element, and for (kept, value) pairs the fold's z, in both
  * forms, over the input's extent), as eff gives it. */
@@ -477,7 +477,7 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         if (!HAS(j) || (t->op != OP_FOLD && t->op != OP_FOLD1)) continue;
         c.merges[j] = j < nl || (c.flt[j] >= 0 && !plan_absorb_keeps_fold(t));
         /* (a fold of a filter's output that others read too is left to
-         * the filter's multi-generator loop, plan.c loops: no sibling) */
+         * the filter's multi-generator loop, planloops.c: no sibling) */
         if (c.flt[j] < 0) {
             int a = plan_opd_array(fold_operand(t));
             int q = a >= 0 && a < b->nvars ? b->posof[a] : -1;
@@ -573,7 +573,7 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         for (int j = k + 1; j <= nl && c.absorbable[k]; j++)
             if (c.flt[j] == k && !add_pair(b, c.node[k], c.node[j])) goto out;
     /* 4. producers inlined into the folds that alone read them, each at its
-     * own index (plan.c merge_siblings), their uses counted as the
+     * own index (plansiblings.c merge_siblings), their uses counted as the
      * rewrites count them after steps 1 and 2 */
     for (int p = 0; p < nl; p++) {
         int pid = lets[p]->id;
@@ -1146,7 +1146,7 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
     }
     /* the ILP's clusters, where it ran */
     /* (agree: every ILP cluster is within one made; grown: the loops and
-     * epilogues after its rewrites merged some of them further, plan.c) */
+     * epilogues after its rewrites merged some of them further, planloops.c and planepilogue.c) */
     bool ran = ch && ch->cl, agree = true, grown = false;
     for (int i = 0; i < nn; i++) ilp[i] = cluster_of(ran ? ch->cl : NULL, &g->n[i], i);
     for (int i = 0; ran && i < nn; i++)

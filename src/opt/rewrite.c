@@ -123,9 +123,8 @@ static Node *copy_lets(Rewrite *rw, const Node *x, Node ***tail);
 /* A copy of a function with fresh parameters. */
 static Node *copy_lam(Rewrite *rw, const Node *x)
 {
-    Node *l = node_clone(&rw->p->arena, x);
-    if (!l) return rw_fail(rw);
-    l->cx = rw->cx;
+    Node *l = rw_clone(rw, x);
+    if (!l) return NULL;
     l->num = 0;
     int mark = rw_mark(rw);
     if (x->nparam > 0) {
@@ -212,8 +211,7 @@ static Node *copy_node(Rewrite *rw, const Node *x)
     if (x->op == OP_LAM) return copy_lam(rw, x);
     Node *y;
     if (rw->rule && rw->rule(rw, x, &y)) return y ? y : rw_fail(rw);
-    if (!(y = node_clone(&rw->p->arena, x))) return rw_fail(rw);
-    y->cx = rw->cx;
+    if (!(y = rw_clone(rw, x))) return NULL;
     y->num = 0;
     for (int i = 0; i < x->n; i++)
         if (!(y->kid[i] = rw_copy(rw, x->kid[i]))) return NULL;
