@@ -103,15 +103,8 @@ static void walk(AcseState *s, Node *n, int depth);
  * functions and of array lambdas), each walked in the current scope. */
 static void walk_kids(AcseState *s, Node *n, int depth)
 {
-    for (int i = 0; i < n->n && !s->failed; i++) {
-        Node *k = n->kid[i];
-        if (!k) continue;
-        if (k->op == OP_LAM) {
-            if (k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) walk(s, k->kid[0], depth + 1);
-        } else if (op_is_array(k->op)) {
-            walk(s, k, depth + 1);
-        }
-    }
+    Node **slot;
+    for (int i = 0; !s->failed && (slot = opt_array_slot(n, &i));) walk(s, *slot, depth + 1);
 }
 
 static void walk(AcseState *s, Node *n, int depth)

@@ -126,15 +126,8 @@ static void chain(LicmState *s, Node **slot, int depth);
 
 static void kids(LicmState *s, Node *x, int depth)
 {
-    for (int i = 0; i < x->n && !s->rw.failed; i++) {
-        Node *k = x->kid[i];
-        if (!k) continue;
-        if (k->op == OP_LAM) {
-            if (k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) chain(s, &k->kid[0], depth + 1);
-        } else if (op_is_array(k->op) && k->op != OP_DELAYED) {
-            chain(s, &x->kid[i], depth + 1);
-        }
-    }
+    Node **slot;
+    for (int i = 0; !s->rw.failed && (slot = opt_array_slot(x, &i));) chain(s, slot, depth + 1);
 }
 
 /* The chain of lets at *slot (maybe none: then *slot is its body). */

@@ -39,6 +39,22 @@ static inline bool opt_is_atom(const Node *n)
     return n->op == OP_CONST || n->op == OP_VAR || n->op == OP_AVAR;
 }
 
+/* The next slot below n that holds an array term, from operand *i on
+ * (advanced past it), or NULL: an array operand, or the body of an array
+ * function (awhile's); a delayed operand holds none.  The passes that
+ * walk chains of array lets (acse.c, licm.c, plan.c) go down through it:
+ *   for (int i = 0; (slot = opt_array_slot(n, &i));) walk(*slot); */
+static inline Node **opt_array_slot(Node *n, int *i)
+{
+    while (*i < n->n) {
+        Node **slot = &n->kid[(*i)++], *k = *slot;
+        if (!k || k->op == OP_DELAYED) continue;
+        if (k->op == OP_LAM && k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) return &k->kid[0];
+        if (k->op != OP_LAM && op_is_array(k->op)) return slot;
+    }
+    return NULL;
+}
+
 /* Common subexpression elimination (thesis s.3 "Common subexpression
  * elimination", and the Delite section's hash-consing), one scalar context
  * at a time.  Sets *changed when it rewrote something.  Returns 0, or -1

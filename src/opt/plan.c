@@ -158,15 +158,8 @@ static void walk(PlanRewriteState *s, Node **slot, int depth);
 
 static void walk_kids(PlanRewriteState *s, Node *n, int depth)
 {
-    for (int i = 0; i < n->n && !s->rw.failed; i++) {
-        Node *k = n->kid[i];
-        if (!k) continue;
-        if (k->op == OP_LAM) {
-            if (k->n > 0 && k->kid[0] && op_is_array(k->kid[0]->op)) walk(s, &k->kid[0], depth + 1);
-        } else if (op_is_array(k->op)) {
-            walk(s, &n->kid[i], depth + 1);
-        }
-    }
+    Node **slot;
+    for (int i = 0; !s->rw.failed && (slot = opt_array_slot(n, &i));) walk(s, slot, depth + 1);
 }
 
 /* One chain of array lets starting at *slot: its nested chains first,
