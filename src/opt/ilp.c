@@ -376,7 +376,7 @@ static void model_free(Model *m)
 }
 
 #define INF 1e30
-#define PAIR(g, i, j) ((g)->pair[(size_t)(i) * (size_t)(g)->nn + (size_t)(j)])
+#define PAIR(g, i, j) plan_graph_pair(g, i, j)
 
 /* The ILP's view of a graph: which pairs keep a variable (the graph's,
  * less those seed 001's pruning and the rewrites' rules leave apart

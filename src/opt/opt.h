@@ -133,6 +133,9 @@ bool plan_same_term(const Node *a, const Node *b, bool copies);
  * (a variable), or the variable whose shape is a delayed operand's
  * extent; else -1. */
 int plan_opd_array(const Node *o);
+/* How often x reads array variable id (1 << 20 past the depth limit:
+ * more than any count it is compared with). */
+int plan_occurrences(const Node *x, int id, int depth);
 
 /* Loop-invariant code motion of array terms out of awhile bodies
  * (licm.c), guarded by the loop's condition.  Returns the number of lets

@@ -82,8 +82,6 @@ Node *pl_subst2(PlanRewriteState *s, const Node *lam, Node *a, Node *b);
  * the uses that need one. */
 Node *pl_proj_map(PlanRewriteState *s, int to, int k);
 
-/* The reads of array variable id in x (1 << 20 past the depth limit). */
-int pl_occurrences(const Node *x, int id, int depth);
 /* Structural equality of binder-free scalar terms (plan_same_term). */
 bool pl_same_term(const Node *a, const Node *b, int depth);
 /* The extents of two operands, compared without copying. */

@@ -61,7 +61,7 @@ void pl_copy_movers(PlanRewriteState *s, Node **slot, Node **lets, int nl, Node 
         bool ok = s->uses[pid] > 1;
         for (int j = k + 1; j <= nl && ok; j++) {
             Node *c = j < nl ? lets[j]->kid[0] : last->kid[1];
-            int o = pl_occurrences(c, pid, 0);
+            int o = plan_occurrences(c, pid, 0);
             if (!o) continue;
             int at = input_kid(c);
             ok = o == 1 && at > 0 && c->kid[at]->op == OP_AVAR && c->kid[at]->id == pid;

@@ -51,8 +51,8 @@ static bool can_absorb(const Node *fold, const Node *flt, int *occ)
     int ys = flt->id;
     const Node *d = flt->kid[0]->kid[1];
     const Node *o = fold->kid[2], *g = fold->kid[0], *z = fold->kid[1];
-    *occ = pl_occurrences(o, ys, 0);
-    if (d->type->rank != 1 || *occ == 0 || pl_occurrences(fold, ys, 0) != *occ) return false;
+    *occ = plan_occurrences(o, ys, 0);
+    if (d->type->rank != 1 || *occ == 0 || plan_occurrences(fold, ys, 0) != *occ) return false;
     if (o->op == OP_AVAR) {
         if (o->id != ys) return false;
     } else if (o->op == OP_DELAYED) {
@@ -182,7 +182,7 @@ void pl_filters_into_folds(PlanRewriteState *s, Node **slot, Node **lets, int nl
                 if (!nf) ok = pl_together(s, ys, j < nl ? lets[j]->id : plan_body_key(t));
                 seen += occ, nf++;
             }
-            else if (pl_occurrences(t, ys, 0)) ok = false;
+            else if (plan_occurrences(t, ys, 0)) ok = false;
         }
         if (!ok || nf == 0 || seen != s->uses[ys]) continue;
         bool first = true;

@@ -1,7 +1,7 @@
 /*
  * The loop graph (issue 11; seed 001 s."Function -> graph"), for the
  * clustering planner (ilp.c) and `axle dump PROGRAM --stage plan
- * [--json]`: the program after Accelerate's fusion as loops over
+ * [--json]` (printed by planprint.c): the program after Accelerate's fusion as loops over
  * iteration spaces, each with its generator (seed 003 s."Loop Fusion and
  * Deforestation": Collect, a filter's conditional Collect, Reduce, Scan,
  * Bucket for permute), the edges between them (fusible: read at the
@@ -150,14 +150,6 @@ static void reduction_op(const Node *t, char *out, size_t size)
     else if (b->op == OP_TUPLE) snprintf(out, size, "tuple");
 }
 
-
-static int count(const Node *x, int id, int depth)
-{
-    if (!x || depth > OPT_MAX_DEPTH) return 1000;
-    int c = x->op == OP_AVAR && x->id == id;
-    for (int i = 0; i < x->n; i++) c += count(x->kid[i], id, depth + 1);
-    return c;
-}
 
 typedef struct Build {
     PlanGraph *g;
@@ -343,12 +335,12 @@ static Eff eff(const Chain *c, const Node *o, int a)
             if (z->op == OP_MAP) {
                 r.var = z->kid[1]->id;
                 r.e = r.var == a;
-                r.ix = r.lin = (r.var == a) + count(z->kid[0], a, 0);
+                r.ix = r.lin = (r.var == a) + plan_occurrences(z->kid[0], a, 0);
             } else {   /* a generate: fromLinear of its shape in the linear form */
                 const Node *sh = z->kid[0];
                 r.var = sh->op == OP_SHAPE && sh->kid[0]->op == OP_AVAR ? sh->kid[0]->id : -1;
-                r.e = count(sh, a, 0);
-                r.ix = count(z->kid[1], a, 0);
+                r.e = plan_occurrences(sh, a, 0);
+                r.ix = plan_occurrences(z->kid[1], a, 0);
                 r.lin = r.ix + r.e;
             }
             return r;
@@ -359,10 +351,10 @@ static Eff eff(const Chain *c, const Node *o, int a)
     }
     if (o->op == OP_DELAYED) {
         r.var = o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR ? o->kid[0]->kid[0]->id : -1;
-        r.e = count(o->kid[0], a, 0), r.ix = count(o->kid[1], a, 0), r.lin = count(o->kid[2], a, 0);
+        r.e = plan_occurrences(o->kid[0], a, 0), r.ix = plan_occurrences(o->kid[1], a, 0), r.lin = plan_occurrences(o->kid[2], a, 0);
         return r;
     }
-    r.e = r.ix = r.lin = count(o, a, 0);
+    r.e = r.ix = r.lin = plan_occurrences(o, a, 0);
     return r;
 }
 
@@ -378,8 +370,8 @@ static Eff eff_absorbed(const Chain *c, int j, int a)
     const Node *f = c->t[c->flt[j]], *pred = f->kid[0], *fold = c->t[j], *o = fold_operand(fold);
     Eff d = eff(c, f->kid[1], a), r = {d.var, d.e, 0, 0, false};
     int lin = d.bare ? d.e : d.lin;
-    lin += count(pred, a, 0) + (o->op == OP_DELAYED ? count(o->kid[2], a, 0) : 0);
-    if (!plan_absorb_keeps_fold(fold)) lin += count(fold->kid[1], a, 0);
+    lin += plan_occurrences(pred, a, 0) + (o->op == OP_DELAYED ? plan_occurrences(o->kid[2], a, 0) : 0);
+    if (!plan_absorb_keeps_fold(fold)) lin += plan_occurrences(fold->kid[1], a, 0);
     r.ix = r.lin = lin;
     return r;
 }
@@ -438,7 +430,7 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         bool ok = true;
         for (int j = k + 1; j <= nl && ok; j++) {
             const Node *t = c.t[j];
-            int o = count(t, pid, 0);
+            int o = plan_occurrences(t, pid, 0);
             if (!o) continue;
             int at = t->op == OP_FILTER || t->op == OP_FOLD1 ? 1 : t->op == OP_FOLD ? 2 : -1;
             ok = o == 1 && at > 0 && t->kid[at]->op == OP_AVAR && t->kid[at]->id == pid;
@@ -457,7 +449,7 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         for (int j = k + 1; j <= nl && ok; j++) {
             int occ = 0;
             if (plan_absorbs(c.t[j], lets[k], &occ) && HAS(j)) seen += occ, tmp[nf++] = j;
-            else if (count(c.t[j], ys, 0)) ok = false;
+            else if (plan_occurrences(c.t[j], ys, 0)) ok = false;
         }
         if (!ok || nf == 0 || seen != b->uses[ys]) continue;
         c.absorbable[k] = true;
@@ -581,7 +573,7 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         int uses = b->uses[pid], users = 0, nr = 0;
         for (int k = 0; k < nl; k++) {
             if (!c.copied[k]) continue;
-            uses -= count(c.t[k], pid, 0);
+            uses -= plan_occurrences(c.t[k], pid, 0);
             for (int j = k + 1; j <= nl; j++) {
                 const Node *t = c.t[j];
                 int at = t->op == OP_FILTER || t->op == OP_FOLD1 ? 1 : t->op == OP_FOLD ? 2 : -1;
@@ -593,11 +585,11 @@ static void model_chain(Build *b, const Node *const *lets, int nl, const Node *b
         for (int k = 0; k < nl; k++) {
             if (!c.absorbable[k]) continue;
             Eff d = eff(&c, c.t[k]->kid[1], pid);
-            uses -= count(c.t[k]->kid[0], pid, 0) + eff_total(&d);
+            uses -= plan_occurrences(c.t[k]->kid[0], pid, 0) + eff_total(&d);
             for (int j = k + 1; j <= nl; j++) {
                 if (c.flt[j] != k) continue;
                 Eff r = eff_absorbed(&c, j, pid);
-                uses += eff_total(&r) - count(fold_operand(c.t[j]), pid, 0);
+                uses += eff_total(&r) - plan_occurrences(fold_operand(c.t[j]), pid, 0);
             }
         }
         for (int j = p + 1; j <= nl; j++) {
@@ -765,26 +757,11 @@ static void count_uses(Build *b, const Node *x, int depth)
 
 /* ------------------------------------------------------------ analysis */
 
-static int find_key(const PlanGraph *g, int64_t key)
-{
-    for (int i = 0; i < g->nn; i++)
-        if (g->n[i].key == key) return i;
-    return -1;
-}
-
-static bool reads(const GNode *n, int id)
+bool plan_gnode_reads(const GNode *n, int id)
 {
     for (int i = 0; i < n->nreads; i++)
         if (n->reads[i] == id) return true;
     return false;
-}
-
-static int occ(const Node *x, int id, int depth)
-{
-    if (!x || depth > OPT_MAX_DEPTH) return 1000;
-    int c = x->op == OP_AVAR && x->id == id;
-    for (int i = 0; i < x->n; i++) c += occ(x->kid[i], id, depth + 1);
-    return c;
 }
 
 /* Is every read of `id` in j at j's own index (its operand is id, or a
@@ -793,11 +770,11 @@ static bool own_index(const GNode *j, int id)
 {
     const Node *o = space_operand(j->term);
     if (!o) return false;
-    int all = occ(j->term, id, 0);
+    int all = plan_occurrences(j->term, id, 0);
     if (o->op == OP_AVAR) return o->id == id && all == 1;
     if (o->op == OP_DELAYED && o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR &&
         o->kid[0]->kid[0]->id == id)
-        return occ(o->kid[1], id, 0) == 1 && occ(o->kid[2], id, 0) == 1 && all == 3;
+        return plan_occurrences(o->kid[1], id, 0) == 1 && plan_occurrences(o->kid[2], id, 0) == 1 && all == 3;
     return false;
 }
 
@@ -825,38 +802,15 @@ int64_t plan_graph_weight(const PlanGraph *g, int i, int j)
 {
     int64_t N = g->nn;
     const GNode *a = &g->n[i], *b = &g->n[j];
-    bool heavy = (a->id >= 0 && reads(b, a->id)) || (b->id >= 0 && reads(a, b->id));
-    for (int k = 0; !heavy && k < a->nreads; k++) heavy = reads(b, a->reads[k]);
+    bool heavy = (a->id >= 0 && plan_gnode_reads(b, a->id)) || (b->id >= 0 && plan_gnode_reads(a, b->id));
+    for (int k = 0; !heavy && k < a->nreads; k++) heavy = plan_gnode_reads(b, a->reads[k]);
     return heavy ? N * N : 1;
-}
-
-static int uf_find(int *p, int i)
-{
-    while (p[i] != i) i = p[i] = p[p[i]];
-    return i;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void name(char *out, size_t size, const GNode *n)
-{
-    if (n->id == -1) snprintf(out, size, "result");
-    else if (n->id < 0) snprintf(out, size, "r%d", n->chain);   /* a nested chain's result */
-    else snprintf(out, size, "a%d", n->id);
 }
 
 /* ------------------------------------------------------------ the graph */
 
 /* (a graph truncated before its matrix was made has none: no pairs) */
-#define PAIR(g, i, j) ((g)->pair ? (g)->pair[(size_t)(i) * (size_t)(g)->nn + (size_t)(j)] : 0)
+#define PAIR(g, i, j) plan_graph_pair(g, i, j)
 #define PW(g, i, j) ((g)->pair[(size_t)(i) * (size_t)(g)->nn + (size_t)(j)])   /* (to write) */
 
 int plan_graph_finish(PlanGraph *g)
@@ -945,7 +899,7 @@ PlanGraph *plan_graph(const Program *p, bool shown)
     int cap = 0;
     for (int j = 0; j < g->nn && !b.failed && shown; j++)
         for (int i = 0; i < g->nn; i++) {
-            if (i == j || g->n[i].id < 0 || !reads(&g->n[j], g->n[i].id)) continue;
+            if (i == j || g->n[i].id < 0 || !plan_gnode_reads(&g->n[j], g->n[i].id)) continue;
             if (g->ne == cap) {
                 cap = cap ? 2 * cap : 16;
                 GEdge *e = ax__realloc(g->e, sizeof *e * (size_t)cap);
@@ -1010,7 +964,7 @@ int plan_graph_add(PlanGraph *g, int id, Op op, int chain, int tau, int genr, bo
 int plan_graph_input(PlanGraph *g, int node, int array)
 {
     GNode *n = &g->n[node];
-    if (reads(n, array)) return 0;
+    if (plan_gnode_reads(n, array)) return 0;
     int *r = ax__realloc(n->reads, sizeof *r * (size_t)(n->nreads + 1));
     if (!r) return -1;
     n->reads = r;
@@ -1043,240 +997,4 @@ int plan_graph_allow(PlanGraph *g, int i, int j)
 {
     Build b = {g, false, NULL, NULL, 0, false};
     return add_pair(&b, i, j) ? 0 : -1;
-}
-
-/* ------------------------------------------------------------ printing */
-
-/* Seed 001's objective for a clustering (cluster[i]: node i's root) with
- * `made[i]` true where node i's array is still made. */
-static int64_t objective(const PlanGraph *g, const int *cluster, const bool *made)
-{
-    int64_t N = g->nn, obj = 0;
-    for (int i = 0; i < g->nn; i++) {
-        if (made[i]) obj += N;
-        for (int j = i + 1; j < g->nn; j++)
-            if (g->n[i].chain == g->n[j].chain && cluster[i] != cluster[j]) obj += plan_graph_weight(g, i, j);
-    }
-    return obj;
-}
-
-/* Node i's cluster in c (by key), or -1-i when c has none for it. */
-static int cluster_of(const PlanClusters *c, const GNode *n, int i)
-{
-    for (int k = 0; c && k < c->n; k++)
-        if (c->key[k] == n->key) return c->cluster[k];
-    return -1 - i;
-}
-
-static void print_clusters(FILE *f, const PlanGraph *g, const int *par, bool json)
-{
-    char a[32];
-    int nc = 0;
-    for (int i = 0; i < g->nn; i++) {
-        bool first = true;
-        for (int j = 0; j < i; j++)
-            if (par[j] == par[i]) first = false;
-        if (!first) continue;
-        if (json) fprintf(f, "%s[", nc++ ? "," : "");
-        else fprintf(f, "  {");
-        int m = 0;
-        for (int j = i; j < g->nn; j++)
-            if (par[j] == par[i]) {
-                name(a, sizeof a, &g->n[j]);
-                if (json) fprintf(f, "%s\"%s\"", m++ ? "," : "", a);
-                else fprintf(f, "%s%s", m++ ? ", " : "", a);
-            }
-        fputs(json ? "]" : "}\n", f);
-    }
-}
-
-static int count_clusters(const PlanGraph *g, const int *par)
-{
-    int nc = 0;
-    for (int i = 0; i < g->nn; i++) {
-        bool first = true;
-        for (int j = 0; j < i && first; j++) first = par[j] != par[i];
-        nc += first;
-    }
-    return nc;
-}
-
-static const char *solver_name(const PlanChoice *ch)
-{
-    return !ch ? "none (--no-planner)" : ch->solver == PLAN_CBC ? "cbc" : ch->solver == PLAN_NONE ? "none"
-           : ch->solver == PLAN_PRESOLVE ? "presolve" : "greedy";
-}
-
-void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json, const PlanChoice *ch)
-{
-    int nn = g->nn;
-    size_t sz = (size_t)(nn ? nn : 1);
-    int *par = ax__calloc(sz, sizeof *par), *one = ax__calloc(sz, sizeof *one), *ilp = ax__calloc(sz, sizeof *ilp);
-    bool *made = ax__calloc(sz, sizeof *made), *made0 = ax__calloc(sz, sizeof *made0);
-    int nid = 0, *up = ax__calloc(2 * PLAN_JOIN_MAX + sz, sizeof *up);
-    int64_t *ids = ax__calloc(2 * PLAN_JOIN_MAX + sz, sizeof *ids);
-    if (!par || !one || !ilp || !made || !made0 || !up || !ids) {
-        free(par), free(one), free(ilp), free(made), free(made0), free(up), free(ids);
-        return;
-    }
-    for (int i = 0; i < nn; i++) par[i] = one[i] = i, made[i] = made0[i] = true;
-    /* the clusters the rewrites made: joins name loops by key, some of
-     * them new: union-find over keys, the graph's nodes keeping theirs */
-    for (int i = 0; i < nn; i++) ids[nid] = g->n[i].key, up[nid] = nid, nid++;
-    for (int k = 0; log && k < log->njoin; k++)
-        for (int e = 0; e < 2; e++) {
-            int64_t v = log->join[k][e];
-            int at = -1;
-            for (int q = 0; q < nid && at < 0; q++)
-                if (ids[q] == v) at = q;
-            if (at < 0) ids[nid] = v, up[nid] = nid, nid++;
-        }
-    for (int k = 0; log && k < log->njoin; k++) {
-        int a = -1, b = -1;
-        for (int q = 0; q < nid; q++) {
-            if (ids[q] == log->join[k][0]) a = q;
-            if (ids[q] == log->join[k][1]) b = q;
-        }
-        if (a >= 0 && b >= 0) up[uf_find(up, a)] = uf_find(up, b);
-    }
-    for (int i = 0; i < nn; i++) par[i] = uf_find(up, i);
-    for (int k = 0; log && k < log->nremoved; k++) {
-        int i = find_key(g, log->removed[k]);
-        if (i >= 0) made[i] = false;
-    }
-    /* the ILP's clusters, where it ran */
-    /* (agree: every ILP cluster is within one made; grown: the loops and
-     * epilogues after its rewrites merged some of them further, planloops.c and planepilogue.c) */
-    bool ran = ch && ch->cl, agree = true, grown = false;
-    for (int i = 0; i < nn; i++) ilp[i] = cluster_of(ran ? ch->cl : NULL, &g->n[i], i);
-    for (int i = 0; ran && i < nn; i++)
-        for (int j = i + 1; j < nn; j++) {
-            agree &= ilp[i] != ilp[j] || par[i] == par[j];
-            grown |= ilp[i] != ilp[j] && par[i] == par[j];
-        }
-    int64_t obj = objective(g, par, made), obj0 = objective(g, one, made0);
-    int nclusters = count_clusters(g, par);
-    char a[32], b[32];
-    const char *solver = solver_name(ch);
-    if (json) {
-        fprintf(f, "{\"stage\":\"plan\",\"solver\":\"%s\",\"solver_why\":", solver);
-        json_str(f, ch ? ch->why : "");
-        fprintf(f, ",\"solve_ms\":%.3f,\"solve_cpu_ms\":%.3f,\"load_ms\":%.3f,\"limit_ms\":%.3f,\"N\":%d,"
-                "\"objective\":%lld,\"objective_accelerate\":%lld,\"nodes\":[", ch ? ch->solve_ms : 0.0,
-                ch ? ch->solve_cpu_ms : 0.0, ch ? ch->load_ms : 0.0, ch ? ch->limit_ms : 0.0, nn, (long long)obj,
-                (long long)obj0);
-        for (int i = 0; i < nn; i++) {
-            const GNode *n = &g->n[i];
-            name(a, sizeof a, n);
-            fprintf(f, "%s{\"id\":\"%s\",\"op\":\"%s\",\"generator\":", i ? "," : "", a, op_name(n->op));
-            json_str(f, n->gen);
-            fprintf(f, ",\"operator\":");
-            json_str(f, n->op2);
-            fprintf(f, ",\"space\":");
-            json_str(f, n->space);
-            fprintf(f, ",\"made\":%s}", made[i] ? "true" : "false");
-        }
-        fprintf(f, "],\"edges\":[");
-        for (int k = 0; k < g->ne; k++) {
-            const GEdge *e = &g->e[k];
-            name(a, sizeof a, &g->n[e->from]), name(b, sizeof b, &g->n[e->to]);
-            fprintf(f, "%s{\"from\":\"%s\",\"to\":\"%s\",\"kind\":\"%s\",\"why\":", k ? "," : "", a, b,
-                    e->fusible ? "fusible" : "fusion-preventing");
-            json_str(f, e->why);
-            fprintf(f, ",\"planner\":%s}", PAIR(g, e->from, e->to) ? "true" : "false");
-        }
-        fprintf(f, "],\"siblings\":[");
-        int ns = 0;
-        for (int i = 0; i < nn; i++)
-            for (int j = i + 1; j < nn; j++) {
-                const GNode *x = &g->n[i], *y = &g->n[j];
-                if (x->chain != y->chain || strcmp(x->space, y->space) || (x->id >= 0 && reads(y, x->id)) ||
-                    (y->id >= 0 && reads(x, y->id)))
-                    continue;
-                name(a, sizeof a, x), name(b, sizeof b, y);
-                fprintf(f, "%s[\"%s\",\"%s\"]", ns++ ? "," : "", a, b);
-            }
-        fprintf(f, "],\"pairs\":[");
-        int np = 0;
-        for (int i = 0; i < nn; i++)
-            for (int j = i + 1; j < nn; j++)
-                if (PAIR(g, i, j)) {
-                    name(a, sizeof a, &g->n[i]), name(b, sizeof b, &g->n[j]);
-                    fprintf(f, "%s[\"%s\",\"%s\"]", np++ ? "," : "", a, b);
-                }
-        fprintf(f, "],\"clusters\":[");
-        print_clusters(f, g, par, true);
-        fprintf(f, "]");
-        if (ran) {
-            fprintf(f, ",\"ilp\":{\"x\":%d,\"c\":%d,\"pi\":%d,\"rows\":%d,\"objective\":%lld,\"cached\":%s,"
-                    "\"agrees\":%s,\"grown\":%s,\"clusters\":[", ch->nx, ch->nc, ch->npi, ch->nrows,
-                    (long long)ch->objective, ch->cached ? "true" : "false", agree ? "true" : "false",
-                    grown ? "true" : "false");
-            print_clusters(f, g, ilp, true);
-            fprintf(f, "]}");
-        }
-        fprintf(f, ",\"rewrites\":[");
-        for (int k = 0; log && k < log->n; k++) {
-            if (k) fputc(',', f);
-            json_str(f, log->line[k]);
-        }
-        fprintf(f, "]%s}\n", g->truncated ? ",\"truncated\":true" : "");
-    } else {
-        fprintf(f, "loop graph after Accelerate's fusion: %d loop%s%s\n", nn, nn == 1 ? "" : "s",
-                g->truncated ? " (truncated)" : "");
-        for (int i = 0; i < nn; i++) {
-            const GNode *n = &g->n[i];
-            name(a, sizeof a, n);
-            fprintf(f, "  %-8s %-10s %s%s%s%s over %s%s\n", a, op_name(n->op), n->gen, n->op2[0] ? "(" : "", n->op2,
-                    n->op2[0] ? ")" : "", n->space, made[i] ? "" : "   (no longer made)");
-        }
-        fprintf(f, "edges:\n");
-        for (int k = 0; k < g->ne; k++) {
-            const GEdge *e = &g->e[k];
-            name(a, sizeof a, &g->n[e->from]), name(b, sizeof b, &g->n[e->to]);
-            fprintf(f, "  %s -> %s  %s: %s%s\n", a, b, e->fusible ? "fusible" : "fusion-preventing", e->why,
-                    e->fusible && !PAIR(g, e->from, e->to) ? " (not the ILP's to choose)" : "");
-        }
-        fprintf(f, "siblings (one iteration space, neither reading the other):\n");
-        for (int i = 0; i < nn; i++)
-            for (int j = i + 1; j < nn; j++) {
-                const GNode *x = &g->n[i], *y = &g->n[j];
-                if (x->chain != y->chain || strcmp(x->space, y->space) || (x->id >= 0 && reads(y, x->id)) ||
-                    (y->id >= 0 && reads(x, y->id)))
-                    continue;
-                name(a, sizeof a, x), name(b, sizeof b, y);
-                fprintf(f, "  %s ~ %s  over %s\n", a, b, x->space);
-            }
-        fprintf(f, "pairs the planner's rewrites can put in one pass:");
-        int np = 0;
-        for (int i = 0; i < nn; i++)
-            for (int j = i + 1; j < nn; j++)
-                if (PAIR(g, i, j)) {
-                    name(a, sizeof a, &g->n[i]), name(b, sizeof b, &g->n[j]);
-                    fprintf(f, "%s %s ~ %s", np++ ? "," : "", a, b);
-                }
-        fprintf(f, "%s\n", np ? "" : " none");
-        fprintf(f, "solver: %s", solver);
-        if (ch && ch->why[0]) fprintf(f, " (%s)", ch->why);
-        if (ch && ch->solver != PLAN_GREEDY)
-            fprintf(f, ", %.3f ms (%.3f ms of CPU)%s, limit %g ms of CPU", ch->solve_ms, ch->solve_cpu_ms,
-                    ch->cached ? " (solved before in this context)" : "", ch->limit_ms);
-        if (ch && ch->load_ms > 0) fprintf(f, ", loading CBC %.1f ms", ch->load_ms);
-        if (ran)
-            fprintf(f, "; model: %d x, %d c, %d pi, %d rows; objective %lld", ch->nx, ch->nc, ch->npi, ch->nrows,
-                    (long long)ch->objective);
-        fprintf(f, "\nclusters: %d\n", nclusters);
-        print_clusters(f, g, par, false);
-        if (ran && (!agree || grown)) {
-            fprintf(f, "%s, which were:\n", !agree ? "the rewrites did not carry out the ILP's clusters"
-                                                  : "the loops and epilogues after the ILP's rewrites merged its "
-                                                    "clusters further");
-            print_clusters(f, g, ilp, false);
-        }
-        fprintf(f, "objective (seed 001: N^2 per pair sharing an input or an edge left apart, 1 per other pair left "
-                "apart, N per array made; N = %d): %lld, Accelerate's fusion alone %lld\n", nn, (long long)obj,
-                (long long)obj0);
-        for (int k = 0; log && k < log->n; k++) fprintf(f, "rewrite: %s\n", log->line[k]);
-    }
-    free(par), free(one), free(ilp), free(made), free(made0), free(up), free(ids);
 }

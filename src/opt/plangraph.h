@@ -82,6 +82,14 @@ struct PlanGraph {
 /* Seed 001's weight of a pair left in separate loops: N^2 when they share
  * an input or one reads the other, 1 otherwise (loops of one chain). */
 int64_t plan_graph_weight(const PlanGraph *g, int i, int j);
+/* The pair matrix's entry for loops i and j (0 in a graph truncated
+ * before its matrix was made: no pairs). */
+static inline int plan_graph_pair(const PlanGraph *g, int i, int j)
+{
+    return g->pair ? g->pair[(size_t)i * (size_t)g->nn + (size_t)j] : 0;
+}
+/* Does loop n read array variable id? */
+bool plan_gnode_reads(const GNode *n, int id);
 
 /* Hand-made graphs (tests): nodes in chain order, then edges (dependencies)
  * and the pairs the rewrites could merge.  Each returns the node's index or

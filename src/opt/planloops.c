@@ -70,10 +70,10 @@ static bool fold_of_filter(const Mem *j, const Mem *f)
     if (!(o->op == OP_AVAR ? o->id == a
                            : o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR && o->kid[0]->kid[0]->id == a))
         return false;
-    if (pl_occurrences(j->t, a, 0) != pl_occurrences(o, a, 0)) return false;
+    if (plan_occurrences(j->t, a, 0) != plan_occurrences(o, a, 0)) return false;
     if (o->op == OP_DELAYED) {
         const Node *lix = o->kid[1], *lin = o->kid[2];
-        if (pl_occurrences(o->kid[0], a, 0) != 1 || !reads_at(lix->kid[0], a, lix->param[0]->id, 0) ||
+        if (plan_occurrences(o->kid[0], a, 0) != 1 || !reads_at(lix->kid[0], a, lix->param[0]->id, 0) ||
             !reads_at(lin->kid[0], a, lin->param[0]->id, 0))
             return false;
     }
@@ -119,20 +119,20 @@ static bool reads_member_ok(const Mem *j, const Mem *m)
 {
     const Node *t = j->t;
     int a = m->id;
-    if (!pl_occurrences(t, a, 0)) return true;
+    if (!plan_occurrences(t, a, 0)) return true;
     if (m->kind != LOOP_COLLECT) return false;
     if (!j->opd) {   /* a generate: its function at its own index */
         const Node *f = t->kid[1];
-        return !pl_occurrences(t->kid[0], a, 0) && reads_at(f->kid[0], a, f->param[0]->id, 0);
+        return !plan_occurrences(t->kid[0], a, 0) && reads_at(f->kid[0], a, f->param[0]->id, 0);
     }
     const Node *o = j->opd;
-    int in_opd = pl_occurrences(o, a, 0);
-    if (pl_occurrences(t, a, 0) != in_opd) return false;   /* an operator, a predicate, z */
+    int in_opd = plan_occurrences(o, a, 0);
+    if (plan_occurrences(t, a, 0) != in_opd) return false;   /* an operator, a predicate, z */
     if (o->op == OP_AVAR) return true;
     const Node *lix = o->kid[1], *lin = o->kid[2], *e = o->kid[0];
     /* its extent may be the collect's shape: the loop's space */
     bool shape_only = e->op == OP_SHAPE && e->kid[0]->op == OP_AVAR && e->kid[0]->id == a;
-    return (shape_only || !pl_occurrences(e, a, 0)) && reads_at(lix->kid[0], a, lix->param[0]->id, 0) &&
+    return (shape_only || !plan_occurrences(e, a, 0)) && reads_at(lix->kid[0], a, lix->param[0]->id, 0) &&
            reads_at(lin->kid[0], a, lin->param[0]->id, 0);
 }
 

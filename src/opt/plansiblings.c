@@ -38,7 +38,7 @@ static bool inlinable(const Node *t)
 static bool reads_any(const Node *x, Node *const *lets, int from, int to)
 {
     for (int k = from; k < to; k++)
-        if (pl_occurrences(x, lets[k]->id, 0)) return true;
+        if (plan_occurrences(x, lets[k]->id, 0)) return true;
     return false;
 }
 
@@ -96,14 +96,14 @@ static bool merge_siblings(PlanRewriteState *s, Node **lets, const int *m, int n
         if (o->op == OP_AVAR) pv[k] = o->id;
         else if (o->op == OP_DELAYED && o->kid[0]->op == OP_SHAPE && o->kid[0]->kid[0]->op == OP_AVAR) {
             int a = o->kid[0]->kid[0]->id;
-            if (pl_occurrences(o->kid[1], a, 0) == 1 && pl_occurrences(o->kid[2], a, 0) == 1) pv[k] = a;
+            if (plan_occurrences(o->kid[1], a, 0) == 1 && plan_occurrences(o->kid[2], a, 0) == 1) pv[k] = a;
         }
     }
     for (int k = 0; k < nm; k++) {
         if (pv[k] < 0) continue;
         int users = 0, readers = 0;
         for (int q = 0; q < nm; q++)
-            if (pv[q] == pv[k]) users += pl_occurrences(pl_fold_opd(lets[m[q]]->kid[0]), pv[k], 0), readers++;
+            if (pv[q] == pv[k]) users += plan_occurrences(pl_fold_opd(lets[m[q]]->kid[0]), pv[k], 0), readers++;
         if (readers < 2 || users != s->uses[pv[k]] || !pl_together(s, pv[k], lets[m[0]]->id)) continue;
         for (int j = 0; j < m[0]; j++)
             if (lets[j]->id == pv[k] && inlinable(lets[j]->kid[0])) {

@@ -68,11 +68,11 @@ Node *pl_proj_map(PlanRewriteState *s, int to, int k)
 
 /* How often x reads array variable id (1 << 20 past the depth limit:
  * more than any count the steps compare it with). */
-int pl_occurrences(const Node *x, int id, int depth)
+int plan_occurrences(const Node *x, int id, int depth)
 {
     if (!x || depth > OPT_MAX_DEPTH) return 1 << 20;
     int c = x->op == OP_AVAR && x->id == id;
-    for (int i = 0; i < x->n; i++) c += pl_occurrences(x->kid[i], id, depth + 1);
+    for (int i = 0; i < x->n; i++) c += plan_occurrences(x->kid[i], id, depth + 1);
     return c;
 }
 
