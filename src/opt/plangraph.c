@@ -1,18 +1,18 @@
 /*
  * The loop graph (issue 11; seed 001 s."Function -> graph"), for the
  * clustering planner (ilp.c) and `axle dump PROGRAM --stage plan
- * [--json]` (printed by planprint.c): the program after Accelerate's fusion as loops over
- * iteration spaces, each with its generator (seed 003 s."Loop Fusion and
- * Deforestation": Collect, a filter's conditional Collect, Reduce, Scan,
- * Bucket for permute), the edges between them (fusible: read at the
- * loop's own index; fusion-preventing: a reduction's, scan's or
- * permute's result, random access), the pairs of siblings (one iteration
- * space, neither reading the other), and the clustering the planner
- * chose, with the value of seed 001's objective (s."The objective
- * function": weight N^2 for each pair that shares an input or an edge
- * and is left in separate loops, 1 for any other pair so left, N for
- * each array still made) for it and for Accelerate's fusion alone (every
- * kernel its own loop).
+ * [--json]` (printed by planprint.c): the program after Accelerate's
+ * fusion as loops over iteration spaces, each with its generator (seed
+ * 003 s."Loop Fusion and Deforestation": Collect, a filter's conditional
+ * Collect, Reduce, Scan, Bucket for permute), the edges between them
+ * (fusible: read at the loop's own index; fusion-preventing: a
+ * reduction's, scan's or permute's result, random access), the pairs of
+ * siblings (one iteration space, neither reading the other), and the
+ * clustering the planner chose, with the value of seed 001's objective
+ * (s."The objective function": weight N^2 for each pair that shares an
+ * input or an edge and is left in separate loops, 1 for any other pair
+ * so left, N for each array still made) for it and for Accelerate's
+ * fusion alone (every kernel its own loop).
  *
  * The model.  The ILP may only choose what the planner's rewrites
  * (plan.c) can carry out, so the graph says, per pair of loops of one

@@ -232,7 +232,8 @@ Node *rw_copy(Rewrite *rw, const Node *x)
 Node *rw_apply(Rewrite *rw, const Node *lam, int n, Node **args)
 {
     if (rw->failed) return NULL;
-    if (!lam || lam->op != OP_LAM || lam->nparam != n) return rw_internal(rw, "a function applied to the wrong arguments");
+    if (!lam || lam->op != OP_LAM || lam->nparam != n)
+        return rw_internal(rw, "a function applied to the wrong arguments");
     int *lid = arena_alloc(&rw->p->arena, sizeof *lid * (size_t)(n > 0 ? n : 1));
     if (!lid) return rw_fail(rw);
     for (int i = 0; i < n; i++)
@@ -260,7 +261,8 @@ Node *rw_apply1(Rewrite *rw, const Node *lam, Node *arg) { return rw_apply(rw, l
 Node *rw_subst(Rewrite *rw, const Node *lam, int n, Node *const *args)
 {
     if (rw->failed) return NULL;
-    if (!lam || lam->op != OP_LAM || lam->nparam != n) return rw_internal(rw, "a function applied to the wrong arguments");
+    if (!lam || lam->op != OP_LAM || lam->nparam != n)
+        return rw_internal(rw, "a function applied to the wrong arguments");
     for (int i = 0; i < n; i++)
         if (!args[i]) return rw_fail(rw);
     int mark = rw_mark(rw);
