@@ -41,6 +41,14 @@ static void name(char *out, size_t size, const GNode *n)
 
 /* ------------------------------------------------------------ printing */
 
+/* Siblings: loops of one chain over one iteration space, neither reading
+ * the other. */
+static bool siblings(const GNode *x, const GNode *y)
+{
+    return x->chain == y->chain && !strcmp(x->space, y->space) && !(x->id >= 0 && plan_gnode_reads(y, x->id)) &&
+           !(y->id >= 0 && plan_gnode_reads(x, y->id));
+}
+
 /* Seed 001's objective for a clustering (cluster[i]: node i's root) with
  * `made[i]` true where node i's array is still made. */
 static int64_t objective(const PlanGraph *g, const int *cluster, const bool *made)
@@ -184,9 +192,7 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
         for (int i = 0; i < nn; i++)
             for (int j = i + 1; j < nn; j++) {
                 const GNode *x = &g->n[i], *y = &g->n[j];
-                if (x->chain != y->chain || strcmp(x->space, y->space) || (x->id >= 0 && plan_gnode_reads(y, x->id)) ||
-                    (y->id >= 0 && plan_gnode_reads(x, y->id)))
-                    continue;
+                if (!siblings(x, y)) continue;
                 name(a, sizeof a, x), name(b, sizeof b, y);
                 fprintf(f, "%s[\"%s\",\"%s\"]", ns++ ? "," : "", a, b);
             }
@@ -235,9 +241,7 @@ void plan_graph_print(FILE *f, const PlanGraph *g, const PlanLog *log, bool json
         for (int i = 0; i < nn; i++)
             for (int j = i + 1; j < nn; j++) {
                 const GNode *x = &g->n[i], *y = &g->n[j];
-                if (x->chain != y->chain || strcmp(x->space, y->space) || (x->id >= 0 && plan_gnode_reads(y, x->id)) ||
-                    (y->id >= 0 && plan_gnode_reads(x, y->id)))
-                    continue;
+                if (!siblings(x, y)) continue;
                 name(a, sizeof a, x), name(b, sizeof b, y);
                 fprintf(f, "  %s ~ %s  over %s\n", a, b, x->space);
             }
