@@ -1,10 +1,14 @@
 /*
  * The rewrite kit: making terms of the core IR, substituting for their
- * variables and copying them with fresh names.  Every pass that builds
- * code uses it (fusion.c, licm.c, the planner's rewrites plan*.c, and
- * libaxle_mpi's normalise.c and localise.c), as every transformation of
- * Haskell's Accelerate uses Data/Array/Accelerate/Trafo/Substitution.hs:
- * one way to rename, written once.
+ * variables, copying them with fresh names, and comparing them up to
+ * renaming.  Every pass that builds code uses it (fusion.c, licm.c, the
+ * planner's rewrites plan*.c, and libaxle_mpi's normalise.c and
+ * localise.c; fusion.c and acse.c compare with it), as every
+ * transformation of Haskell's Accelerate uses
+ * Data/Array/Accelerate/Trafo/Substitution.hs: one way to rename, written
+ * once.  (The simplifier and CSE rebuild terms with bookkeeping of their
+ * own, counts and fallibility per node, and make their nodes
+ * themselves.)
  *
  * Ownership.  A pass opens a Rewrite on a program (rw_open) and closes it
  * when done (rw_close).  Every node, type and parameter array the kit
