@@ -375,3 +375,22 @@ int host_seg_offsets(Host *h, const char *what, const void *lens, ax_scalar s, i
                          what, sum, n);
     return 0;
 }
+
+int host_rerun(ax_ctx *cx, Program *p, const Backend *hb)
+{
+    ax_status st = cx->status != AX_OK ? cx->status : AX_ERR_BACKEND;
+    char was[AX_ERRMSG];
+    snprintf(was, sizeof was, "%s", cx->msg);
+    cx->status = AX_OK;
+    cx->msg[0] = 0;
+    void *state = NULL;
+    int n = -1;
+    if (hb->prepare(cx, p, &state) == 0) {
+        ax_array *tmp[64];
+        n = hb->run(cx, p, state, tmp, 64);
+        for (int i = 0; i < n; i++) ax_array_release(tmp[i]);
+    }
+    if (state) hb->release(state);
+    if (n >= 0 && cx->status == AX_OK) ctx_error(cx, st, "%s that the %s backend does not reproduce", was, hb->name);
+    return -1;
+}

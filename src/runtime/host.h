@@ -94,6 +94,20 @@ int host_eval(Host *h, const Node *x, ax_array **out);
 /* One array (x of array type) into *a. */
 int host_eval1(Host *h, const Node *x, ax_array **a);
 
+/* Backend.run's status (core/backend.h) for "a kernel recorded a run-time
+ * fault on the device: run this program again on the host".  A GPU
+ * backend's kernels record only a fault's status code; the run on the
+ * host (host_rerun, which the driver calls) reports the fault in full,
+ * with the message every host backend gives.  The backend leaves
+ * "<name>: a kernel reported a run-time fault (status <code>)" on the
+ * context. */
+#define AXB_RERUN_ON_HOST (-2)
+/* Runs p on host backend hb (the CPU's, else the interpreter) after a run
+ * returned AXB_RERUN_ON_HOST: its results are dropped and its error
+ * stands; when it runs without one, the device's message stands with
+ * "that the <hb> backend does not reproduce" added.  Always -1. */
+int host_rerun(ax_ctx *cx, Program *p, const Backend *hb);
+
 /* Failures, recorded on the context; all return -1. */
 int host_fail(Host *h, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A program the verifier should have refused: never a user error. */
