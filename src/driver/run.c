@@ -11,6 +11,7 @@
 #include "opt/opt_dot.h"
 #include "backend/cpu/cg.h"
 #include "backend/gpu/gpu.h"
+#include "runtime/host.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -898,6 +899,8 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
     for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = args[pr->puse[i].place->param - 1];
     double t0 = now_ms();
     int n = c->be->run(cx, c->prog, c->state, out, max);
+    /* a fault recorded on a device: a run on the host reports it (host.h) */
+    if (n == AXB_RERUN_ON_HOST) n = host_rerun(cx, c->prog, backend_cpu.available(cx) ? &backend_cpu : &backend_interp);
     pr->stats.run_ms = now_ms() - t0;
     for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = pr->puse[i].place;
     if (cx->opt.debug & AX_DEBUG_TIMING)
