@@ -10,16 +10,21 @@
  *                map.c, fold.c, scan.c, permute.c, stencil.c, filter.c and
  *                loop.c one skeleton each (the CPU's files have the same
  *                names: src/backend/cpu)
- *   gpu_exec.c   the host executor (allocation, launches, transfers)
+ *   gpu.c        the Backend functions both device APIs share: prepare,
+ *                run, release, counters (gpu_int.h: the host side's state)
+ *   device.c     the context's device: buffers, transfers, the fault word
+ *   exec.c       the host executor (parameters, results, launches)
  *   ../cuda/cuda.c, ../opencl/opencl.c   the two device APIs, each loaded
  *                with dlopen so that axle builds and runs without them
  *
  * The kernels are built from the same description of the fused program
  * as the CPU's C (cg_describe: slots, thunks, free arrays) and the same
  * scalar and element code (src/backend/cgen, in the GPU dialect:
- * G.dialect).  Scalar parameters (thunks:
- * shapes, fold's z, ...) are evaluated on the host by the interpreter
- * and passed to the kernels as arguments.
+ * G.dialect).  Scalar parameters (thunks: shapes, fold's z, ...) are
+ * evaluated on the host by the reference scalar evaluator and passed to
+ * the kernels as arguments.  A kernel records only a fault's status code;
+ * a run that found one ends with AXB_RERUN_ON_HOST (runtime/host.h), and
+ * the driver runs the program again on a host backend, which reports it.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -44,7 +49,7 @@ typedef enum GpuDialect { GPU_CUDA, GPU_OPENCL } GpuDialect;
  *   s1_, s2_                scratch buffers (partials, offsets, locks)
  *   n<s>, s<s>_<d>          each slot's size and extents (i64)
  *   p<t>_<l>                each thunk's leaves, in its leaf type
- *   n_, m_, ch_, nch_, w_   the launch's counts (i64; see skel.c) */
+ *   n_, m_, ch_, nch_, w_   the launch's counts (i64; see fold.c, scan.c) */
 typedef enum GpuArgKind {
     GA_ERR, GA_BUF, GA_S1, GA_S2, GA_SIZE, GA_DIM, GA_PARAM, GA_N, GA_M, GA_CH, GA_NCH, GA_W
 } GpuArgKind;

@@ -1,438 +1,27 @@
 /*
- * The GPU executor, shared by the CUDA and OpenCL backends (gpu.h): it
+ * The GPU executor, shared by the CUDA and OpenCL backends (gpu_int.h): it
  * walks the array stratum on the host (src/runtime/host.c, as the CPU
  * executor does), and for each operation evaluates its scalar parameters
- * (the interpreter on the host: they are shapes and a few values), makes
- * its result arrays on the device and launches its kernels.  Everything
- * goes into one in-order queue; the host waits only where it must read
- * the device (a filter's counts, segment offsets, an awhile's condition,
- * a parameter that reads an array) and at the end of a run.
+ * (the interpreter's scalar evaluator on the host: they are shapes and a
+ * few values), makes its result arrays on the device and launches its
+ * kernels, by the method of the operation's family (HostOps.method).
+ * Everything goes into one in-order queue; the host waits only where it
+ * must read the device (a filter's counts, segment offsets, an awhile's
+ * condition, a parameter that reads an array) and at the end of a run.
  *
- * Arrays stay on the device between runs (ir.h "Device copies"): an
- * input is uploaded the first time a program reads it, a result is read
- * back only when the host asks for it.  Device buffers come from a pool
- * per context (reused by size: a program run again allocates nothing),
- * and count against the context's memory limit like host arrays.
- *
- * Faults (an index out of bounds, a division by zero, ...) are recorded by
- * the kernels as a code in one device word (the first wins).  The host
- * reads it whenever it reads the device and at the end of the run; when
- * it is set, or when the run failed while it was, the program is run
- * again on the host (the CPU backend, else the interpreter), which
- * reports the fault exactly as they do: the same message on every
- * backend, and no second checked copy of every kernel to compile.
+ * The fault word (device.c) is read whenever the host reads the device
+ * and at the end of the run; when it is set, or when the run failed while
+ * it was, the run ends with AXB_RERUN_ON_HOST (gpu.c).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include "gpu.h"
-#include "runtime/host.h"
-#include "runtime/jit.h"
+#include "gpu_int.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-enum { CTX_MAGIC = 0x47505543, PROG_MAGIC = 0x47505550 };
-
-/* A device buffer kept for reuse. */
-typedef struct PoolBuf {
-    uint64_t h;
-    int64_t bytes;
-} PoolBuf;
-
-typedef struct GpuCtx {
-    int magic;
-    const GpuBackendDef *def;
-    const GpuApi *api;
-    void *d;                  /* the device API's state */
-    ax_ctx *cx;
-    uint64_t errbuf;          /* the fault word (u32) */
-    bool faulted;             /* a read of the device found the fault word set */
-    int units;                /* the device's compute units */
-    bool lookback;            /* single-pass scans (gpu_lookback_wanted) */
-    PoolBuf *pool;
-    int npool, cappool;
-    int64_t pool_bytes;
-    DevOps dops;              /* for the arrays' device copies */
-    GpuCounters counters;
-} GpuCtx;
-
-typedef struct GpuProg {
-    int magic;
-    GpuCtx *gc;
-    CgProg *cg;
-    void *(*k)[R_NROLE];      /* per node number: its kernels */
-    GpuArgDesc **args;        /* per node number: its kernels' arguments */
-    int *nargs;
-    int *live;
-} GpuProg;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* ------------------------------------------------------------ device memory */
-
-/* Pooled bytes at most: a quarter of the memory limit, and 1 GiB. */
-static int64_t pool_cap(GpuCtx *gc)
-{
-    int64_t c = gc->cx->opt.mem_limit / 4;
-    return c < (1ll << 30) ? c : (1ll << 30);
-}
-
-static void pool_trim(GpuCtx *gc, int64_t keep)
-{
-    while (gc->npool > 0 && gc->pool_bytes > keep) {
-        gc->api->free(gc->d, gc->pool[0].h);
-        gc->pool_bytes -= gc->pool[0].bytes;
-        memmove(&gc->pool[0], &gc->pool[1], sizeof *gc->pool * (size_t)--gc->npool);
-    }
-}
-
-/* A device buffer of `bytes` (a multiple of 64, at least 64): from the
- * pool, else new; 0 with an error on cx. */
-static uint64_t dev_alloc(GpuCtx *gc, int64_t bytes)
-{
-    for (int i = gc->npool - 1; i >= 0; i--)
-        if (gc->pool[i].bytes == bytes) {
-            uint64_t h = gc->pool[i].h;
-            gc->pool_bytes -= bytes;
-            gc->pool[i] = gc->pool[--gc->npool];
-            return h;
-        }
-    uint64_t h = 0;
-    gc->counters.allocs++;
-    if (gc->api->alloc(gc->d, bytes, &h) == 0 && h) return h;
-    /* out of device memory: give the pool back and try once more */
-    pool_trim(gc, 0);
-    if (gc->api->alloc(gc->d, bytes, &h) == 0 && h) return h;
-    ctx_error(gc->cx, AX_ERR_NOMEM, "%s: out of device memory allocating %" PRId64 " bytes (%s)", gc->api->name, bytes,
-              gc->api->errmsg(gc->d));
-    return 0;
-}
-
-static void dev_free(GpuCtx *gc, uint64_t h, int64_t bytes)
-{
-    if (!h) return;
-    if (bytes > pool_cap(gc)) {
-        gc->api->free(gc->d, h);
-        return;
-    }
-    if (gc->npool == gc->cappool) {
-        int cap = gc->cappool ? 2 * gc->cappool : 16;
-        PoolBuf *p = ax__realloc(gc->pool, sizeof *p * (size_t)cap);
-        if (!p) {
-            gc->api->free(gc->d, h);
-            return;
-        }
-        gc->pool = p;
-        gc->cappool = cap;
-    }
-    gc->pool[gc->npool].h = h;
-    gc->pool[gc->npool].bytes = bytes;
-    gc->npool++;
-    gc->pool_bytes += bytes;
-    pool_trim(gc, pool_cap(gc));
-}
-
-static int64_t round64(int64_t b) { return b <= 0 ? 64 : (b + 63) & ~(int64_t)63; }
-
-/* The fault word: 0 when clear, else the first fault's status (and
- * gc->faulted set).  -1 if it cannot be read. */
-static int read_fault(GpuCtx *gc)
-{
-    uint32_t w = 0;
-    if (gc->api->download(gc->d, &w, gc->errbuf, sizeof w)) {
-        ctx_error(gc->cx, AX_ERR_BACKEND, "%s: %s", gc->api->name, gc->api->errmsg(gc->d));
-        return -1;
-    }
-    if (w) gc->faulted = true;
-    return (int)w;
-}
-
-/* DevOps for the arrays: buffers go back to the pool; a read also looks
- * at the fault word, so that nothing computed after a fault is used. */
-static void dops_free(void *dev, uint64_t h, int64_t bytes) { dev_free(dev, h, bytes); }
-
-static int dops_download(void *dev, ax_ctx *cx, void *dst, uint64_t h, int64_t bytes)
-{
-    GpuCtx *gc = dev;
-    gc->counters.downloads++;
-    gc->counters.download_bytes += bytes;
-    if (gc->api->download(gc->d, dst, h, bytes)) {
-        ctx_error(cx, AX_ERR_BACKEND, "%s: reading an array back: %s", gc->api->name, gc->api->errmsg(gc->d));
-        return -1;
-    }
-    int f = read_fault(gc);
-    if (f > 0) ctx_error(cx, (ax_status)f, "%s: a kernel reported a run-time fault", gc->api->name);
-    return f ? -1 : 0;
-}
-
-/* Gives a a device copy (uploading its host contents) unless it has a
- * current one here. */
-static int to_device(GpuCtx *gc, ax_array *a)
-{
-    if (a->dops == &gc->dops && a->dev == gc && a->dev_valid) return 0;
-    if (a->dops && (a->dops != &gc->dops || a->dev != gc)) {
-        /* on another device: through the host */
-        if (array_host(a)) return -1;
-        array_drop_device(a);
-    }
-    if (array_host(a)) return -1;
-    if (!a->dbuf) {
-        int64_t bytes = array_bytes(a);
-        if (bytes < 0 || !mem_charge(gc->cx, bytes, a->size, a->elt)) return -1;
-        a->dbuf = ax__calloc((size_t)(a->ncomp ? a->ncomp : 1), sizeof *a->dbuf);
-        if (!a->dbuf) {
-            mem_uncharge(gc->cx, bytes);
-            ctx_error(gc->cx, AX_ERR_NOMEM, "%s: out of memory", gc->api->name);
-            return -1;
-        }
-        a->dops = &gc->dops;
-        a->dev = gc;
-        a->dbytes = bytes;
-        for (int i = 0; i < a->ncomp; i++)
-            if (!(a->dbuf[i] = dev_alloc(gc, array_leaf_bytes(a, i)))) {
-                array_drop_device(a);
-                return -1;
-            }
-    }
-    for (int i = 0; i < a->ncomp; i++) {
-        int64_t n = (int64_t)ax_scalar_size(ty_leaf(a->elt, i)) * a->size;
-        if (n > 0 && gc->api->upload(gc->d, a->dbuf[i], a->buf[i], n)) {
-            ctx_error(gc->cx, AX_ERR_BACKEND, "%s: uploading an array: %s", gc->api->name, gc->api->errmsg(gc->d));
-            return -1;
-        }
-        gc->counters.upload_bytes += n;
-    }
-    gc->counters.uploads++;
-    a->dev_valid = true;
-    return 0;
-}
-
-/* A new array whose contents will be made on the device. */
-static ax_array *dev_array(GpuCtx *gc, const Type *elt, int rank, const int64_t *shape, const char *what)
-{
-    ax_ctx *cx = gc->cx;
-    if (shape_size_checked(cx, what, rank, shape) < 0) return NULL;
-    ax_array *a = array_alloc_device(cx, elt, rank, shape);
-    if (!a) return NULL;
-    int64_t bytes = array_bytes(a);
-    if (bytes < 0 || !mem_charge(cx, bytes, a->size, elt)) {
-        ax_array_release(a);
-        return NULL;
-    }
-    a->dbuf = ax__calloc((size_t)(a->ncomp ? a->ncomp : 1), sizeof *a->dbuf);
-    a->dops = &gc->dops;
-    a->dev = gc;
-    a->dbytes = bytes;
-    if (!a->dbuf) {
-        ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", gc->api->name);
-        ax_array_release(a);
-        return NULL;
-    }
-    for (int i = 0; i < a->ncomp; i++)
-        if (!(a->dbuf[i] = dev_alloc(gc, array_leaf_bytes(a, i)))) {
-            ax_array_release(a);
-            return NULL;
-        }
-    a->dev_valid = true;
-    return a;
-}
-
-/* ------------------------------------------------------------ context */
-
-bool gpu_counters(ax_ctx *cx, ax_backend_kind kind, GpuCounters *out)
-{
-    GpuCtx *gc = cx && (unsigned)kind < AX_NBACKENDS ? cx->backend_state[kind] : NULL;
-    if (!gc || gc->magic != CTX_MAGIC || !out) return false;
-    *out = gc->counters;
-    return true;
-}
-
-Jit *gpu_disk_cache(ax_ctx *cx)
-{
-    if (cx->opt.no_cache) return NULL;
-    JitOptions o;
-    memset(&o, 0, sizeof o);
-    o.cache_dir = cx->opt.cache_dir;
-    o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
-    o.version = AX_VERSION_STRING;
-    o.size_limit = cx->opt.cache_limit;
-    return jit_new(&o);
-}
-
-static void ctx_release(GpuCtx *gc)
-{
-    if (gc->d) {
-        if (gc->errbuf) gc->api->free(gc->d, gc->errbuf);
-        pool_trim(gc, 0);
-        gc->def->close(gc->d);
-    }
-    free(gc->pool);
-    free(gc);
-}
-
-static void prog_release(GpuProg *gp)
-{
-    free(gp->k);
-    if (gp->args && gp->cg)
-        for (int i = 0; i < gp->cg->nnodes; i++) free(gp->args[i]);
-    free(gp->args);
-    free(gp->nargs);
-    free(gp->live);
-    cg_free(gp->cg);
-    free(gp);
-}
-
-void gpu_release(void *state)
-{
-    if (!state) return;
-    if (*(int *)state == CTX_MAGIC) ctx_release(state);
-    else if (*(int *)state == PROG_MAGIC) prog_release(state);
-}
-
-/* The context's device, opened on first use. */
-static GpuCtx *ctx_state(const GpuBackendDef *def, ax_ctx *cx)
-{
-    const GpuApi *api = def->api;
-    GpuCtx *gc = cx->backend_state[api->kind];
-    if (gc) return gc;
-    void *d = def->open(cx);
-    if (!d) return NULL;
-    gc = ax__calloc(1, sizeof *gc);
-    if (!gc) {
-        def->close(d);
-        return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", api->name);
-    }
-    gc->magic = CTX_MAGIC;
-    gc->def = def;
-    gc->api = api;
-    gc->d = d;
-    gc->cx = cx;
-    gc->units = api->units(d) > 0 ? api->units(d) : 1;
-    gc->lookback = gpu_lookback_wanted(api->dialect);
-    gc->dops.name = api->name;
-    gc->dops.free = dops_free;
-    gc->dops.download = dops_download;
-    if (api->alloc(d, 64, &gc->errbuf) || !gc->errbuf || api->zero(d, gc->errbuf, 64)) {
-        ctx_error(cx, AX_ERR_BACKEND, "%s: cannot allocate on the device: %s", api->name, api->errmsg(d));
-        ctx_release(gc);
-        return NULL;
-    }
-    cx->backend_state[api->kind] = gc;
-    cx->backends[api->kind] = def->backend;
-    return gc;
-}
-
-/* ------------------------------------------------------------ prepare */
-
-char *gpu_text(ax_ctx *cx, Program *p, GpuDialect d)
-{
-    GpuConfig cfg = {.safe = !cx->opt.unsafe};
-    char err[1024];
-    CgProg *g = gpu_program(p, &cfg, err, sizeof err);
-    if (!g) return ctx_error(cx, AX_ERR_BACKEND, "%s", err);
-    const char *pre = gpu_prelude(d);
-    size_t n = strlen(pre);
-    char *s = ax__malloc(n + g->len + 1);
-    if (s) {
-        memcpy(s, pre, n);
-        memcpy(s + n, g->text, g->len + 1);
-    } else {
-        ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
-    }
-    cg_free(g);
-    return s;
-}
-
-int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
-{
-    *state = NULL;
-    const GpuApi *api = def->api;
-    GpuCtx *gc = ctx_state(def, cx);
-    if (!gc) return cx->status != AX_OK ? (int)cx->status : AX_ERR_BACKEND;
-    double t0 = now_ms();
-    GpuConfig cfg = {.safe = !cx->opt.unsafe};
-    char err[4096];
-    CgProg *g = gpu_program(p, &cfg, err, sizeof err);
-    if (!g) {
-        ctx_error(cx, AX_ERR_BACKEND, "%s", err);
-        return AX_ERR_BACKEND;
-    }
-    /* the prelude, then the kernels */
-    const char *pre = gpu_prelude(api->dialect);
-    size_t np = strlen(pre);
-    char *src = ax__malloc(np + g->len + 1);
-    GpuProg *gp = ax__calloc(1, sizeof *gp);
-    if (gp) {
-        gp->magic = PROG_MAGIC;
-        gp->gc = gc;
-        gp->cg = g;
-        gp->k = ax__calloc((size_t)g->nnodes + 1, sizeof *gp->k);
-        gp->args = ax__calloc((size_t)g->nnodes + 1, sizeof *gp->args);
-        gp->nargs = ax__calloc((size_t)g->nnodes + 1, sizeof *gp->nargs);
-    } else {
-        cg_free(g);
-    }
-    if (!src || !gp || !gp->k || !gp->args || !gp->nargs) {
-        free(src);
-        if (gp) prog_release(gp);
-        ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", api->name);
-        return AX_ERR_NOMEM;
-    }
-    memcpy(src, pre, np);
-    memcpy(src + np, g->text, g->len + 1);
-    p->codegen_ms = now_ms() - t0;
-    if (cx->opt.debug & AX_DEBUG_CODE) fprintf(stderr, "axle: generated %s:\n%s\n", api->name, src);
-    bool cached = false;
-    double t1 = now_ms();
-    void *mod = api->build(gc->d, src, np + g->len, &cached);
-    free(src);
-    if (!mod) {
-        ctx_error(cx, AX_ERR_COMPILE, "%s: %s", api->name, api->errmsg(gc->d));
-        prog_release(gp);
-        return AX_ERR_COMPILE;
-    }
-    if (cx->opt.debug & AX_DEBUG_TIMING)
-        fprintf(stderr, "axle: timing: %s codegen %.3f ms (%zu bytes), %s %.3f ms\n", api->name, p->codegen_ms,
-                g->len, cached ? "cache hit" : "compile", now_ms() - t1);
-    gc->counters.prepared++;
-    gc->counters.cached += cached;
-    for (int i = 0; i < g->nnodes; i++) {
-        const CgNode *cn = &g->nodes[i];
-        if (!cn->x) continue;
-        int max = 64 + cn->nslot * (AX_MAX_RANK + 1) + cn->nparam;
-        for (int s = 0; s < cn->nslot; s++) max += cg_slot_type(cn, s)->elt->width;
-        gp->args[i] = ax__malloc(sizeof **gp->args * (size_t)max);
-        if (!gp->args[i]) {
-            prog_release(gp);
-            ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", api->name);
-            return AX_ERR_NOMEM;
-        }
-        gp->nargs[i] = gpu_args(cn, gp->args[i], max);
-        for (int r = 0; r < R_NROLE; r++) {
-            if (!cn->role[r] || (r == R_SCAN1 && !gc->lookback)) continue;
-            char name[64];
-            gpu_kernel_name(name, sizeof name, i, (CgRole)r);
-            if (!(gp->k[i][r] = api->kernel(gc->d, mod, name))) {
-                ctx_error(cx, AX_ERR_BACKEND, "%s: the compiled program lacks %s: %s", api->name, name,
-                          api->errmsg(gc->d));
-                prog_release(gp);
-                return AX_ERR_BACKEND;
-            }
-        }
-    }
-    *state = gp;
-    return 0;
-}
-
-/* ------------------------------------------------------------ executor */
 
 typedef struct GEx {
     ax_ctx *cx;
@@ -481,8 +70,8 @@ static void op_free(GEx *ex, GOp *o)
     free(o->size);
     free(o->shape);
     free(o->par);
-    dev_free(ex->gc, o->s1, o->s1b);
-    dev_free(ex->gc, o->s2, o->s2b);
+    gpu_dev_free(ex->gc, o->s1, o->s1b);
+    gpu_dev_free(ex->gc, o->s2, o->s2b);
 }
 
 static ax_array **free_array(GEx *ex, const CgFree *f)
@@ -518,13 +107,13 @@ static int op_begin(GEx *ex, const Node *x, GOp *o)
         const Node *y = x->kid[cn->opd_kid[i]];
         if (y->op == OP_DELAYED) continue;
         int s = cn->nout + i;
-        if (host_eval1(&ex->h, y, &o->arr[s]) || to_device(ex->gc, o->arr[s])) return -1;
+        if (host_eval1(&ex->h, y, &o->arr[s]) || gpu_to_device(ex->gc, o->arr[s])) return -1;
         set_slot(o, s, o->arr[s]);
     }
     for (int k = 0; k < cn->nfree; k++) {
         ax_array **a = free_array(ex, &cn->free[k]);
         if (!a || !*a) return host_malformed(&ex->h, x, "unbound array variable");
-        if (to_device(ex->gc, *a)) return -1;
+        if (gpu_to_device(ex->gc, *a)) return -1;
         set_slot(o, cn->nout + cn->nopd + k, *a);
     }
     for (int t = 0; t < cn->nthunk; t++)
@@ -544,7 +133,7 @@ static const Scalar *thunk_val(GOp *o, int kid) { return o->par + o->cn->poff[o-
 
 static int out_alloc(GEx *ex, GOp *o, int s, const Type *elt, int rank, const int64_t *shape)
 {
-    ax_array *a = dev_array(ex->gc, elt, rank, shape, host_api_name(o->x->op));
+    ax_array *a = gpu_dev_array(ex->gc, elt, rank, shape, host_api_name(o->x->op));
     if (!a) return -1;
     o->arr[s] = a;
     set_slot(o, s, a);
@@ -554,8 +143,8 @@ static int out_alloc(GEx *ex, GOp *o, int s, const Type *elt, int rank, const in
 /* A scratch buffer of at least `bytes`, zeroed if asked. */
 static int scratch(GEx *ex, uint64_t *h, int64_t *hb, int64_t bytes, bool zero)
 {
-    *hb = round64(bytes);
-    if (!(*h = dev_alloc(ex->gc, *hb))) return -1;
+    *hb = gpu_round64(bytes);
+    if (!(*h = gpu_dev_alloc(ex->gc, *hb))) return -1;
     if (zero && ex->api->zero(ex->gc->d, *h, *hb)) return api_fail(ex, "clearing memory");
     return 0;
 }
@@ -619,8 +208,10 @@ static int launch_n(GEx *ex, GOp *o, CgRole r, int64_t n)
 
 /* ---------------------------------------------------- one operation */
 
-static int ex_producer(GEx *ex, const Node *x, GOp *o)
+static int ex_producer(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     const Type *elt = x->type->elt;
     int r = x->type->rank;
     int64_t sh[AX_MAX_RANK];
@@ -731,8 +322,10 @@ static void plan_rows(GEx *ex, GOp *o, int64_t rows, int64_t n)
 
 static int64_t scratch_bytes(const Type *elt, int64_t m) { return cg_scratch_bytes(elt, m > 0 ? m : 1); }
 
-static int ex_fold(GEx *ex, const Node *x, GOp *o)
+static int ex_fold(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     bool z = x->op == OP_FOLD;
     const Type *elt = x->type->elt;
     int src = o->cn->nout, r = x->kid[o->cn->opd_kid[0]]->type->rank;
@@ -755,8 +348,10 @@ static int ex_fold(GEx *ex, const Node *x, GOp *o)
     return 0;
 }
 
-static int ex_foldseg(GEx *ex, const Node *x, GOp *o)
+static int ex_foldseg(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     bool z = x->op == OP_FOLDSEG;
     const char *what = host_api_name(x->op);
     const CgNode *cn = o->cn;
@@ -772,7 +367,7 @@ static int ex_foldseg(GEx *ex, const Node *x, GOp *o)
     if (segn->op == OP_DELAYED) {
         if (scratch(ex, &o->s2, &o->s2b, nseg * 8, false) || launch_n(ex, o, R_MAT, nseg)) return -1;
         if (!(mat = ax__malloc(sizeof *mat * (size_t)(nseg > 0 ? nseg : 1)))) return host_nomem(&ex->h);
-        if (nseg > 0 && dops_download(ex->gc, ex->cx, mat, o->s2, nseg * 8)) {
+        if (nseg > 0 && gpu_download(ex->gc, ex->cx, mat, o->s2, nseg * 8)) {
             free(mat);
             return -1;
         }
@@ -812,8 +407,10 @@ static int ex_foldseg(GEx *ex, const Node *x, GOp *o)
     return launch(ex, o, R_SEG, groups_for(ex, o->m, GPU_WG / o->w));
 }
 
-static int ex_scan(GEx *ex, const Node *x, GOp *o)
+static int ex_scan(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     Op op = x->op;
     bool z = !(op == OP_SCANL1 || op == OP_SCANR1), exl = op == OP_SCANLEX || op == OP_SCANREX;
     const Type *rt = exl ? x->type->elts[0] : x->type;
@@ -831,7 +428,7 @@ static int ex_scan(GEx *ex, const Node *x, GOp *o)
     int64_t rows = exl ? o->size[1] : ext > 0 ? o->size[0] / ext : 0;
     if (rows == 0 || (!z && n == 0)) return 0;
     if (ex->gc->lookback && n > 0) {
-        /* one pass: tiles in a counter's order (gpu_skel.c emit_scan1) */
+        /* one pass: tiles in a counter's order (scan.c emit_scan1) */
         int64_t tile = (int64_t)GPU_WG * gpu_scan_items(elt), ntr = (n + tile - 1) / tile;
         o->n = n;
         o->ch = ntr;
@@ -851,8 +448,10 @@ static int ex_scan(GEx *ex, const Node *x, GOp *o)
     return launch(ex, o, R_SCAN, groups_for(ex, o->m, GPU_WG / o->w));
 }
 
-static int ex_permute(GEx *ex, const Node *x, GOp *o)
+static int ex_permute(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     int d = o->cn->nout, s = o->cn->nout + 1;
     int rank = x->kid[o->cn->opd_kid[0]]->type->rank;
     if (out_alloc(ex, o, 0, x->type->elt, rank, o->shape[d])) return -1;
@@ -862,8 +461,10 @@ static int ex_permute(GEx *ex, const Node *x, GOp *o)
     return launch_n(ex, o, R_PERM, o->size[s]);
 }
 
-static int ex_stencil(GEx *ex, const Node *x, GOp *o)
+static int ex_stencil(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     int r = x->type->rank;
     int64_t sh[AX_MAX_RANK];
     for (int d = 0; d < r; d++) {
@@ -875,8 +476,10 @@ static int ex_stencil(GEx *ex, const Node *x, GOp *o)
     return launch_n(ex, o, R_MAIN, o->size[0]);
 }
 
-static int ex_filter(GEx *ex, const Node *x, GOp *o)
+static int ex_filter(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     int64_t n = o->size[o->cn->nout];
     int64_t nch = groups_for(ex, n, 4 * GPU_WG);
     int64_t ch = (n + nch - 1) / nch;
@@ -890,7 +493,7 @@ static int ex_filter(GEx *ex, const Node *x, GOp *o)
         int64_t *cnt = ax__malloc(sizeof *cnt * (size_t)(nch + 1));
         if (!cnt) return host_nomem(&ex->h);
         int rc = scratch(ex, &o->s1, &o->s1b, nch * 8, false) || scratch(ex, &o->s2, &o->s2b, nch * 8, false) ||
-                 launch(ex, o, R_COUNT, nch) || dops_download(ex->gc, ex->cx, cnt, o->s1, nch * 8);
+                 launch(ex, o, R_COUNT, nch) || gpu_download(ex->gc, ex->cx, cnt, o->s1, nch * 8);
         if (rc == 0) {
             for (int64_t t = 0; t < nch; t++) {
                 int64_t c = cnt[t];
@@ -907,13 +510,15 @@ static int ex_filter(GEx *ex, const Node *x, GOp *o)
     return launch(ex, o, R_SCATTER, nch);
 }
 
-/* A multi-generator loop (gpu_skel.c emit_loop): the fold's tasks (a
+/* A multi-generator loop (loop.c gpu_emit_loop): the fold's tasks (a
  * chunk of a row each; with filters, a rank-1 space's chunks as filter's,
  * a group each), part, comb per row, then each filter's offsets and the
  * scatter.  s2 holds, per generator and task, the filters' counts, their
  * offsets, and the reductions' "has an element" flags. */
-static int ex_loop(GEx *ex, const Node *x, GOp *o)
+static int ex_loop(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     const Loop *lp = x->loop;
     int src = o->cn->nout, r = x->kid[o->cn->opd_kid[0]]->type->rank, ng = lp->ngen, nflt = 0, nred = 0;
     if (r < 1) return host_malformed(&ex->h, x, "rank 0");
@@ -969,7 +574,7 @@ static int ex_loop(GEx *ex, const Node *x, GOp *o)
             free(cnt), free(tot);
             return host_nomem(&ex->h);
         }
-        int rc = dops_download(ex->gc, ex->cx, cnt, o->s2, (int64_t)half * 8);
+        int rc = gpu_download(ex->gc, ex->cx, cnt, o->s2, (int64_t)half * 8);
         for (int q = 0; rc == 0 && q < ng; q++)
             for (int64_t t = 0; t < nch; t++) {
                 cnt[half + (size_t)q * (size_t)nch + (size_t)t] = tot[q];
@@ -995,8 +600,10 @@ static int ex_loop(GEx *ex, const Node *x, GOp *o)
     return launch(ex, o, R_SCATTER, nch);
 }
 
-static int ex_unit(GEx *ex, const Node *x, GOp *o)
+static int ex_unit(Host *h, const Node *x, void *ov)
 {
+    GEx *ex = h->self;
+    GOp *o = ov;
     int64_t none[1] = {0};
     const Type *elt = x->type->elt;
     if (out_alloc(ex, o, 0, elt, 0, none)) return -1;
@@ -1017,26 +624,8 @@ static int ex_op(GEx *ex, const Node *x, ax_array **out)
     int rc = op_begin(ex, x, &o);
     if (rc == 0) x = o.x;   /* (an epilogue's consumer: ir_epilogue) */
     bool prof = (ex->cx->opt.debug & AX_DEBUG_PROFILE) != 0;
-    double t0 = prof ? now_ms() : 0;
-    if (rc == 0) {
-        switch (x->op) {
-        case OP_UNIT: rc = ex_unit(ex, x, &o); break;
-        case OP_GENERATE: case OP_MAP: case OP_ZIPWITH: case OP_BACKPERMUTE: case OP_TRANSFORM:
-        case OP_REPLICATE: case OP_SLICE: case OP_RESHAPE:
-            rc = ex_producer(ex, x, &o);
-            break;
-        case OP_FOLD: case OP_FOLD1: rc = ex_fold(ex, x, &o); break;
-        case OP_FOLDSEG: case OP_FOLD1SEG: rc = ex_foldseg(ex, x, &o); break;
-        case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1: case OP_SCANLEX: case OP_SCANREX:
-            rc = ex_scan(ex, x, &o);
-            break;
-        case OP_PERMUTE: rc = ex_permute(ex, x, &o); break;
-        case OP_STENCIL: case OP_STENCIL2: rc = ex_stencil(ex, x, &o); break;
-        case OP_FILTER: rc = ex_filter(ex, x, &o); break;
-        case OP_LOOP: rc = ex_loop(ex, x, &o); break;
-        default: rc = host_malformed(&ex->h, x, "not an array operation"); break;
-        }
-    }
+    double t0 = prof ? gpu_now_ms() : 0;
+    if (rc == 0) rc = host_run_method(&ex->h, x, &o);
     if (rc == 0)
         for (int s = 0; s < o.cn->nout; s++) {
             out[s] = o.arr[s];
@@ -1046,7 +635,7 @@ static int ex_op(GEx *ex, const Node *x, ax_array **out)
         /* each operation's own time: wait for its kernels */
         ex->api->finish(ex->gc->d);
         fprintf(stderr, "axle: profile: %4d %-11s %10lld elements %9.3f ms\n", x->num, op_name(x->op),
-                (long long)(out[0] ? out[0]->size : 0), now_ms() - t0);
+                (long long)(out[0] ? out[0]->size : 0), gpu_now_ms() - t0);
     }
     op_free(ex, &o);
     return rc ? -1 : 0;
@@ -1065,50 +654,27 @@ static int host_cond(Host *h, const Node *x, bool *c)
 
 /* ------------------------------------------------------------ run */
 
-/* The program run again on the host, for the message of a fault that the
- * device recorded (see the top). */
-static int rerun_for_fault(ax_ctx *cx, Program *p, int code, const char *name)
-{
-    cx->status = AX_OK;
-    cx->msg[0] = 0;
-    const Backend *hb = backend_cpu.available(cx) ? &backend_cpu : &backend_interp;
-    void *st = NULL;
-    int n = -1;
-    if (hb->prepare(cx, p, &st) == 0) {
-        ax_array *tmp[64];
-        n = hb->run(cx, p, st, tmp, 64);
-        for (int i = 0; i < n; i++) ax_array_release(tmp[i]);
+#define GPU_HOST_OPS(nm)                                                                        \
+    {                                                                                           \
+        .name = nm, .op = host_op, .cond = host_cond, .embeds_delayed = true,                   \
+        .method = {                                                                             \
+            [HOST_UNIT] = ex_unit, [HOST_PRODUCER] = ex_producer, [HOST_FOLD] = ex_fold,        \
+            [HOST_FOLDSEG] = ex_foldseg, [HOST_SCAN] = ex_scan, [HOST_PERMUTE] = ex_permute,    \
+            [HOST_STENCIL] = ex_stencil, [HOST_FILTER] = ex_filter, [HOST_LOOP] = ex_loop,      \
+        },                                                                                      \
     }
-    if (st) hb->release(st);
-    if (n >= 0 && cx->status == AX_OK)
-        ctx_error(cx, code > 0 && code < 16 ? (ax_status)code : AX_ERR_BACKEND,
-                  "%s: a kernel reported a run-time fault (status %d) that the %s backend does not reproduce", name, code,
-                  hb->name);
-    return -1;
-}
+static const HostOps ops_cuda = GPU_HOST_OPS("cuda");
+static const HostOps ops_opencl = GPU_HOST_OPS("opencl");
 
-int gpu_run(const GpuBackendDef *def, ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
+int gpu_exec(GpuCtx *gc, GpuProg *gp, ax_ctx *cx, Program *p, ax_array **out, int max)
 {
-    GpuProg *gp = state;
-    if (!gp || gp->magic != PROG_MAGIC || !p || !p->root) {
-        ctx_error(cx, AX_ERR_BACKEND, "%s: no program to run", def->api->name);
-        return -1;
-    }
-    GpuCtx *gc = gp->gc;
     const GpuApi *api = gc->api;
-    gc->faulted = false;
-    if (api->zero(gc->d, gc->errbuf, 64)) {
-        ctx_error(cx, AX_ERR_BACKEND, "%s: %s", api->name, api->errmsg(gc->d));
-        return -1;
-    }
     GEx ex;
     memset(&ex, 0, sizeof ex);
     ex.cx = cx;
     ex.gc = gc;
     ex.gp = gp;
     ex.api = api;
-    static const HostOps ops_cuda = {.name = "cuda", .op = host_op, .cond = host_cond, .embeds_delayed = true};
-    static const HostOps ops_opencl = {.name = "opencl", .op = host_op, .cond = host_cond, .embeds_delayed = true};
     if (!gp->live) gp->live = liveness_counts(p);
     if (!host_init(&ex.h, api->kind == AX_BACKEND_CUDA ? &ops_cuda : &ops_opencl, &ex, cx, p, gp->live)) return -1;
     int w = host_width(p->root->type), n = -1;
@@ -1124,16 +690,16 @@ int gpu_run(const GpuBackendDef *def, ax_ctx *cx, Program *p, void *state, ax_ar
             if (cx->status == AX_OK) ctx_error(cx, AX_ERR_BACKEND, "%s: %s", api->name, api->errmsg(gc->d));
             rc = -1;
         }
-        int f = gc->faulted ? 1 : read_fault(gc);
+        int f = gc->faulted ? 1 : gpu_read_fault(gc);
         if (f != 0 && rc == 0) host_release(res, w);
         if (f > 0) {
+            /* a fault recorded: its message comes from a run on the host
+             * (host.h AXB_RERUN_ON_HOST), whatever this run said */
             uint32_t code = 0;
             api->download(gc->d, &code, gc->errbuf, sizeof code);
-            interp_eval_free(ex.ie);
-            ex.ie = NULL;
-            host_free(&ex.h);
-            free(res);
-            return rerun_for_fault(cx, p, (int)code, api->name);
+            ctx_error_force(cx, code > 0 && code < 16 ? (ax_status)code : AX_ERR_BACKEND,
+                            "%s: a kernel reported a run-time fault (status %d)", api->name, (int)code);
+            n = AXB_RERUN_ON_HOST;
         }
         if (rc == 0 && f == 0) {
             n = max < 0 ? 0 : w < max ? w : max;
