@@ -334,8 +334,8 @@ Val cg_apply2(G *g, const Node *f, Val a, Val b);
 int cg_lane_count(const Node *lam);
 /* Bytes of the smallest leaf's lanes in a block: four AVX2 registers, so
  * that independent chains hide the latency of a loop body's dependencies
- * (mandelbrot-while, f32: 32 lanes measured faster than 16; 8 lanes do
- * not vectorise at all, the u8 conditions needing 16). */
+ * (more lanes than one register's, which is what the u8 conditions need
+ * to vectorise at all). */
 #define CG_LANE_BYTES 128
 /* At most this many lanes (u8 states: one register; more lanes idle
  * longer when their trip counts differ). */

@@ -526,7 +526,8 @@ static Val gen_index(G *g, const Node *e)
     Val out = cg_val(g, w);
     /* In a kernel with deferred checks, a read known in bounds whenever
      * the kernel's pre_ holds is unchecked: the kernel hands its whole
-     * range to its checked copy when pre_ does not hold (kernel_end). */
+     * range to its checked copy when pre_ does not hold (cpu/skel.c
+     * cpu_kernel_end). */
     if (!g->safe || (g->defer && known_in_bounds(g, e, slot, at))) {
         /* at a value fact's position: index by the position itself (the
          * same value once pre_ holds, and an affine index GCC vectorises) */
@@ -928,10 +929,10 @@ static Val gen_cond(G *g, const Node *e)
            select between comparison results (masks of a different width
            than the condition's) does not vectorise (GCC 12).  Not in lane
            blocks: their lane arrays vectorise with `?:`, and the bit
-           casts there cost Mandelbrot 6x (measured).  In permute's
-           scatter loop, which does not vectorise, every select is a bit
-           select: GCC may compile `?:` to a branch, which mispredicts half
-           the time on data such as radix sort's bits (2x the pass). */
+           casts there are much slower.  In permute's scatter loop, which
+           does not vectorise, every select is a bit select: GCC may
+           compile `?:` to a branch, which mispredicts half the time on
+           data such as radix sort's bits. */
         bool bits = g->role == R_PERM && g->dialect != CG_GPU;
         for (int k = 0; k < r.n && k < t.n && k < f.n; k++) {
             const ax_scalar s = ty_leaf(e->type, k);
@@ -1034,17 +1035,13 @@ static void gen_run(G *g, const Chain *ch, int s, int per, int reps)
     g->ind++;
     cg_line(g, "u8 %s = 0;", changed);
     cg_line(g, "#pragma omp simd reduction(|:%s)", changed);
-    /* The kernel at 256 bits: GCC 12 (-march=native on the Zen 4 EPYC:
+    /* The kernel at 256 bits: GCC 12 (-march=native on a Zen 4 EPYC:
      * znver3 tuning, no preferred width, so 512 where it can) compiles
-     * Mandelbrot's runs 1.27x faster at 256 (the only Table-2 program with
-     * runs; 1 and 2 threads, medians of 9 interleaved `axle run
-     * mandelbrot --runs 5` under load 6: 43.7 against 55.7 ms).  A
-     * `simdlen(8)` on this loop alone gained nothing (52.8 against 53.1
-     * ms): the loops around it gain too.  The other programs measured at
-     * 256 bits for the whole unit (1 thread, 5-9 interleaved runs):
-     * equal or slower (nbody 1.11x, fluid 1.11x, blackscholes 3.2x and
-     * canny 1.9x: their libmvec calls go through the half-width
-     * wrappers), so only such kernels narrow. */
+     * such runs faster at 256 (Mandelbrot's: the only Table-2 program
+     * with runs).  A `simdlen(8)` on this loop alone gained nothing: the
+     * loops around it gain too.  The other programs at 256 bits for the
+     * whole unit are equal or slower (their libmvec calls go through the
+     * half-width wrappers), so only such kernels narrow. */
     g->narrow = true;
     cg_line(g, "for (i64 %s = 0; %s < %d; %s++) {", l, l, g->nlane, l);
     g->ind++;

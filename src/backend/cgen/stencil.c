@@ -190,10 +190,10 @@ Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
 
 /* Stencils of more neighbours than this (per input) read their
  * neighbourhood in loops into local arrays, which the function's
- * parameters then name, instead of one unrolled read per neighbour: a
- * 51x51 stencil unrolled was 848 KB of C that GCC did not compile in ten
- * minutes.  Up to 9x9 the unrolled reads stay (they vectorise best, and
- * the benchmarks' stencils are 3x3 and 5x5). */
+ * parameters then name, instead of one unrolled read per neighbour (a
+ * wide stencil unrolled is more C than GCC compiles in reasonable time).
+ * Up to 9x9 the unrolled reads stay (they vectorise best, and the
+ * benchmarks' stencils are 3x3 and 5x5). */
 enum { STENCIL_UNROLL_MAX = 81 };
 
 bool cg_sten_looped(const Stencil *st)

@@ -1,32 +1,37 @@
 /*
- * The CPU backend's code generator and executor, shared declarations.
+ * The CPU backend (DESIGN.md s.2, "Kernels, code generation,
+ * compilation"), its declarations for the rest of axle.
  *
- * A core program becomes one C translation unit (DESIGN.md s.2, "Kernels,
- * code generation, compilation"; the Delite seed: emit a target source
- * language and let its compiler do the low-level work).  For each array
- * operation of the program (named by its preorder number, Node.num) the
- * unit holds
+ * A core program becomes C translation units (the Delite seed: emit a
+ * target source language and let its compiler do the low-level work).
+ * For each array operation of the program (named by its preorder number,
+ * Node.num) they hold
  *   - thunks  axt_<num>_<t>(c, out): the operation's scalar parameters
  *     (shapes, fold's z, boundary constants, slice indices, acond's
  *     condition), evaluated once on the host before the kernels run;
  *   - kernels axk_<num>_<role>(c, start, end): the skeleton's phases
  *     (paper s.4.3), each a function over an index range that the runtime
  *     splits across the thread pool.
- * The host executor (cpu.c) walks the array stratum like the interpreter,
+ * The host executor (exec.c) walks the array stratum like the interpreter,
  * allocates every array, calls the thunks and runs the kernels.
  *
- * Both sides see one argument block, AxCall: an argument table (for each
- * array of the operation: component buffers, rank, shape, size), the
- * scalar parameters, scratch buffers for partial results, the problem size
- * and an error slot.  Its C declaration is written once (AXC_SHARED below),
- * compiled into the host and pasted as text into every generated unit, so
- * the two cannot drift apart.
+ *   cpu.c        the Backend (cpu_int.h: the host side's state); stored.c
+ *                the compiled programs in the disk cache; exec.c the
+ *                executor
+ *   codegen.c    the prelude, the units and the driver of the generator
+ *   skel.c       the skeletons' common frame and the entry of an
+ *                operation; map.c, fold.c, scan.c, permute.c, stencil.c,
+ *                filter.c and loop.c one skeleton each (the GPU's files
+ *                have the same names: src/backend/gpu; the code both
+ *                share is src/backend/cgen)
  *
- * Argument slots of an operation, in this order: its outputs, its array
- * operands (kids that are array computations; a DELAYED operand has a slot
- * with a shape and no buffers), then the free array variables its scalar
- * code reads (ax_at, ax_shape, ...), deduplicated, in first-occurrence
- * order of a preorder walk, so the layout is deterministic.
+ * Both sides see one argument block, AxCall: an argument table (for each
+ * array of the operation: component buffers, rank, shape, size; its slots
+ * as cgen.h lays them out), the scalar parameters, scratch buffers for
+ * partial results, the problem size and an error slot.  Its C
+ * declaration is written once (AXC_SHARED below), compiled into the host
+ * and pasted as text into every generated unit, so the two cannot drift
+ * apart.
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -40,8 +45,7 @@
 /* AxScalar has Scalar's layout (ir.h): integers sign- or zero-extended to
  * 64 bits, f32 in the low bytes.  The literal 8 is AX_MAX_RANK (checked
  * below).  AxErr.code/lock are updated with atomics by the kernels;
- * AxErr.redo asks the host to run a permute over, checked (cg_skel.c
- * emit_permute). */
+ * AxErr.redo asks the host to run a permute over, checked (permute.c). */
 #define AXC_SHARED                                                                              \
     typedef union AxScalar { __INT64_TYPE__ i; __UINT64_TYPE__ u; double f64; float f32;       \
                              __UINT8_TYPE__ b; } AxScalar;                                      \

@@ -1,7 +1,8 @@
 /*
- * A core program -> one C translation unit (the CPU backend's code
- * generator: the driver and the prelude; cg_exp.c writes scalar code and
- * cg_skel.c the skeletons).  DESIGN.md s.2 "Kernels, code generation,
+ * A core program -> C translation units (the CPU backend's code
+ * generator: the driver, the prelude and the units; the shared generator,
+ * src/backend/cgen, writes scalar code, and skel.c and the files beside
+ * it the skeletons).  DESIGN.md s.2 "Kernels, code generation,
  * compilation"; the skeleton-per-operation scheme is the paper's s.4.3
  * (shared/seeds/002_946734f7812f4e06.txt).
  *
@@ -178,7 +179,7 @@ static const char prelude_helpers[] =
  * libmvec's, and its scalar version (the name itself, by an asm label) to
  * call the same libmvec version with the argument in every lane.  A loop
  * body, its epilogue and scalar code then compute every element alike.
- * `#define f ax_vf` renames the calls cg_exp.c writes. */
+ * `#define f ax_vf` renames the calls cgen/exp.c writes. */
 static const char prelude_mvec[] =
     "#if defined(__AVX512F__)\n"
     "#define AXV_I e\n#define AXV_WF 16\n#define AXV_WD 8\n#define AXV_HF 8\n#define AXV_HD 4\n"
@@ -399,8 +400,8 @@ static void *alloc(CG *c, size_t n)
     return p;
 }
 
-/* One operation's code.  Out of line: its generator state G (2.3 KB) must
- * not sit in every frame of walk's recursion along the program. */
+/* One operation's code.  Out of line: its generator state G (a few KB)
+ * stays out of cg_program's frame. */
 __attribute__((noinline)) static void emit_one(CG *c, CgNode *cn)
 {
     G g;
@@ -464,25 +465,17 @@ static bool canonical(const char *t, size_t len, int num, Buf *canon)
     return canonical_as(t, len, num, "#", canon);
 }
 
-/* Operation cn's code (c->text) becomes a unit of its own, or, when an
- * earlier operation's code is the same but for the numbers (canonical),
- * cn uses that operation's unit: the C compiler then compiles the code
- * once (fluid's 82 Jacobi sweeps are one unit).  seen: canonical text
- * hash -> the earlier node's number. */
-/* A unit of the code t (with operation num's names made "u"), after a
- * prelude of what it uses; its index, or -1 when memory ran out. */
 /* The flags added for a unit with guarded gathers (reads at computed
  * indices, in bounds or zero): GCC vectorises such a loop with masked
- * gathers, and its vectorised epilogue of the same doubles the unit's
- * compile time (fluid's advection: 316 -> 198 ms, 250 -> 160 ms, -O3 on
- * this Zen 4 machine).  Run times measured with the flag on every unit
- * (axle run, 5 alternations of 7 runs, 2026-11-25, a loaded machine):
- * fluid, canny, smvm, nbody, radixsort, dotp and blackscholes equal
- * within noise; the Mandelbrot programs 5-10% slower, and they have no
- * gathers: so it is given to the units with gathers only. */
+ * gathers, and its vectorised epilogue of the same nearly doubles the
+ * unit's compile time.  With the flag on every unit the programs with
+ * gathers ran as fast as without it, and the Mandelbrot programs, which
+ * have none, slower: so it is given to the units with gathers only. */
 #define GATHER_CFLAGS "--param=vect-epilogues-nomask=0"
 const char cg_gather_cflags[] = GATHER_CFLAGS;
 
+/* A unit of the code t (with operation num's names made "u"), after a
+ * prelude of what it uses; its index, or -1 when memory ran out. */
 static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
 {
     Buf code = {0}, unit = {0};

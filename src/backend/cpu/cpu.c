@@ -17,7 +17,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #define _GNU_SOURCE
-#include "cpu.h"
+#include "cpu_int.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -140,39 +140,27 @@ static void probe_mvec(CpuCtx *cc)
  * -fno-fast-math also turns math-errno and trapping-math back on, which
  * change no result but keep sqrt and selects from vectorising: they are
  * turned off again after it. */
-/* Vector width: on this Zen 4 EPYC, GCC 12's -march=native is znver3
- * with AVX-512 and no preferred width (gcc -Q --help=target:
+/* Vector width: on a Zen 4 EPYC, GCC 12's -march=native is znver3 with
+ * AVX-512 and no preferred width (gcc -Q --help=target:
  * -mprefer-vector-width=none), so loops vectorise at 512 bits where GCC
  * finds it profitable, and the 16-lane libmvec functions are called
- * directly.  Measured per program against -mprefer-vector-width=256 for
- * the whole unit (1 thread, medians of 5-9 interleaved `axle run P --runs
- * 5`, 2026-11-25, load 5-6): 256 bits is slower for blackscholes (3.2x)
- * and canny (1.9x: libmvec through half-width wrappers), nbody and fluid
- * (1.11x), equal for the others but Mandelbrot's unrolled runs, 1.27x
- * faster: cg_exp.c gen_run asks for 256 bits on those kernels alone
- * (cg_skel.c kernel_end writes the attribute, so the choice is in the
+ * directly.  Against -mprefer-vector-width=256 for the whole unit, 256
+ * bits is slower for the programs that call libmvec (through half-width
+ * wrappers), equal for the others but Mandelbrot's unrolled runs, which
+ * are faster: cgen/exp.c gen_run asks for 256 bits on those kernels alone
+ * (skel.c cpu_kernel_end writes the attribute, so the choice is in the
  * unit's text and so in the cache key). */
-/* -O3 against -O2 (same method): -O2 halves the C compiler's time
- * (fluid: 1.12 s -> 0.49 s in cc1) but GCC 12's -O2 vectorises only with
- * its "very cheap" cost model, which leaves loops that call libmvec
- * scalar: map-explog 16x slower, blackscholes 11x, canny 7.4x, fluid
- * 3.2x, mandelbrot-while 1.17x; dotp 0.60x and nbody 0.80x (noisy:
- * measured while the machine ran the test suite).  -O3 stays.
- * Tried again 2026-11-28 with the element loops (producers, stencils)
- * marked `omp simd` instead of `GCC ivdep`, which GCC vectorises under
- * any cost model: Black-Scholes then kept its libmvec calls at -O2.
- * Wall-clock medians of three interleaved rounds of `axle run P --runs
- * 7` (bench sizes, 2 threads, load about 1), -O2 with omp simd against
- * today's -O3: mapfold 1.97x, normalise 1.95x, mandelbrot-while 1.70x,
- * histogram 1.42x, mandelbrot 1.34x, map-explog 1.20x, filterfold
- * 1.17x, radixsort 1.15x, canny 1.14x; fluid 0.92x, smvm 0.76x
- * (unchanged code: noise of +-15%).  It saves about 45% of the C
- * compiler's time (fluid's ten hot units: 1.57 s of CPU at -O3, 0.87 s
- * at -O2, 0.73 s at -O1), not enough to buy those losses, and -O3's
- * extra time is spread over every pass (its unrolled and versioned
- * loops are bigger), so no one -fno- flag recovers it.  GCC's own floor
- * is about 28 ms a unit (driver, cc1 and ld of an empty function, which
- * fluid's ten units pay five times a core on 2 cores). */
+/* -O3 against -O2: -O2 halves the C compiler's time, but GCC 12's -O2
+ * vectorises only with its "very cheap" cost model, which leaves loops
+ * that call libmvec scalar, several times slower.  -O3 stays.  With the
+ * element loops (producers, stencils) marked `omp simd` instead of `GCC
+ * ivdep`, which GCC vectorises under any cost model, -O2 keeps the libmvec
+ * calls, but most programs still ran slower than at -O3, for a saving of
+ * under half the C compiler's time; -O3's extra time is spread over every
+ * pass (its unrolled and versioned loops are bigger), so no one -fno-
+ * flag recovers it.  GCC's own floor (driver, cc1 and ld of an empty
+ * function) is paid once per unit, which is why units are batched
+ * (load_units). */
 #define CPU_OBJECT_CFLAGS "-fPIC -shared"
 #define CPU_OPT_CFLAGS "-O3 -march=native -pipe -fno-math-errno -fno-trapping-math -fopenmp-simd -w"
 #define CPU_SEMANTIC_CFLAGS "-fno-fast-math -fno-math-errno -fno-trapping-math -ffp-contract=off"
@@ -188,7 +176,7 @@ static void probe_mvec(CpuCtx *cc)
  * simplifications GCC gates on the flag itself (match.pd: sqrt(x)*sqrt(x)
  * -> x, pow and exp identities).  nbody's and blackscholes' fast-mode
  * units compile to the same instructions either way, up to scheduling
- * (GCC 12.2, checked). */
+ * (GCC 12.2). */
 #define CPU_FAST_CFLAGS                                                                              \
     "-fno-math-errno -fno-signed-zeros -fno-trapping-math -fassociative-math -freciprocal-math "     \
     "-fno-finite-math-only -ffp-contract=fast"
@@ -197,11 +185,9 @@ static void probe_mvec(CpuCtx *cc)
  * emit_prelude: a pragma, so that the driver links no crtfastmath.o),
  * which GCC's x86 back end needs, with -ffinite-math-only, to compute
  * 1/sqrt and sqrt of f32 vectors as vrsqrtps and a Newton step.  Its
- * default -mrecip also divides f32 vectors by vrcpps and a Newton step:
- * 1.07-1.12x Black-Scholes' time (bench/fastmath, measured with
- * -ffinite-math-only), so x86 keeps the divider (-mrecip=!vec-div).
- * N-body's fold kernel: 0.89-0.94x the fast mode's time (1 thread, CPU
- * time, medians of 31-41 interleaved calls, Zen 4 with AVX2). */
+ * default -mrecip also divides f32 vectors by vrcpps and a Newton step,
+ * which made Black-Scholes slower (bench/fastmath), so x86 keeps the
+ * divider (-mrecip=!vec-div). */
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_FINITE_TARGET " -mrecip=!vec-div"
 #else
@@ -275,7 +261,7 @@ static bool cpu_available(ax_ctx *cx)
     CpuCtx *cc = cpu_ctx_state(cx);
     if (!cc) return false;
     /* Looked for again while missing: a compiler installed later is
-     * found (a search of PATH costs microseconds). */
+     * found (a search of PATH is cheap). */
     if (cc->cc_found != 1) cc->cc_found = find_program(cc_name(cx));
     return cc->cc_found == 1;
 }
@@ -328,9 +314,9 @@ static void progress(void *arg, int done, int total)
  * are compiled by up to one compiler process per thread of the context,
  * each its own translation unit while there are no more of them than
  * processes, else grouped into that many batches of about equal size
- * (cg_batch): a compiler process costs 20-30 ms before any kernel
- * (start, prelude, link), which seven small units of Canny's paid seven
- * times.  A unit compiled alone is cached alone (so another program with
+ * (cg_batch): a compiler process costs a fixed time before any kernel
+ * (start, prelude, link), which a program of many small units (Canny's)
+ * would pay once per unit.  A unit compiled alone is cached alone (so another program with
  * the same kernel finds it); a batch is cached as a whole.  The checked
  * copies (cold units) wait for their first need.  0, or AX_ERR_NOMEM or
  * AX_ERR_COMPILE with the compiler's message in err. */
@@ -375,14 +361,12 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
        alone in its batch is cached alone, and found alone next time).
        The largest unit first into the least loaded batch (the longest
        processing time first rule), a unit's size being its code without
-       the prelude: the C compiler's time goes with that (fluid's units,
-       one at a time: 30 ms for 1.3 KB of code, 130 ms for 8 KB, with
-       preludes of 8-10 KB each), and a batch has one prelude.  Balancing
-       whole texts put 18.5 KB of fluid's code in one batch and 32.2 KB
-       in the other.  A batch gets the flags of its members that have
-       some (GATHER_CFLAGS, codegen.c: measured equal run times on the
-       units without gathers, and a faster compile); members with
-       different flags: none. */
+       the prelude: the C compiler's time goes with that, and a batch has
+       one prelude (balancing whole texts left fluid's batches uneven).
+       A batch gets the flags of its members that have some
+       (GATHER_CFLAGS, codegen.c: equal run times on the units without
+       gathers, and a faster compile); members with different flags:
+       none. */
     int want = nhot <= jobs ? nhot : jobs, *ord = miss;
     for (int k = 0; k < nhot; k++) {
         ord[k] = k;

@@ -18,7 +18,7 @@
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#include "cpu.h"
+#include "cpu_int.h"
 #include "runtime/host.h"
 
 #include <inttypes.h>
@@ -49,7 +49,7 @@ static int eval1(Ex *ex, const Node *x, ax_array **a) { return host_eval1(&ex->h
 
 /* The failure paths are kept out of line (noinline, cold): their message
  * buffers would otherwise sit in the frames of the executor's recursion
- * along the program's nesting (2.4 KB a level, now a fifth of that). */
+ * along the program's nesting. */
 static int fail(Ex *ex, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4), noinline, cold));
 static int fail(Ex *ex, ax_status st, const char *fmt, ...)
 {
@@ -155,7 +155,7 @@ static void launch(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain
 
 /* The checked copies of o's operation: its cold unit, compiled (or found
  * in a cache) on first need, that is when one of its kernels found a
- * check failing (cg_skel.c kernel_end; the prelude's ax_chk). */
+ * check failing (skel.c cpu_kernel_end; the prelude's ax_chk). */
 __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
 {
     CpuProg *pp = ex->pp;
@@ -604,7 +604,7 @@ static int ex_scan(Host *h, const Node *x, void *ov)
     return run_kernel(ex, o->k[R_SCAN], &o->call, o->call.m, 1);
 }
 
-/* Permute by private copies (cg_skel.c emit_permute), when the generator
+/* Permute by private copies (permute.c cpu_emit_permute), when the generator
  * offered them and they pay: a target small against the source (a
  * histogram), so that filling and merging a copy per thread costs little
  * next to the atomic read-modify-write per source element they replace
@@ -656,7 +656,7 @@ static int ex_permute(Host *h, const Node *x, void *ov)
     if (rc < 0) return -1;
     if (rc == 0 && run_kernel(ex, o->k[R_PERM], &o->call, s->size, GRAIN)) return -1;
     if (!o->err.redo) return 0;
-    /* A deferred check fired (cg_skel.c emit_permute): from the defaults
+    /* A deferred check fired (permute.c cpu_emit_permute): from the defaults
      * again, combining with the checked kernel, which reports the first
      * fault if there is one. */
     o->err.redo = 0;
@@ -707,7 +707,7 @@ static int ex_filter(Host *h, const Node *x, void *ov)
     return run_kernel(ex, o->k[R_SCATTER], &o->call, nch, 1);
 }
 
-/* A multi-generator loop (cg_skel.c emit_loop): the fold's chunks of rows
+/* A multi-generator loop (loop.c cpu_emit_loop): the fold's chunks of rows
  * (or, with filters, a vector's chunks as filter's), part over every
  * chunk (collects written, reductions' partials and filters' counts),
  * comb per row, then each filter's offsets per chunk and the scatter. */

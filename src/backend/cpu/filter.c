@@ -23,8 +23,8 @@ void cpu_emit_filter(G *g)
         cg_line(g, "i64 m = %s;", scatter ? "offs[t]" : "0");
         /* The scatter stores every element at m and advances m where the
          * predicate holds: no branch on the predicate (a random one
-         * mispredicts half the time: the QuickHull step's filters took 5
-         * to 7 times as long branching, examples/planner.c).  An element
+         * mispredicts half the time, as the QuickHull step's filters do,
+         * examples/planner.c).  An element
          * not kept is overwritten by the next one kept; the loop stops at
          * the chunk's last one kept, so every store stays in the chunk's
          * own part of the output. */

@@ -17,14 +17,13 @@
 
 /* Accumulators of the lane-parallel reduction loop: 128 bytes of the
  * smallest leaf, four AVX2 registers (four independent dependency chains
- * hide the add latency; measured 2 chains with 16 f32 lanes), but for a
- * tuple no more lanes than fit 256 bytes of accumulators in all (eight of
- * the sixteen AVX2 registers: the element code needs the rest) and no
- * fewer than one 32-byte vector of the smallest leaf.  N-body's (x, y, z)
- * f32 sums had 32 lanes, twelve vectors of accumulators that GCC spilled
- * to the stack in the loop; 16 lanes (six) keep them in registers (with
- * the identity start of fold_range: 0.95x of its kernel's time, 1 thread,
- * GCC 12, Zen 4 with AVX2).  A scalar or a pair keeps its 128 bytes. */
+ * hide the add latency, where two did not), but for a tuple no more lanes
+ * than fit 256 bytes of accumulators in all (eight of the sixteen AVX2
+ * registers: the element code needs the rest) and no fewer than one
+ * 32-byte vector of the smallest leaf.  N-body's (x, y, z) f32 sums had
+ * 32 lanes, twelve vectors of accumulators that GCC spilled to the stack
+ * in the loop; 16 lanes (six) keep them in registers.  A scalar or a pair
+ * keeps its 128 bytes. */
 int cpu_lanes(const Type *elt)
 {
     size_t m = 8, all = 0;
@@ -143,7 +142,7 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
         cg_line(g, "if (%s - %s >= %d) {", hi, lo, 2 * LANES);
         g->ind++;
         Val lane = cg_leaf_arrays(g, elt, "lane", LANES);
-        /* Every lane starts at the operator's identity (leaf_identity;
+        /* Every lane starts at the operator's identity (cpu_leaf_identity;
          * float min and max, whose identity is NaN, at the range's first
          * element, which they may take twice), and the blocked loop
          * starts at lo.  The first block peeled into the lanes instead
@@ -191,13 +190,11 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
     if (comm) cg_close(g);
     /* the tail (or the whole range) left to right.  Under the fast
      * modes' reassociation GCC vectorises this loop too, with gathers and
-     * a horizontal sum per row: smvm's rows (a few to tens of elements,
-     * all of them in this loop) then took 1.17-1.27x the exact mode's
-     * time, 1.02-1.04x the hand-written loop's with it scalar (one
-     * thread's CPU time, medians of 41, three rounds).  An empty asm keeps
-     * the loop scalar, as it is in the exact mode (which it is not
-     * emitted in: there it measured 2% slower); GCC 12 has no pragma that
-     * says so (`GCC novector` is GCC 14's). */
+     * a horizontal sum per row, which made smvm's rows (a few to tens of
+     * elements, all of them in this loop) slower than the exact mode's.
+     * An empty asm keeps the loop scalar, as it is in the exact mode
+     * (which it is not emitted in: it was slower there); GCC 12 has no
+     * pragma that says so (`GCC novector` is GCC 14's). */
     cg_line(g, "for (; %s < %s; %s++) {", j, hi, j);
     g->ind++;
     if (g->fast && comm) cg_line(g, "__asm__(\"\");");
@@ -250,18 +247,12 @@ RowRead cpu_part_begin(G *g, const Type *elt, Val *q)
  * right from z, the interpreter's order, whatever the operator, so no
  * lanes are combined at the end.  This is Halide's schedule for N-body
  * (its bodies i in vectors, the loop over j inside).  The lanes along a
- * row (fold_range) stay for the rest: few long rows (chunks), a
+ * row (cpu_fold_range) stay for the rest: few long rows (chunks), a
  * block's remainder, and elements that read at (i, j) together (a
- * matrix's rows, which across rows would gather).
- * Measured on N-body, 4,096 bodies, one thread's CPU time against the
- * hand-written loop (medians of 21, three rounds each): exact mode
- * 1.00-1.04x of it along rows, 0.92-0.97x across; fast mode 0.85-0.91x
- * along, 0.76x across.  `axle bench nbody --runs 15`, 2 threads: exact
- * 0.92x the hand-written exact C at 4,096 and 0.98x at 32,768 (along
- * rows: 1.03-1.06x).  The price is a second copy of the element code in
- * the unit: N-body's fold unit takes GCC 0.17-0.19 s instead of
- * 0.13-0.16 s, and its cold compile (`axle bench --compile`) about 240 ms
- * instead of 195. */
+ * matrix's rows, which across rows would gather).  On N-body it is
+ * faster than folding along rows in both the exact and the fast mode.
+ * The price is a second copy of the element code in the unit, and a
+ * longer compile of it. */
 
 /* Which dimensions of index parameter pid an expression depends on (a
  * bit each), through the let-bound variables in s; s->ok cleared by a

@@ -9,7 +9,7 @@
 #include "skel.h"
 #include <stdlib.h>
 
-/* Task `task`'s private copy of the result (emit_permute's layout): the
+/* Task `task`'s private copy of the result (cpu_emit_permute's layout): the
  * pointers axq_<leaf>; for the task itself (`fill`), each filled with the
  * identity; for the merge, each combined into the result at
  * [start, end). */
@@ -138,8 +138,8 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
         /* The ignore test (every component -1) inside the bounds test's
          * failure branch: such an index is never in bounds, and the
          * element loop then tests once, as a hand-written histogram does
-         * (measured: 1 thread, 10M elements, the loop 1.13x the C
-         * baseline's time with both tests on the path). */
+         * (with both tests on the path it was slower than the C
+         * baseline). */
         Buf o = {0};
         for (int d = 0; d < tr; d++) buf_printf(&o, "%s((u64)%s < (u64)s0_%d)", d ? " & " : "", t.v[d], d);
         cg_line(g, "if (__builtin_expect(!(%s), 0)) {", cg_buf_text(g, &o, "0"));
@@ -157,7 +157,7 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     Val v = cg_read_lin(g, 1, pos);
     const Prim *priv = envp;
     if (!priv) return combine(g, x->kid[0], elt, lin, v);
-    /* into this task's private copy (emit_permute): plain code */
+    /* into this task's private copy (cpu_emit_permute): plain code */
     for (int k = 0; k < elt->width && k < v.n; k++) {
         const char *q = cg_fmt(g, "axq_%d[%s]", k, lin);
         cg_line(g, "%s = %s;", q, cpu_leaf_op(g, priv[k], ty_leaf(elt, k), v.v[k], q));
@@ -197,7 +197,7 @@ void cpu_emit_permute(G *g)
      * own copy of the target, filled with the identity, with plain loads
      * and stores, and a second kernel combines the copies into the result
      * in task order.  The host picks this or the atomics above by the
-     * target's size (cpu.c ex_permute).  Layout of c->s2: per task, c->m
+     * target's size (exec.c ex_permute).  Layout of c->s2: per task, c->m
      * bytes; in them leaf k's n0 values at a 64-byte aligned offset. */
     const Node *x = cn->x;
     const Type *elt = x->type->elt;

@@ -72,7 +72,7 @@ static void hoist(G *g, int first, bool outputs, bool params)
 
 /* A kernel: its header and argument locals, its body and its pre_
  * condition (G.fact) are built in buffers of their own, so that
- * kernel_end can put pre_ and the deferred-check flag (G.defer) in front
+ * cpu_kernel_end can put pre_ and the deferred-check flag (G.defer) in front
  * of the body.  The checked copy of a kernel (G.chk) is static and named
  * with _chk; one that its deferred kernel never calls is not emitted. */
 static Buf *new_buf(G *g)
@@ -115,7 +115,7 @@ void cpu_kernel_end(G *g)
     if (keep && g->narrow) buf_put(main, "__attribute__((target(\"prefer-vector-width=256\")))\n");
     g->narrow = false;
     if (keep && head->s) buf_put(main, head->s);
-    if (deferred && g->role == R_PERM)   /* the host's checked redo (emit_permute) */
+    if (deferred && g->role == R_PERM)   /* the host's checked redo (permute.c) */
         cg_line(g, "if (start < 0) { ax_chk(c, %d, -1 - start, end); return; }", (int)g->role);
     if (keep && g->npre > 0) {
         Buf c = {0};
@@ -133,7 +133,7 @@ void cpu_kernel_end(G *g)
     if (keep && body->s) buf_put(main, body->s);
     if (deferred && (g->role == R_PERM || g->role == R_PPRIV)) {
         /* permute combines into its result, so a range cannot be rerun:
-         * the host redoes the whole permute checked (emit_permute) */
+         * the host redoes the whole permute checked (permute.c) */
         cg_line(g, "/* a check failed: the host redoes the permute checked, reporting the first fault */");
         cg_line(g, "if (__builtin_expect(bad_, 0)) __atomic_store_n(&c->err->redo, 1, __ATOMIC_RELAXED);");
     } else if (deferred) {
@@ -168,7 +168,7 @@ Val cpu_scratch(G *g, const Type *elt, const char *area)
 
 /* ------------------------------------------------------------ index loops */
 
-/* Positions base + [0, m) in blocks of G.nlane lanes (cg_exp.c, "While
+/* Positions base + [0, m) in blocks of G.nlane lanes (cgen/exp.c, "While
  * loops across lanes"), for element code that has while loops: ix is the
  * index of position base, its last leaf advancing with the position. */
 static void lane_blocks(G *g, const char *m, const char *base, Val ix, CpuElemFn f, void *env)

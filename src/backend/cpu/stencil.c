@@ -22,7 +22,7 @@ void cpu_emit_stencil(G *g)
     /* the interior, and the neighbours' offsets unless they are read in loops */
     bool looped = cg_sten_looped(st);
     cg_sten_prologue(g, !looped);
-    /* Positions as in loop_ix, one row segment [j0, j1) at a time. */
+    /* Positions as in cpu_loop_ix, one row segment [j0, j1) at a time. */
     Val ix = cg_val(g, r);
     for (int d = 0; d < ix.n; d++) {
         ix.v[d] = cg_fmt(g, "x%d", d);

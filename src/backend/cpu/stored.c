@@ -1,26 +1,11 @@
 /*
  * The CPU backend's compiled programs stored in the disk cache
- * (Backend.find and Backend.keep; the blob kind "prog", runtime/jit.c).
- *
- * SPDX-License-Identifier: BSD-3-Clause
- */
-#define _GNU_SOURCE
-#include "cpu.h"
-#include "bytes.h"
-
-#include <elf.h>
-#include <link.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* ------------------------------------------------------------ program entries
- *
- * A compiled program in the disk cache (the blob kind "prog", jit.c), so
+ * (Backend.find and Backend.keep; program entries, the blob kind "prog",
+ * runtime/jit.c), so
  * that a new process finds a program with one lookup instead of running
- * sharing recovery, the optimiser and code generation (Mandelbrot's 13,000
- * source nodes cost about 13 ms there, fluid's code generation 11 ms) and
- * looking up each of its units by the hash of its text.  Keyed by the
+ * sharing recovery, the optimiser and code generation (for a large
+ * program, such as Mandelbrot's or fluid's, more time than the lookup)
+ * and looking up each of its units by the hash of its text.  Keyed by the
  * program's source key (srckey.c, hashed whole) and everything the units'
  * keys cover (compiler, flags, axle's version, the host: jit_key_of),
  * with what else decides the program: safe mode, the maths functions
@@ -36,7 +21,19 @@
  * found and hold every symbol; anything else is a miss, and the program
  * is compiled as usual (which stores the entry again).  The checked
  * copies' units have no text then: load_checked generates it on first
- * need. */
+ * need.
+ *
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#define _GNU_SOURCE
+#include "cpu_int.h"
+#include "bytes.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define PROG_MAGIC_TEXT "axle-prog-1\n"
 
@@ -229,7 +226,8 @@ int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, int64_t 
     /* (Not verified again, unless AXLE_DEBUG=verify: the entry is the
      * bytes this build wrote, its content hash checked, of a program that
      * a compile here would not verify either; ir_load has checked every
-     * reference and bound.  Mandelbrot: 1.1 of its 7 ms from the disk.) */
+     * reference and bound: verifying would cost a large part of the
+     * lookup's time.) */
     why = "not a valid program";
     if ((cx->opt.debug & AX_DEBUG_VERIFY) && ir_verify(p, msg, sizeof msg)) goto miss;
     t[3] = cpu_now_ms();

@@ -12,8 +12,8 @@
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#ifndef AX_CPU_H
-#define AX_CPU_H
+#ifndef AX_CPU_INT_H
+#define AX_CPU_INT_H
 
 #include "cg.h"
 #include "runtime/jit.h"
@@ -87,4 +87,4 @@ void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_
 /* Runs program p (prepared into pp) into out: Backend.run's contract. */
 int cpu_exec(ax_ctx *cx, CpuCtx *cc, CpuProg *pp, Program *p, ax_array **out, int max);
 
-#endif /* AX_CPU_H */
+#endif /* AX_CPU_INT_H */
