@@ -1,6 +1,9 @@
 /*
  * The reference interpreter: evaluates a core program directly, node by
- * node.  It defines the meaning of every operation (DESIGN.md section 2):
+ * node.  This file holds its array operations, their dispatch, its entry
+ * (interp_run) and the backend; its scalar evaluator (the interpreter's
+ * state, scalar expressions, the scratch stack) is src/runtime/eval.c,
+ * which other executors use too.  It defines the meaning of every operation (DESIGN.md section 2):
  * every other backend is tested against it, so it is written for clarity
  * and exactness first, and for speed only as far as running the example
  * programs over a million elements in seconds needs.
@@ -16,11 +19,7 @@
  * arrays bound to an array variable.  Ids are unique in a program, so no
  * binding ever shadows another and nothing needs restoring.
  *
- * Scratch memory.  A scalar expression is evaluated into a buffer its
- * caller provides; temporaries come from a stack of Scalar chunks that is
- * marked and released around each use, so the per-element work does no
- * malloc.  The language has no recursion, so each node is active at most
- * once at a time and the stack never grows beyond the size of the program.
+ * Scratch memory: see eval.c.
  *
  * Ownership.  eval_acc returns new references; every path, error paths
  * included, releases what it holds.  Errors are recorded on the context
@@ -48,7 +47,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
-#include "runtime/mvec.h"
+#include "runtime/eval.h"
 #include "runtime/host.h"
 
 #include <inttypes.h>
@@ -56,206 +55,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ the state */
+/* ------------------------------------------------------------ the state (Interp: runtime/eval.h) */
 
-/* A chunk of the scratch stack.  Chunks are never moved, so pointers into
- * them stay valid while they are in use (a variable bound to a let value
- * points into the stack). */
-typedef struct Chunk {
-    struct Chunk *next;
-    size_t cap, top;
-    Scalar data[];
-} Chunk;
-
-typedef struct Mark {
-    Chunk *c;
-    size_t top;
-} Mark;
-
-/* The scalar type of each leaf of an element type, computed once per type
- * (ty_leaf walks the type; loads and stores need it per element). */
-typedef struct LeafTypes {
-    const Type *t;
-    ax_scalar *lt;
-} LeafTypes;
-
-typedef struct Interp {
-    ax_ctx *cx;
-    bool safe;                /* !cx->opt.unsafe */
-    int nvars;
-    const Scalar **senv;      /* scalar variables: their leaves */
-    Host h;                   /* the array level (src/runtime/host.c): h.aenv
-                                 holds the array variables' arrays */
-    Chunk *first, *cur;       /* the scratch stack */
-    LeafTypes *leaf;
-    int nleaf, capleaf;
-} Interp;
-
-enum { CHUNK_MIN = 4096, PRIM_MAXARGS = 4 };
-
-static int ev(Interp *in, const Node *e, Scalar *out);
 static int eval_acc(Interp *in, const Node *x, ax_array **out) { return host_eval(&in->h, x, out); }
 #define awidth host_width
-#define aoffset host_offset
 #define release_all host_release
 #define api_name host_api_name
 #define fmt_ints host_fmt_ints
-
-/* --------------------------------------------------------------- errors */
-
-static int fail(Interp *in, ax_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(Interp *in, ax_status st, const char *fmt, ...)
-{
-    char msg[AX_ERRMSG];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return host_fail(&in->h, st, "%s", msg);
-}
-
-/* A program the verifier should have refused: never a user error. */
-static int malformed(Interp *in, const Node *x, const char *what) { return host_malformed(&in->h, x, what); }
-static int nomem(Interp *in) { return host_nomem(&in->h); }
-
-static int index_error(Interp *in, const char *what, int rank, const int64_t *ix, const int64_t *shape)
-{
-    char a[256], b[256];
-    fmt_ints(a, sizeof a, rank, ix);
-    fmt_ints(b, sizeof b, rank, shape);
-    return fail(in, AX_ERR_INDEX, "%s: index (%s) out of bounds for shape (%s)", what, a, b);
-}
-
-/* Checks ix against shape and computes its row-major position. */
-static int linear_checked(Interp *in, const char *what, int rank, const int64_t *shape, const int64_t *ix,
-                          int64_t *lin)
-{
-    int64_t l = 0;
-    for (int d = 0; d < rank; d++) {
-        if (ix[d] < 0 || ix[d] >= shape[d]) return index_error(in, what, rank, ix, shape);
-        l = l * shape[d] + ix[d];
-    }
-    *lin = l;
-    return 0;
-}
-
-static int prim_fail(Interp *in, Prim p, int st)
-{
-    const char *name = prim_info[p].api ? prim_info[p].api : prim_info[p].name;
-    switch (st) {
-    case AX_ERR_DIVZERO: return fail(in, AX_ERR_DIVZERO, "%s: integer division by zero", name);
-    case AX_ERR_SHAPE: return fail(in, AX_ERR_SHAPE, "%s: the shape does not fit", name);
-    default: return fail(in, (ax_status)st, "%s: run-time fault", name);
-    }
-}
-
-/* A fused reshape's check failed (P_RESHAPE: the new shape, then the
- * array's): op_reshape's messages. */
-static int reshape_fail(Interp *in, const Type *const *argt, const Scalar *args)
-{
-    int r1 = argt[0]->n, r0 = argt[1]->n;
-    int64_t sh1[AX_MAX_RANK], sh0[AX_MAX_RANK];
-    for (int d = 0; d < r1 && d < AX_MAX_RANK; d++) sh1[d] = args[d].i;
-    for (int d = 0; d < r0 && d < AX_MAX_RANK; d++) sh0[d] = args[r1 + d].i;
-    /* (either size may overflow: the array's is a fused producer's extent,
-     * never made; each is checked as making it would be) */
-    int64_t n1 = shape_size_checked(in->cx, "ax_reshape", r1, sh1);
-    if (n1 < 0) return -1;
-    int64_t n0 = shape_size_checked(in->cx, "ax_reshape", r0, sh0);
-    if (n0 < 0) return -1;
-    char a[256], b[256];
-    fmt_ints(a, sizeof a, r0, sh0);
-    fmt_ints(b, sizeof b, r1, sh1);
-    return fail(in, AX_ERR_SHAPE,
-                "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64 " elements)",
-                a, n0, b, n1);
-}
-
-/* --------------------------------------------------------- scratch stack */
-
-static Chunk *chunk_new(size_t cap)
-{
-    Chunk *c = ax__malloc(sizeof *c + cap * sizeof(Scalar));
-    if (c) {
-        c->next = NULL;
-        c->cap = cap;
-        c->top = 0;
-    }
-    return c;
-}
-
-static Scalar *salloc_slow(Interp *in, size_t n)
-{
-    Chunk *c = in->cur, *nx = c->next;
-    if (nx && nx->cap < n) {
-        /* Too small; it and everything after it are unused: drop them. */
-        c->next = NULL;
-        while (nx) {
-            Chunk *t = nx->next;
-            free(nx);
-            nx = t;
-        }
-    }
-    if (!nx) {
-        nx = chunk_new(c->cap * 2 > n ? c->cap * 2 : n);
-        if (!nx) {
-            nomem(in);
-            return NULL;
-        }
-        c->next = nx;
-    }
-    nx->top = n;
-    in->cur = nx;
-    return nx->data;
-}
-
-/* n leaves of scratch, valid until the enclosing mark is released; NULL
- * (with an error) only when memory runs out. */
-static inline Scalar *salloc(Interp *in, size_t n)
-{
-    Chunk *c = in->cur;
-    if (n <= c->cap - c->top) {
-        Scalar *p = c->data + c->top;
-        c->top += n;
-        return p;
-    }
-    return salloc_slow(in, n);
-}
-
-static inline Mark smark(Interp *in)
-{
-    Mark m = {in->cur, in->cur->top};
-    return m;
-}
-
-static inline void srelease(Interp *in, Mark m)
-{
-    in->cur = m.c;
-    m.c->top = m.top;
-}
-
-/* ----------------------------------------------------------- leaf types */
-
-static const ax_scalar *leaf_types(Interp *in, const Type *t)
-{
-    for (int i = 0; i < in->nleaf; i++)
-        if (in->leaf[i].t == t) return in->leaf[i].lt;
-    if (in->nleaf == in->capleaf) {
-        int cap = in->capleaf ? in->capleaf * 2 : 16;
-        LeafTypes *l = ax__realloc(in->leaf, sizeof *l * (size_t)cap);
-        if (!l) return nomem(in), NULL;
-        in->leaf = l;
-        in->capleaf = cap;
-    }
-    int w = t->width;
-    ax_scalar *lt = ax__malloc(sizeof *lt * (size_t)(w > 0 ? w : 1));
-    if (!lt) return nomem(in), NULL;
-    for (int c = 0; c < w; c++) lt[c] = ty_leaf(t, c);
-    in->leaf[in->nleaf].t = t;
-    in->leaf[in->nleaf].lt = lt;
-    in->nleaf++;
-    return lt;
-}
 
 /* An array with its leaf types, for element loads and stores. */
 typedef struct View {
@@ -270,7 +76,7 @@ static int view(Interp *in, ax_array *a, View *v)
     if (array_host(a)) return -1;   /* a GPU backend's result: read back */
     v->a = a;
     v->w = a->ncomp;
-    v->lt = leaf_types(in, a->elt);
+    v->lt = eval_leaf_types(in, a->elt);
     return v->lt ? 0 : -1;
 }
 
@@ -296,23 +102,6 @@ static void vcopy(const View *dst, int64_t doff, const View *src, int64_t soff, 
 }
 
 /* ------------------------------------------------------------- helpers */
-
-/* Bools are read by their low byte (prim.c's representation: .u = 0 then
- * .b), never as a C bool lvalue that might hold another value. */
-static inline bool truth(Scalar v)
-{
-    unsigned char c;
-    memcpy(&c, &v.b, 1);
-    return c != 0;
-}
-
-static inline Scalar mk_bool(bool x)
-{
-    Scalar r;
-    r.u = 0;
-    r.b = x;
-    return r;
-}
 
 /* Leaves of a scalar-stratum type; arrays of an array-stratum type. */
 /* A row-major multi-index: steps to the next position within shape. */
@@ -341,323 +130,6 @@ static void strides(int rank, const int64_t *shape, int64_t *st)
     }
 }
 
-/* Checks that f is a scalar LAM with nparam parameters (-1: any) whose
- * leaves add up to width (-1: any), with variable ids in range. */
-static int check_lam(Interp *in, const Node *f, int nparam, int width)
-{
-    if (!f || f->op != OP_LAM || f->n < 1 || !f->kid[0]) return malformed(in, f, "expected a function");
-    if (nparam >= 0 && f->nparam != nparam) return malformed(in, f, "wrong number of parameters");
-    int w = 0;
-    for (int k = 0; k < f->nparam; k++) {
-        const Node *p = f->param[k];
-        if (!p || (unsigned)p->id >= (unsigned)in->nvars) return malformed(in, f, "bad parameter");
-        w += p->type->width;
-    }
-    if (width >= 0 && w != width) return malformed(in, f, "parameters do not match the arguments");
-    return 0;
-}
-
-/* Applies a scalar function to arguments laid out leaf after leaf. */
-static inline int call(Interp *in, const Node *f, const Scalar *args, Scalar *out)
-{
-    int off = 0;
-    for (int k = 0; k < f->nparam; k++) {
-        in->senv[f->param[k]->id] = args + off;
-        off += f->param[k]->type->width;
-    }
-    return ev(in, f->kid[0], out);
-}
-
-/* Applies a two-parameter function (check_lam'ed with 2). */
-static inline int call2(Interp *in, const Node *f, const Scalar *x, const Scalar *y, Scalar *out)
-{
-    in->senv[f->param[0]->id] = x;
-    in->senv[f->param[1]->id] = y;
-    return ev(in, f->kid[0], out);
-}
-
-/* ------------------------------------------------- scalar expressions */
-
-/* The arrays an array-stratum term in scalar code denotes.  Scalar code
- * reaches arrays only through variables (and projections of them), which
- * are looked up without taking references.  An embedded host array (USE)
- * is accepted too: reading it costs nothing, so a pass may well inline
- * one into scalar code. */
-static ax_array **aref(Interp *in, const Node *a)
-{
-    if (a->op == OP_USE) {
-        if (!a->arr) malformed(in, a, "no array");
-        return a->arr ? (ax_array **)&a->arr : NULL;
-    }
-    if (a->op == OP_AVAR) {
-        ax_array **v = (unsigned)a->id < (unsigned)in->nvars ? in->h.aenv[a->id] : NULL;
-        if (!v) malformed(in, a, "unbound array variable");
-        return v;
-    }
-    if (a->op == OP_APROJ) {
-        ax_array **v = aref(in, a->kid[0]);
-        return v ? v + aoffset(a->kid[0]->type, a->a) : NULL;
-    }
-    malformed(in, a, "scalar code reads an array that is not a variable");
-    return NULL;
-}
-
-static ax_array *aref1(Interp *in, const Node *a)
-{
-    if (a->type->kind != TY_ARRAY) return malformed(in, a, "expected a single array"), NULL;
-    ax_array **v = aref(in, a);
-    return v ? v[0] : NULL;
-}
-
-/* Loads element i of a (scalar arrays without the leaf-type lookup). */
-static int load_elt(Interp *in, const ax_array *a, int64_t i, Scalar *out)
-{
-    if (a->host_stale && array_host((ax_array *)a)) return -1;
-    if (a->ncomp == 1 && a->elt->kind == TY_SCALAR) {
-        out[0] = sc_load(a->buf[0], a->elt->s, i);
-        return 0;
-    }
-    const ax_scalar *lt = leaf_types(in, a->elt);
-    if (!lt) return -1;
-    for (int c = 0; c < a->ncomp; c++) out[c] = sc_load(a->buf[c], lt[c], i);
-    return 0;
-}
-
-static int ev_prim(Interp *in, const Node *e, Scalar *out)
-{
-    Prim p = (Prim)e->a;
-    if (p == P_AND || p == P_OR) {
-        /* Short-circuit: the second operand is evaluated only when the
-         * first does not decide (its errors must not happen otherwise). */
-        Scalar c;
-        if (e->n != 2) return malformed(in, e, "wrong number of operands");
-        if (ev(in, e->kid[0], &c)) return -1;
-        if (truth(c) == (p == P_OR)) {
-            out[0] = mk_bool(truth(c));
-            return 0;
-        }
-        return ev(in, e->kid[1], out);
-    }
-    if (e->n > PRIM_MAXARGS) return malformed(in, e, "too many operands");
-    const Type *argt[PRIM_MAXARGS];
-    size_t total = 0;
-    for (int k = 0; k < e->n; k++) {
-        argt[k] = e->kid[k]->type;
-        total += (size_t)argt[k]->width;
-    }
-    /* Operands of a few leaves (nearly all) live in this frame: the
-     * innermost loop of every program runs through here. */
-    Scalar local[8];
-    Mark m = smark(in);
-    Scalar *args = total <= 8 ? local : salloc(in, total);
-    int rc = args ? 0 : -1;
-    size_t off = 0;
-    for (int k = 0; rc == 0 && k < e->n; k++) {
-        rc = ev(in, e->kid[k], args + off);
-        off += (size_t)argt[k]->width;
-    }
-    if (rc == 0 && in->cx->mvec && e->n >= 1 && argt[0]->kind == TY_SCALAR &&
-        mvec_eval(in->cx->mvec, p, argt[0]->s, args[0], e->n > 1 ? args[1] : args[0], out)) {
-        /* a test's differential run: the CPU backend's maths (mvec.h) */
-    } else if (rc == 0) {
-        int st = prim_eval(p, argt, args, e->type, out);
-        if (st && p == P_RESHAPE) rc = reshape_fail(in, argt, args);
-        else if (st) rc = prim_fail(in, p, st);
-    }
-    srelease(in, m);
-    return rc;
-}
-
-static int ev_while(Interp *in, const Node *e, Scalar *out)
-{
-    const Node *cond = e->kid[0], *body = e->kid[1];
-    int w = e->type->width;
-    if (check_lam(in, cond, -1, w) || check_lam(in, body, -1, w)) return -1;
-    Mark m = smark(in);
-    Scalar *cur = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w);
-    int rc = cur && nxt ? ev(in, e->kid[2], cur) : -1;
-    while (rc == 0) {
-        Scalar c;
-        if ((rc = call(in, cond, cur, &c)) || !truth(c)) break;
-        if ((rc = call(in, body, cur, nxt))) break;
-        Scalar *t = cur;
-        cur = nxt;
-        nxt = t;
-    }
-    if (rc == 0 && w > 0) memcpy(out, cur, sizeof *out * (size_t)w);
-    srelease(in, m);
-    return rc;
-}
-
-static int ev_index(Interp *in, const Node *e, Scalar *out)
-{
-    const ax_array *a = aref1(in, e->kid[0]);
-    if (!a) return -1;
-    int r = a->rank;
-    if (e->kid[1]->type->kind != TY_INDEX || e->kid[1]->type->n != r)
-        return malformed(in, e, "index rank differs from the array's");
-    Scalar ixs[AX_MAX_RANK + 1];
-    int64_t ix[AX_MAX_RANK + 1], lin = 0;
-    if (ev(in, e->kid[1], ixs)) return -1;
-    for (int d = 0; d < r; d++) ix[d] = ixs[d].i;
-    if (linear_checked(in, "ax_at", r, a->shape, ix, &lin)) return -1;
-    return load_elt(in, a, lin, out);
-}
-
-static int ev_lindex(Interp *in, const Node *e, Scalar *out)
-{
-    const ax_array *a = aref1(in, e->kid[0]);
-    if (!a) return -1;
-    Scalar i;
-    if (e->kid[1]->type->width != 1) return malformed(in, e, "the position is not a scalar");
-    if (ev(in, e->kid[1], &i)) return -1;
-    if (e->kid[1]->type->kind == TY_SCALAR && e->kid[1]->type->s != AX_I64)
-        i = sc_convert(i, e->kid[1]->type->s, AX_I64);
-    if (i.i < 0 || i.i >= a->size) {
-        char b[256];
-        fmt_ints(b, sizeof b, a->rank, a->shape);
-        return fail(in, AX_ERR_INDEX, "ax_at_linear: position %" PRId64 " out of bounds for shape (%s) (%" PRId64
-                    " elements)", i.i, b, a->size);
-    }
-    return load_elt(in, a, i.i, out);
-}
-
-/* Evaluates scalar expression e into out (e->type->width leaves). */
-static int ev(Interp *in, const Node *e, Scalar *out)
-{
-    switch (e->op) {
-    case OP_CONST:
-        out[0] = e->c;
-        return 0;
-
-    case OP_VAR: {
-        const Scalar *v = (unsigned)e->id < (unsigned)in->nvars ? in->senv[e->id] : NULL;
-        if (!v) return malformed(in, e, "unbound scalar variable");
-        int w = e->type->width;
-        if (w == 1) out[0] = v[0];
-        else if (w > 0) memcpy(out, v, sizeof *out * (size_t)w);
-        return 0;
-    }
-
-    case OP_LET: {
-        /* A row of lets is walked in a loop (bind, then go on with the
-         * body), not by recursion: the C stack then follows the nesting of
-         * the other operations, not the number of bindings in a row. */
-        Mark m = smark(in);
-        const Node *x = e;
-        int rc = 0;
-        while (x->op == OP_LET) {
-            if ((unsigned)x->id >= (unsigned)in->nvars) {
-                rc = malformed(in, x, "variable id out of range");
-                break;
-            }
-            Scalar *b = salloc(in, (size_t)x->kid[0]->type->width);
-            if (!b || ev(in, x->kid[0], b)) {
-                rc = -1;
-                break;
-            }
-            in->senv[x->id] = b;
-            x = x->kid[1];
-        }
-        if (rc == 0) rc = ev(in, x, out);
-        /* Unbind what was bound (the lets from e down to x): their
-         * scratch is about to go. */
-        for (const Node *y = e; y != x && y->op == OP_LET; y = y->kid[1])
-            if ((unsigned)y->id < (unsigned)in->nvars) in->senv[y->id] = NULL;
-        srelease(in, m);
-        return rc;
-    }
-
-    case OP_TUPLE: {
-        int off = 0;
-        for (int k = 0; k < e->n; k++) {
-            if (ev(in, e->kid[k], out + off)) return -1;
-            off += e->kid[k]->type->width;
-        }
-        return 0;
-    }
-
-    case OP_PROJ:
-    case OP_IXGET: {
-        const Type *tt = e->kid[0]->type;
-        if (e->a < 0 || e->a >= tt->n) return malformed(in, e, "component out of range");
-        int off = e->op == OP_PROJ ? ty_leaf_offset(tt, e->a) : e->a;
-        int w = e->type->width;
-        Mark m = smark(in);
-        Scalar *t = salloc(in, (size_t)tt->width);
-        int rc = t ? ev(in, e->kid[0], t) : -1;
-        if (rc == 0 && w > 0) memcpy(out, t + off, sizeof *out * (size_t)w);
-        srelease(in, m);
-        return rc;
-    }
-
-    case OP_PRIM:
-        return ev_prim(in, e, out);
-
-    case OP_COND: {
-        Scalar c;
-        if (ev(in, e->kid[0], &c)) return -1;
-        return ev(in, e->kid[truth(c) ? 1 : 2], out);
-    }
-
-    case OP_WHILE:
-        return ev_while(in, e, out);
-
-    case OP_INDEX:
-        return ev_index(in, e, out);
-
-    case OP_LINDEX:
-        return ev_lindex(in, e, out);
-
-    case OP_SHAPE: {
-        const ax_array *a = aref1(in, e->kid[0]);
-        if (!a) return -1;
-        for (int d = 0; d < a->rank; d++) out[d].i = a->shape[d];
-        return 0;
-    }
-
-    case OP_IXCONS:
-        for (int k = 0; k < e->n; k++) {
-            const Type *t = e->kid[k]->type;
-            if (t->width != 1) return malformed(in, e, "an index component is not a scalar");
-            if (ev(in, e->kid[k], out + k)) return -1;
-            if (t->kind == TY_SCALAR && t->s != AX_I64) out[k] = sc_convert(out[k], t->s, AX_I64);
-        }
-        return 0;
-
-    default:
-        return malformed(in, e, "not a scalar expression");
-    }
-}
-
-/* Evaluates an element-typed expression of the array stratum (an extent,
- * an initial value) into out. */
-static int ev_top(Interp *in, const Node *e, Scalar *out)
-{
-    if (!e || !ty_is_elt(e->type)) return malformed(in, e, "expected a scalar expression");
-    return ev(in, e, out);
-}
-
-/* A shape expression: an index of rank <= AX_MAX_RANK. */
-static int ev_shape(Interp *in, const Node *e, int64_t *sh, int *rank)
-{
-    if (!e || e->type->kind != TY_INDEX || e->type->n > AX_MAX_RANK) return malformed(in, e, "expected a shape");
-    Scalar v[AX_MAX_RANK + 1];
-    if (ev(in, e, v)) return -1;
-    *rank = e->type->n;
-    for (int d = 0; d < *rank; d++) sh[d] = v[d].i;
-    return 0;
-}
-
-static int ev_i64(Interp *in, const Node *e, int64_t *out)
-{
-    if (!e || e->type->kind != TY_SCALAR || !sc_is_int(e->type->s)) return malformed(in, e, "expected an integer");
-    Scalar v;
-    if (ev(in, e, &v)) return -1;
-    if (e->type->s != AX_I64) v = sc_convert(v, e->type->s, AX_I64);
-    *out = v.i;
-    return 0;
-}
 
 /* ------------------------------------------------------- array helpers */
 
@@ -699,15 +171,15 @@ static int op_unit(Interp *in, const Node *x, ax_array **out)
     int64_t none[1] = {0};
     ax_array *res = NULL;
     View rv = VIEW_NONE;
-    Mark m = smark(in);
-    Scalar *y = salloc(in, (size_t)x->type->elt->width);
-    int rc = y ? ev_top(in, x->kid[0], y) : -1;
+    Mark m = eval_mark(in);
+    Scalar *y = eval_salloc(in, (size_t)x->type->elt->width);
+    int rc = y ? eval_top(in, x->kid[0], y) : -1;
     if (rc == 0) {
         res = new_array(in, x->type->elt, 0, none, "ax_unit");
         rc = res && !view(in, res, &rv) ? 0 : -1;
         if (rc == 0) vstore(&rv, 0, y);
     }
-    srelease(in, m);
+    eval_release(in, m);
     return finish(rc, res, out);
 }
 
@@ -718,19 +190,19 @@ static int op_generate(Interp *in, const Node *x, ax_array **out)
     int r = 0;
     ax_array *res = NULL;
     View rv = VIEW_NONE;
-    if (ev_shape(in, x->kid[0], sh, &r) || check_lam(in, f, 1, r)) return -1;
+    if (eval_shape(in, x->kid[0], sh, &r) || eval_check_lam(in, f, 1, r)) return -1;
     res = new_array(in, x->type->elt, r, sh, "ax_generate");
     if (!res || view(in, res, &rv)) return finish(-1, res, out);
-    Mark m = smark(in);
-    Scalar *ixs = salloc(in, (size_t)r), *y = salloc(in, (size_t)rv.w);
+    Mark m = eval_mark(in);
+    Scalar *ixs = eval_salloc(in, (size_t)r), *y = eval_salloc(in, (size_t)rv.w);
     int rc = ixs && y ? 0 : -1;
     for (int64_t i = 0; rc == 0 && i < res->size; i++) {
         for (int d = 0; d < r; d++) ixs[d].i = ix[d];
-        if ((rc = call(in, f, ixs, y))) break;
+        if ((rc = eval_call(in, f, ixs, y))) break;
         vstore(&rv, i, y);
         ix_next(r, sh, ix);
     }
-    srelease(in, m);
+    eval_release(in, m);
     return finish(rc, res, out);
 }
 
@@ -739,28 +211,28 @@ static int op_zipwith(Interp *in, const Node *x, ax_array **out)
 {
     const Node *f = x->kid[0];
     int k = x->n - 1;
-    if (k < 1) return malformed(in, x, "no arrays");
+    if (k < 1) return eval_malformed(in, x, "no arrays");
     ax_array **src = ax__calloc((size_t)k, sizeof *src);
     View *sv = ax__calloc((size_t)k, sizeof *sv);
     ax_array *res = NULL;
     View rv = VIEW_NONE;
-    int rc = src && sv ? 0 : nomem(in);
+    int rc = src && sv ? 0 : eval_nomem(in);
     int width = 0;
     for (int j = 0; rc == 0 && j < k; j++) {
         if ((rc = eval1(in, x->kid[1 + j], &src[j]))) break;
         if ((rc = view(in, src[j], &sv[j]))) break;
-        if (src[j]->rank != src[0]->rank) rc = malformed(in, x, "the arrays differ in rank");
+        if (src[j]->rank != src[0]->rank) rc = eval_malformed(in, x, "the arrays differ in rank");
         width += sv[j].w;
     }
-    if (rc == 0) rc = check_lam(in, f, k, width);
+    if (rc == 0) rc = eval_check_lam(in, f, k, width);
     if (rc == 0) {
         int r = src[0]->rank;
         int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0};
         intersect(r, src, k, sh);
         res = new_array(in, x->type->elt, r, sh, api_name(x->op));
         rc = res && !view(in, res, &rv) ? 0 : -1;
-        Mark m = smark(in);
-        Scalar *args = salloc(in, (size_t)width), *y = salloc(in, (size_t)(rc == 0 ? rv.w : 0));
+        Mark m = eval_mark(in);
+        Scalar *args = eval_salloc(in, (size_t)width), *y = eval_salloc(in, (size_t)(rc == 0 ? rv.w : 0));
         if (!args || !y) rc = -1;
         for (int64_t i = 0; rc == 0 && i < res->size; i++) {
             int off = 0;
@@ -771,11 +243,11 @@ static int op_zipwith(Interp *in, const Node *x, ax_array **out)
                 vload(&sv[j], lin, args + off);
                 off += sv[j].w;
             }
-            if ((rc = call(in, f, args, y))) break;
+            if ((rc = eval_call(in, f, args, y))) break;
             vstore(&rv, i, y);
             ix_next(r, sh, ix);
         }
-        srelease(in, m);
+        eval_release(in, m);
     }
     if (src) release_all(src, k);
     free(src);
@@ -793,34 +265,34 @@ static int bp_map(Interp *in, const Node *x, const Node *p, const Node *f, const
     int r = 0;
     ax_array *src = NULL, *res = NULL;
     View sv = VIEW_NONE, rv = VIEW_NONE;
-    int rc = ev_shape(in, x->kid[0], sh, &r);
-    if (rc == 0) rc = check_lam(in, p, 1, r);
+    int rc = eval_shape(in, x->kid[0], sh, &r);
+    if (rc == 0) rc = eval_check_lam(in, p, 1, r);
     if (rc == 0) rc = eval1(in, a, &src);
     if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0 && f) rc = check_lam(in, f, 1, sv.w);
-    if (rc == 0 && p->type->width != src->rank) rc = malformed(in, x, "index function rank");
+    if (rc == 0 && f) rc = eval_check_lam(in, f, 1, sv.w);
+    if (rc == 0 && p->type->width != src->rank) rc = eval_malformed(in, x, "index function rank");
     if (rc == 0) {
         res = new_array(in, x->type->elt, r, sh, "ax_backpermute");
         rc = res && !view(in, res, &rv) ? 0 : -1;
     }
     if (rc == 0) {
         int sr = src->rank;
-        Mark m = smark(in);
-        Scalar *ixs = salloc(in, (size_t)r), *t = salloc(in, (size_t)sr), *e = salloc(in, (size_t)sv.w),
-               *y = f ? salloc(in, (size_t)rv.w) : e;
+        Mark m = eval_mark(in);
+        Scalar *ixs = eval_salloc(in, (size_t)r), *t = eval_salloc(in, (size_t)sr), *e = eval_salloc(in, (size_t)sv.w),
+               *y = f ? eval_salloc(in, (size_t)rv.w) : e;
         if (!ixs || !t || !e || !y) rc = -1;
         for (int64_t i = 0; rc == 0 && i < res->size; i++) {
             int64_t lin = 0;
             for (int d = 0; d < r; d++) ixs[d].i = ix[d];
-            if ((rc = call(in, p, ixs, t))) break;
+            if ((rc = eval_call(in, p, ixs, t))) break;
             for (int d = 0; d < sr; d++) six[d] = t[d].i;
-            if ((rc = linear_checked(in, "ax_backpermute", sr, src->shape, six, &lin))) break;
+            if ((rc = eval_linear_checked(in, "ax_backpermute", sr, src->shape, six, &lin))) break;
             vload(&sv, lin, e);
-            if (f && (rc = call(in, f, e, y))) break;
+            if (f && (rc = eval_call(in, f, e, y))) break;
             vstore(&rv, i, y);
             ix_next(r, sh, ix);
         }
-        srelease(in, m);
+        eval_release(in, m);
     }
     ax_array_release(src);
     return finish(rc, res, out);
@@ -833,7 +305,7 @@ static int op_backpermute(Interp *in, const Node *x, ax_array **out)
 
 static int op_transform(Interp *in, const Node *x, ax_array **out)
 {
-    if (x->n != 4) return malformed(in, x, "wrong number of operands");
+    if (x->n != 4) return eval_malformed(in, x, "wrong number of operands");
     return bp_map(in, x, x->kid[1], x->kid[2], x->kid[3], out);
 }
 
@@ -850,28 +322,28 @@ static int op_delayed(Interp *in, const Node *x, ax_array **out)
     int r = 0;
     ax_array *res = NULL;
     View rv = VIEW_NONE;
-    if (!f || ev_shape(in, x->kid[0], sh, &r) || check_lam(in, f, 1, r) || check_lam(in, g, 1, 1)) return -1;
+    if (!f || eval_shape(in, x->kid[0], sh, &r) || eval_check_lam(in, f, 1, r) || eval_check_lam(in, g, 1, 1)) return -1;
     res = new_array(in, x->type->elt, r, sh, "a fused producer");
     if (!res || view(in, res, &rv)) return finish(-1, res, out);
-    Mark m = smark(in);
-    Scalar *ixs = salloc(in, (size_t)(r > 0 ? r : 1)), *y = salloc(in, (size_t)rv.w),
-           *z = salloc(in, (size_t)rv.w);
+    Mark m = eval_mark(in);
+    Scalar *ixs = eval_salloc(in, (size_t)(r > 0 ? r : 1)), *y = eval_salloc(in, (size_t)rv.w),
+           *z = eval_salloc(in, (size_t)rv.w);
     int rc = ixs && y && z ? 0 : -1;
     for (int64_t i = 0; rc == 0 && i < res->size; i++) {
         Scalar li;
         li.i = i;
         for (int d = 0; d < r; d++) ixs[d].i = ix[d];
-        if ((rc = call(in, f, ixs, y)) || (rc = call(in, g, &li, z))) break;
+        if ((rc = eval_call(in, f, ixs, y)) || (rc = eval_call(in, g, &li, z))) break;
         for (int c = 0; c < rv.w; c++)
             if (!sc_eq_bits(rv.lt[c], y[c], z[c])) {
-                rc = malformed(in, x, "the index and linear-index forms disagree");
+                rc = eval_malformed(in, x, "the index and linear-index forms disagree");
                 break;
             }
         if (rc) break;
         vstore(&rv, i, y);
         ix_next(r, sh, ix);
     }
-    srelease(in, m);
+    eval_release(in, m);
     return finish(rc, res, out);
 }
 
@@ -885,9 +357,9 @@ static int op_permute(Interp *in, const Node *x, ax_array **out)
     int rc = eval1(in, x->kid[1], &dflt);
     if (rc == 0) rc = eval1(in, x->kid[3], &src);
     if (rc == 0) rc = view(in, dflt, &dv) || view(in, src, &sv) ? -1 : 0;
-    if (rc == 0) rc = check_lam(in, comb, 2, 2 * sv.w);
-    if (rc == 0) rc = check_lam(in, p, 1, src->rank);
-    if (rc == 0 && (p->type->width != dflt->rank || dv.w != sv.w)) rc = malformed(in, x, "types do not fit");
+    if (rc == 0) rc = eval_check_lam(in, comb, 2, 2 * sv.w);
+    if (rc == 0) rc = eval_check_lam(in, p, 1, src->rank);
+    if (rc == 0 && (p->type->width != dflt->rank || dv.w != sv.w)) rc = eval_malformed(in, x, "types do not fit");
     if (rc == 0) {
         res = new_array(in, x->type->elt, dflt->rank, dflt->shape, "ax_permute");
         rc = res && !view(in, res, &rv) ? 0 : -1;
@@ -898,13 +370,13 @@ static int op_permute(Interp *in, const Node *x, ax_array **out)
         dflt = NULL;
         int sr = src->rank, tr = res->rank;
         int64_t ix[AX_MAX_RANK] = {0}, tix[AX_MAX_RANK + 1];
-        Mark m = smark(in);
-        Scalar *ixs = salloc(in, (size_t)sr), *t = salloc(in, (size_t)tr);
-        Scalar *nw = salloc(in, (size_t)sv.w), *old = salloc(in, (size_t)sv.w), *y = salloc(in, (size_t)sv.w);
+        Mark m = eval_mark(in);
+        Scalar *ixs = eval_salloc(in, (size_t)sr), *t = eval_salloc(in, (size_t)tr);
+        Scalar *nw = eval_salloc(in, (size_t)sv.w), *old = eval_salloc(in, (size_t)sv.w), *y = eval_salloc(in, (size_t)sv.w);
         if (!ixs || !t || !nw || !old || !y) rc = -1;
         for (int64_t i = 0; rc == 0 && i < src->size; i++, ix_next(sr, src->shape, ix)) {
             for (int d = 0; d < sr; d++) ixs[d].i = ix[d];
-            if ((rc = call(in, p, ixs, t))) break;
+            if ((rc = eval_call(in, p, ixs, t))) break;
             bool ignore = tr >= 1, inside = true;
             for (int d = 0; d < tr; d++) {
                 tix[d] = t[d].i;
@@ -917,16 +389,16 @@ static int op_permute(Interp *in, const Node *x, ax_array **out)
                 char a[256], b[256];
                 fmt_ints(a, sizeof a, tr, tix);
                 fmt_ints(b, sizeof b, tr, res->shape);
-                rc = fail(in, AX_ERR_INDEX, "ax_permute: target index (%s) out of bounds for shape (%s)", a, b);
+                rc = eval_fail(in, AX_ERR_INDEX, "ax_permute: target index (%s) out of bounds for shape (%s)", a, b);
                 break;
             }
             int64_t lin = ix_linear(tr, res->shape, tix);
             vload(&sv, i, nw);
             vload(&rv, lin, old);
-            if ((rc = call2(in, comb, nw, old, y))) break;
+            if ((rc = eval_call2(in, comb, nw, old, y))) break;
             vstore(&rv, lin, y);
         }
-        srelease(in, m);
+        eval_release(in, m);
     }
     ax_array_release(dflt);
     ax_array_release(src);
@@ -945,14 +417,14 @@ static int op_slice(Interp *in, const Node *x, ax_array **out)
     View sv = VIEW_NONE, rv = VIEW_NONE;
     int64_t sstr[AX_MAX_RANK], sh[AX_MAX_RANK], step[AX_MAX_RANK], ix[AX_MAX_RANK] = {0}, base = 0;
     int r = 0;
-    int rc = sp && sp->n >= 0 && sp->n <= AX_MAX_RANK ? 0 : malformed(in, x, "bad slice specifier");
+    int rc = sp && sp->n >= 0 && sp->n <= AX_MAX_RANK ? 0 : eval_malformed(in, x, "bad slice specifier");
     if (rc == 0) rc = eval1(in, x->kid[0], &src);
     if (rc == 0) rc = view(in, src, &sv);
     if (rc == 0) {
         int nall = 0, nfixed = 0;
         for (int d = 0; d < sp->n; d++) sp->fixed[d] ? nfixed++ : nall++;
         if (x->n != 1 + nfixed || src->rank != (rep ? nall : sp->n))
-            rc = malformed(in, x, "the specifier does not fit the array");
+            rc = eval_malformed(in, x, "the specifier does not fit the array");
     }
     if (rc == 0) strides(src->rank, src->shape, sstr);
     for (int d = 0, k = 0, s = 0; rc == 0 && d < sp->n; d++) {
@@ -962,7 +434,7 @@ static int op_slice(Interp *in, const Node *x, ax_array **out)
             continue;
         }
         int64_t v = 0;
-        if ((rc = ev_i64(in, x->kid[1 + k++], &v))) break;
+        if ((rc = eval_i64(in, x->kid[1 + k++], &v))) break;
         if (rep) {                /* a new dimension of extent v */
             sh[r] = v;
             step[r++] = 0;
@@ -970,8 +442,8 @@ static int op_slice(Interp *in, const Node *x, ax_array **out)
             if (v < 0 || v >= src->shape[s]) {
                 char b[256];
                 fmt_ints(b, sizeof b, src->rank, src->shape);
-                rc = fail(in, AX_ERR_INDEX, "%s: index %" PRId64 " of dimension %d out of bounds for shape (%s)",
-                          what, v, s, b);
+                rc = eval_fail(in, AX_ERR_INDEX, "%s: index %" PRId64 " of dimension %d out of bounds for shape (%s)",
+                               what, v, s, b);
                 break;
             }
             base += v * sstr[s++];
@@ -982,8 +454,8 @@ static int op_slice(Interp *in, const Node *x, ax_array **out)
         rc = res && !view(in, res, &rv) ? 0 : -1;
     }
     if (rc == 0) {
-        Mark m = smark(in);
-        Scalar *y = salloc(in, (size_t)sv.w);
+        Mark m = eval_mark(in);
+        Scalar *y = eval_salloc(in, (size_t)sv.w);
         if (!y) rc = -1;
         for (int64_t i = 0; rc == 0 && i < res->size; i++) {
             int64_t lin = base;
@@ -992,7 +464,7 @@ static int op_slice(Interp *in, const Node *x, ax_array **out)
             vstore(&rv, i, y);
             ix_next(r, sh, ix);
         }
-        srelease(in, m);
+        eval_release(in, m);
     }
     ax_array_release(src);
     return finish(rc, res, out);
@@ -1004,7 +476,7 @@ static int op_reshape(Interp *in, const Node *x, ax_array **out)
     int r = 0;
     ax_array *src = NULL, *res = NULL;
     View sv = VIEW_NONE, rv = VIEW_NONE;
-    int rc = ev_shape(in, x->kid[0], sh, &r);
+    int rc = eval_shape(in, x->kid[0], sh, &r);
     if (rc == 0) rc = eval1(in, x->kid[1], &src);
     if (rc == 0) rc = view(in, src, &sv);
     if (rc == 0) {
@@ -1014,9 +486,9 @@ static int op_reshape(Interp *in, const Node *x, ax_array **out)
             char a[256], b[256];
             fmt_ints(a, sizeof a, src->rank, src->shape);
             fmt_ints(b, sizeof b, r, sh);
-            rc = fail(in, AX_ERR_SHAPE,
-                      "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
-                      " elements)", a, src->size, b, n);
+            rc = eval_fail(in, AX_ERR_SHAPE,
+                           "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
+                           " elements)", a, src->size, b, n);
         }
     }
     if (rc == 0) {
@@ -1038,14 +510,14 @@ static int op_fold(Interp *in, const Node *x, ax_array **out)
     int w = x->type->elt->width;
     ax_array *src = NULL, *res = NULL;
     View sv = VIEW_NONE, rv = VIEW_NONE;
-    Mark m = smark(in);
-    Scalar *z = salloc(in, (size_t)w), *acc = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w),
-           *e = salloc(in, (size_t)w);
-    int rc = z && acc && nxt && e ? check_lam(in, f, 2, 2 * w) : -1;
-    if (rc == 0 && has_z) rc = ev_top(in, x->kid[1], z);
+    Mark m = eval_mark(in);
+    Scalar *z = eval_salloc(in, (size_t)w), *acc = eval_salloc(in, (size_t)w), *nxt = eval_salloc(in, (size_t)w),
+           *e = eval_salloc(in, (size_t)w);
+    int rc = z && acc && nxt && e ? eval_check_lam(in, f, 2, 2 * w) : -1;
+    if (rc == 0 && has_z) rc = eval_top(in, x->kid[1], z);
     if (rc == 0) rc = eval1(in, x->kid[has_z ? 2 : 1], &src);
     if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = malformed(in, x, "the array does not fit");
+    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = eval_malformed(in, x, "the array does not fit");
     if (rc == 0) {
         res = new_array(in, x->type->elt, src->rank - 1, src->shape, what);
         rc = res && !view(in, res, &rv) ? 0 : -1;
@@ -1053,7 +525,7 @@ static int op_fold(Interp *in, const Node *x, ax_array **out)
     if (rc == 0) {
         int64_t n = src->shape[src->rank - 1], rows = res->size;
         if (!has_z && n == 0 && rows > 0)
-            rc = fail(in, AX_ERR_SHAPE, "%s: cannot reduce an empty row (the innermost extent is 0)", what);
+            rc = eval_fail(in, AX_ERR_SHAPE, "%s: cannot reduce an empty row (the innermost extent is 0)", what);
         for (int64_t row = 0; rc == 0 && row < rows; row++) {
             int64_t b = row * n, j = 0;
             if (has_z) {
@@ -1064,7 +536,7 @@ static int op_fold(Interp *in, const Node *x, ax_array **out)
             }
             for (; j < n; j++) {
                 vload(&sv, b + j, e);
-                if ((rc = call2(in, f, acc, e, nxt))) break;
+                if ((rc = eval_call2(in, f, acc, e, nxt))) break;
                 Scalar *t = acc;
                 acc = nxt;
                 nxt = t;
@@ -1072,7 +544,7 @@ static int op_fold(Interp *in, const Node *x, ax_array **out)
             if (rc == 0) vstore(&rv, row, acc);
         }
     }
-    srelease(in, m);
+    eval_release(in, m);
     ax_array_release(src);
     return finish(rc, res, out);
 }
@@ -1082,25 +554,25 @@ static int seg_lengths(Interp *in, const char *what, const ax_array *segs, int64
 {
     ax_scalar s = segs->elt->kind == TY_SCALAR ? segs->elt->s : AX_F64;
     if (segs->rank != 1 || segs->ncomp != 1 || !sc_is_int(s))
-        return fail(in, AX_ERR_SHAPE, "%s: the segments are not a vector of integers", what);
+        return eval_fail(in, AX_ERR_SHAPE, "%s: the segments are not a vector of integers", what);
     if (array_host((ax_array *)segs)) return -1;
     int64_t sum = 0;
     for (int64_t k = 0; k < segs->size; k++) {
         Scalar v = sc_load(segs->buf[0], s, k);
         if (!sc_is_signed(s) && v.u > (uint64_t)INT64_MAX)
-            return fail(in, AX_ERR_SHAPE, "%s: segment %" PRId64 " has length %" PRIu64 ", more than the %" PRId64
-                        " elements of a row", what, k, v.u, n);
+            return eval_fail(in, AX_ERR_SHAPE, "%s: segment %" PRId64 " has length %" PRIu64 ", more than the %" PRId64
+                             " elements of a row", what, k, v.u, n);
         int64_t l = sc_is_signed(s) ? v.i : (int64_t)v.u;
-        if (l < 0) return fail(in, AX_ERR_SHAPE, "%s: segment %" PRId64 " has negative length %" PRId64, what, k, l);
+        if (l < 0) return eval_fail(in, AX_ERR_SHAPE, "%s: segment %" PRId64 " has negative length %" PRId64, what, k, l);
         if (l > n - sum)
-            return fail(in, AX_ERR_SHAPE, "%s: the segment lengths add up to more than the innermost extent %" PRId64,
-                        what, n);
+            return eval_fail(in, AX_ERR_SHAPE, "%s: the segment lengths add up to more than the innermost extent %" PRId64,
+                             what, n);
         sum += l;
         len[k] = l;
     }
     if (sum != n)
-        return fail(in, AX_ERR_SHAPE, "%s: the segment lengths add up to %" PRId64 ", not the innermost extent %" PRId64,
-                    what, sum, n);
+        return eval_fail(in, AX_ERR_SHAPE, "%s: the segment lengths add up to %" PRId64 ", not the innermost extent %" PRId64,
+                         what, sum, n);
     return 0;
 }
 
@@ -1114,18 +586,18 @@ static int op_foldseg(Interp *in, const Node *x, ax_array **out)
     ax_array *src = NULL, *segs = NULL, *res = NULL;
     int64_t *len = NULL;
     View sv = VIEW_NONE, rv = VIEW_NONE;
-    Mark m = smark(in);
-    Scalar *z = salloc(in, (size_t)w), *acc = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w),
-           *e = salloc(in, (size_t)w);
-    int rc = z && acc && nxt && e ? check_lam(in, f, 2, 2 * w) : -1;
-    if (rc == 0 && has_z) rc = ev_top(in, x->kid[1], z);
+    Mark m = eval_mark(in);
+    Scalar *z = eval_salloc(in, (size_t)w), *acc = eval_salloc(in, (size_t)w), *nxt = eval_salloc(in, (size_t)w),
+           *e = eval_salloc(in, (size_t)w);
+    int rc = z && acc && nxt && e ? eval_check_lam(in, f, 2, 2 * w) : -1;
+    if (rc == 0 && has_z) rc = eval_top(in, x->kid[1], z);
     if (rc == 0) rc = eval1(in, x->kid[has_z ? 2 : 1], &src);
     if (rc == 0) rc = eval1(in, x->kid[has_z ? 3 : 2], &segs);
     if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = malformed(in, x, "the array does not fit");
+    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = eval_malformed(in, x, "the array does not fit");
     int r = rc == 0 ? src->rank : 0;
     int64_t n = rc == 0 ? src->shape[r - 1] : 0, nseg = rc == 0 ? segs->shape[0] : 0;
-    if (rc == 0 && !(len = ax__malloc(sizeof *len * (size_t)(nseg > 0 ? nseg : 1)))) rc = nomem(in);
+    if (rc == 0 && !(len = ax__malloc(sizeof *len * (size_t)(nseg > 0 ? nseg : 1)))) rc = eval_nomem(in);
     if (rc == 0) rc = seg_lengths(in, what, segs, n, len);
     if (rc == 0) {
         int64_t sh[AX_MAX_RANK];
@@ -1138,7 +610,7 @@ static int op_foldseg(Interp *in, const Node *x, ax_array **out)
         int64_t rows = nseg > 0 ? res->size / nseg : 0;
         for (int64_t k = 0; !has_z && rows > 0 && k < nseg; k++)
             if (len[k] == 0) {
-                rc = fail(in, AX_ERR_SHAPE, "%s: cannot reduce segment %" PRId64 ", which is empty", what, k);
+                rc = eval_fail(in, AX_ERR_SHAPE, "%s: cannot reduce segment %" PRId64 ", which is empty", what, k);
                 break;
             }
         for (int64_t row = 0; rc == 0 && row < rows; row++) {
@@ -1153,7 +625,7 @@ static int op_foldseg(Interp *in, const Node *x, ax_array **out)
                 }
                 for (; j < len[k]; j++) {
                     vload(&sv, pos + j, e);
-                    if ((rc = call2(in, f, acc, e, nxt))) break;
+                    if ((rc = eval_call2(in, f, acc, e, nxt))) break;
                     Scalar *t = acc;
                     acc = nxt;
                     nxt = t;
@@ -1163,7 +635,7 @@ static int op_foldseg(Interp *in, const Node *x, ax_array **out)
             }
         }
     }
-    srelease(in, m);
+    eval_release(in, m);
     free(len);
     ax_array_release(src);
     ax_array_release(segs);
@@ -1186,23 +658,23 @@ static int op_scan(Interp *in, const Node *x, ax_array **out)
     const char *what = api_name(op);
     const Node *f = x->kid[0];
     const Type *rt = ex ? x->type->elts[0] : x->type;
-    if (rt->kind != TY_ARRAY) return malformed(in, x, "result type");
+    if (rt->kind != TY_ARRAY) return eval_malformed(in, x, "result type");
     const Type *elt = rt->elt;
     int w = elt->width;
     ax_array *src = NULL, *res = NULL, *tot = NULL;
     View sv = VIEW_NONE, rv = VIEW_NONE, tv = VIEW_NONE;
-    Mark m = smark(in);
-    Scalar *z = salloc(in, (size_t)w), *acc = salloc(in, (size_t)w), *nxt = salloc(in, (size_t)w),
-           *e = salloc(in, (size_t)w);
-    int rc = z && acc && nxt && e ? check_lam(in, f, 2, 2 * w) : -1;
-    if (rc == 0 && has_z) rc = ev_top(in, x->kid[1], z);
+    Mark m = eval_mark(in);
+    Scalar *z = eval_salloc(in, (size_t)w), *acc = eval_salloc(in, (size_t)w), *nxt = eval_salloc(in, (size_t)w),
+           *e = eval_salloc(in, (size_t)w);
+    int rc = z && acc && nxt && e ? eval_check_lam(in, f, 2, 2 * w) : -1;
+    if (rc == 0 && has_z) rc = eval_top(in, x->kid[1], z);
     if (rc == 0) rc = eval1(in, x->kid[has_z ? 2 : 1], &src);
     if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = malformed(in, x, "the array does not fit");
+    if (rc == 0 && (src->rank < 1 || sv.w != w)) rc = eval_malformed(in, x, "the array does not fit");
     int r = rc == 0 ? src->rank : 0;
     int64_t n = rc == 0 ? src->shape[r - 1] : 0;
     if (rc == 0 && has_z && !ex && n == INT64_MAX)
-        rc = fail(in, AX_ERR_SHAPE, "%s: the result's extent overflows 64 bits", what);
+        rc = eval_fail(in, AX_ERR_SHAPE, "%s: the result's extent overflows 64 bits", what);
     int64_t ext = rc == 0 ? n + (has_z && !ex) : 0;   /* the result's innermost extent */
     if (rc == 0) {
         int64_t sh[AX_MAX_RANK];
@@ -1236,7 +708,7 @@ static int op_scan(Interp *in, const Node *x, ax_array **out)
                 for (; j < n; j++) {
                     if (ex) vstore(&rv, o + j, acc);
                     vload(&sv, b + j, e);
-                    if ((rc = call2(in, f, acc, e, nxt))) break;
+                    if ((rc = eval_call2(in, f, acc, e, nxt))) break;
                     Scalar *t = acc;
                     acc = nxt;
                     nxt = t;
@@ -1255,7 +727,7 @@ static int op_scan(Interp *in, const Node *x, ax_array **out)
                 for (; j >= 0; j--) {
                     if (ex) vstore(&rv, o + j, acc);
                     vload(&sv, b + j, e);
-                    if ((rc = call2(in, f, e, acc, nxt))) break;
+                    if ((rc = eval_call2(in, f, e, acc, nxt))) break;
                     Scalar *t = acc;
                     acc = nxt;
                     nxt = t;
@@ -1265,7 +737,7 @@ static int op_scan(Interp *in, const Node *x, ax_array **out)
             if (rc == 0 && ex) vstore(&tv, row, acc);
         }
     }
-    srelease(in, m);
+    eval_release(in, m);
     ax_array_release(src);
     if (rc || !res) {
         ax_array_release(res);
@@ -1286,20 +758,20 @@ static int op_filter(Interp *in, const Node *x, ax_array **out)
     int64_t count = 0;
     int rc = eval1(in, x->kid[1], &src);
     if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0) rc = check_lam(in, p, 1, sv.w);
-    if (rc == 0 && !(keep = ax__malloc((size_t)(src->size > 0 ? src->size : 1)))) rc = nomem(in);
+    if (rc == 0) rc = eval_check_lam(in, p, 1, sv.w);
+    if (rc == 0 && !(keep = ax__malloc((size_t)(src->size > 0 ? src->size : 1)))) rc = eval_nomem(in);
     if (rc == 0) {
-        Mark m = smark(in);
-        Scalar *e = salloc(in, (size_t)sv.w);
+        Mark m = eval_mark(in);
+        Scalar *e = eval_salloc(in, (size_t)sv.w);
         if (!e) rc = -1;
         for (int64_t i = 0; rc == 0 && i < src->size; i++) {
             Scalar c;
             vload(&sv, i, e);
-            if ((rc = call(in, p, e, &c))) break;
-            keep[i] = truth(c);
+            if ((rc = eval_call(in, p, e, &c))) break;
+            keep[i] = eval_truth(c);
             count += keep[i];
         }
-        srelease(in, m);
+        eval_release(in, m);
     }
     if (rc == 0) {
         res = new_array(in, x->type->elt, 1, &count, "ax_filter");
@@ -1349,25 +821,25 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
     Scalar *cval[2] = {NULL, NULL};
     int64_t *offs[2] = {NULL, NULL}, nn[2] = {0, 0};
     int r = st ? st->rank : -1, width = 0;
-    Mark m = smark(in);
+    Mark m = eval_mark(in);
     int rc = st && st->ninputs == nin && r >= 0 && r <= AX_MAX_RANK && x->n >= 1 + nin
-                 ? 0 : malformed(in, x, "bad stencil description");
+                 ? 0 : eval_malformed(in, x, "bad stencil description");
     for (int q = 0; rc == 0 && q < nin; q++) {
         if ((rc = eval1(in, x->kid[1 + q], &src[q])) || (rc = view(in, src[q], &sv[q]))) break;
         if (src[q]->rank != r) {
-            rc = malformed(in, x, "the array's rank differs from the stencil's");
+            rc = eval_malformed(in, x, "the array's rank differs from the stencil's");
             break;
         }
         nn[q] = 1;
         for (int d = 0; d < r; d++) {
-            if (st->size[q][d] < 1) rc = malformed(in, x, "bad stencil size");
+            if (st->size[q][d] < 1) rc = eval_malformed(in, x, "bad stencil size");
             nn[q] *= st->size[q][d];
         }
         if (rc) break;
         width += (int)nn[q] * sv[q].w;
         /* Offsets of the neighbourhood from its centre, row-major. */
         if (!(offs[q] = ax__malloc(sizeof *offs[q] * (size_t)(nn[q] * (r > 0 ? r : 1))))) {
-            rc = nomem(in);
+            rc = eval_nomem(in);
             break;
         }
         int64_t pos[AX_MAX_RANK] = {0}, sz[AX_MAX_RANK];
@@ -1377,16 +849,16 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
         if (st->bound[q] == AX_CONSTANT) {
             int ck = st->constkid[q];
             if (ck < 1 + nin || ck >= x->n) {
-                rc = malformed(in, x, "no boundary value");
+                rc = eval_malformed(in, x, "no boundary value");
                 break;
             }
-            if (!(cval[q] = salloc(in, (size_t)sv[q].w)) || (rc = ev_top(in, x->kid[ck], cval[q]))) {
+            if (!(cval[q] = eval_salloc(in, (size_t)sv[q].w)) || (rc = eval_top(in, x->kid[ck], cval[q]))) {
                 rc = -1;
                 break;
             }
         }
     }
-    if (rc == 0) rc = check_lam(in, f, -1, width);
+    if (rc == 0) rc = eval_check_lam(in, f, -1, width);
     int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0};
     if (rc == 0) {
         intersect(r, src, nin, sh);
@@ -1394,7 +866,7 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
         rc = res && !view(in, res, &rv) ? 0 : -1;
     }
     Scalar *args = NULL, *y = NULL;
-    if (rc == 0 && (!(args = salloc(in, (size_t)width)) || !(y = salloc(in, (size_t)rv.w)))) rc = -1;
+    if (rc == 0 && (!(args = eval_salloc(in, (size_t)width)) || !(y = eval_salloc(in, (size_t)rv.w)))) rc = -1;
     for (int64_t i = 0; rc == 0 && i < res->size; i++, ix_next(r, sh, ix)) {
         Scalar *a = args;
         for (int q = 0; q < nin; q++) {
@@ -1414,10 +886,10 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
                 else if (sv[q].w > 0) memcpy(a, cval[q], sizeof *a * (size_t)sv[q].w);
             }
         }
-        if ((rc = call(in, f, args, y))) break;
+        if ((rc = eval_call(in, f, args, y))) break;
         vstore(&rv, i, y);
     }
-    srelease(in, m);
+    eval_release(in, m);
     for (int q = 0; q < 2; q++) {
         free(offs[q]);
         ax_array_release(src[q]);
@@ -1442,15 +914,15 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
 {
     const Loop *lp = x->loop;
     if (!lp || lp->ngen < 1 || x->type->kind != TY_ARRAYS || x->type->n != lp->ngen)
-        return malformed(in, x, "no generators");
+        return eval_malformed(in, x, "no generators");
     int ng = lp->ngen;
     ax_array *src = NULL;
     View sv = VIEW_NONE;
     LoopOut *o = ax__calloc((size_t)ng, sizeof *o);
-    Mark m = smark(in);
-    int rc = o ? eval1(in, x->kid[0], &src) : nomem(in);
+    Mark m = eval_mark(in);
+    int rc = o ? eval1(in, x->kid[0], &src) : eval_nomem(in);
     if (rc == 0) rc = view(in, src, &sv);
-    if (rc == 0 && src->rank < 1) rc = malformed(in, x, "rank 0");
+    if (rc == 0 && src->rank < 1) rc = eval_malformed(in, x, "rank 0");
     int r = rc == 0 ? src->rank : 1;
     int64_t n = rc == 0 ? src->shape[r - 1] : 0, rows = 0;
     if (rc == 0 && (rows = shape_size_checked(in->cx, "a loop", r - 1, src->shape)) < 0) rc = -1;
@@ -1459,7 +931,7 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
         const LoopGen *q = &lp->gen[g];
         const Type *ct = loop_comp_type(x, q->comp), *rt = x->type->elts[g];
         if (!ct || rt->kind != TY_ARRAY) {
-            rc = malformed(in, x, "a generator does not fit");
+            rc = eval_malformed(in, x, "a generator does not fit");
             break;
         }
         o[g].off = q->comp < 0 ? 0 : ty_leaf_offset(se, q->comp);
@@ -1468,21 +940,21 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
             o[g].a = new_array(in, rt->elt, r, src->shape, "ax_map");
         } else if (q->kind == LOOP_REDUCE) {
             size_t w = (size_t)ct->width + 1;
-            o[g].acc = salloc(in, w), o[g].nxt = salloc(in, w), o[g].el = salloc(in, w), o[g].z = salloc(in, w);
+            o[g].acc = eval_salloc(in, w), o[g].nxt = eval_salloc(in, w), o[g].el = eval_salloc(in, w), o[g].z = eval_salloc(in, w);
             if (!o[g].acc || !o[g].nxt || !o[g].el || !o[g].z) { rc = -1; break; }
-            rc = check_lam(in, x->kid[q->op], 2, 2 * ct->width);
-            if (rc == 0 && q->z >= 0) rc = ev_top(in, x->kid[q->z], o[g].z);
+            rc = eval_check_lam(in, x->kid[q->op], 2, 2 * ct->width);
+            if (rc == 0 && q->z >= 0) rc = eval_top(in, x->kid[q->z], o[g].z);
             if (rc == 0) o[g].a = new_array(in, rt->elt, r - 1, src->shape, q->z >= 0 ? "ax_fold" : "ax_fold1");
             if (rc == 0 && q->z < 0 && n == 0 && rows > 0)
-                rc = fail(in, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
+                rc = eval_fail(in, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
         } else if (q->kind == LOOP_FILTER) {
-            if (r != 1) { rc = malformed(in, x, "a filter over rank > 1"); break; }
+            if (r != 1) { rc = eval_malformed(in, x, "a filter over rank > 1"); break; }
             int pl = ty_leaf_offset(se, q->pred);
             int64_t count = 0;
-            for (int64_t i = 0; i < n; i++) count += truth(sc_load(src->buf[pl], sv.lt[pl], i));
+            for (int64_t i = 0; i < n; i++) count += eval_truth(sc_load(src->buf[pl], sv.lt[pl], i));
             o[g].a = new_array(in, rt->elt, 1, &count, "ax_filter");
         } else {
-            rc = malformed(in, x, "an unknown generator");
+            rc = eval_malformed(in, x, "an unknown generator");
         }
         if (rc == 0 && (!o[g].a || view(in, o[g].a, &o[g].v))) rc = -1;
     }
@@ -1500,7 +972,7 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
                 if (q->kind != LOOP_REDUCE) continue;
                 if (q->pred >= 0) {
                     int pl = ty_leaf_offset(se, q->pred);
-                    if (!truth(sc_load(src->buf[pl], sv.lt[pl], i))) continue;
+                    if (!eval_truth(sc_load(src->buf[pl], sv.lt[pl], i))) continue;
                 }
                 Scalar *e = a->have ? a->el : a->acc;
                 for (int c = 0; c < a->w; c++) e[c] = sc_load(src->buf[a->off + c], sv.lt[a->off + c], i);
@@ -1508,7 +980,7 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
                     a->have = true;
                     continue;
                 }
-                if ((rc = call2(in, x->kid[q->op], a->acc, e, a->nxt))) break;
+                if ((rc = eval_call2(in, x->kid[q->op], a->acc, e, a->nxt))) break;
                 Scalar *t = a->acc;
                 a->acc = a->nxt;
                 a->nxt = t;
@@ -1516,7 +988,7 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
         }
         for (int g = 0; rc == 0 && g < ng; g++)
             if (lp->gen[g].kind == LOOP_REDUCE && !o[g].have)
-                rc = fail(in, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
+                rc = eval_fail(in, AX_ERR_SHAPE, "ax_fold1: cannot reduce an empty row (the innermost extent is 0)");
         for (int g = 0; rc == 0 && g < ng; g++)
             if (lp->gen[g].kind == LOOP_REDUCE) vstore(&o[g].v, row, o[g].acc);
     }
@@ -1529,14 +1001,14 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
         } else if (q->kind == LOOP_FILTER) {
             int pl = ty_leaf_offset(se, q->pred);
             for (int64_t i = 0, k = 0; i < n; i++) {
-                if (!truth(sc_load(src->buf[pl], sv.lt[pl], i))) continue;
+                if (!eval_truth(sc_load(src->buf[pl], sv.lt[pl], i))) continue;
                 for (int c = 0; c < a->w; c++)
                     sc_store(a->a->buf[c], sv.lt[a->off + c], k, sc_load(src->buf[a->off + c], sv.lt[a->off + c], i));
                 k++;
             }
         }
     }
-    srelease(in, m);
+    eval_release(in, m);
     ax_array_release(src);
     for (int g = 0; o && g < ng; g++) {
         if (rc == 0) out[g] = o[g].a;
@@ -1583,15 +1055,15 @@ static int interp_op(Host *h, const Node *x, ax_array **out)
 
 
     default:
-        return malformed(in, x, "not an array computation");
+        return eval_malformed(in, x, "not an array computation");
     }
 }
 
 static int interp_cond(Host *h, const Node *x, bool *c)
 {
     Scalar v;
-    if (ev_top(h->self, x->kid[0], &v)) return -1;
-    *c = truth(v);
+    if (eval_top(h->self, x->kid[0], &v)) return -1;
+    *c = eval_truth(v);
     return 0;
 }
 
@@ -1621,11 +1093,11 @@ int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max)
         free(in.senv);
         return -1;
     }
-    in.first = in.cur = chunk_new(CHUNK_MIN);
+    in.first = in.cur = eval_chunk_new(CHUNK_MIN);
     ax_array **res = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *res);
     int n = -1;
     if (!in.senv || !in.first || !res) {
-        nomem(&in);
+        eval_nomem(&in);
     } else if (eval_acc(&in, p->root, res) == 0) {
         n = max < 0 ? 0 : w < max ? w : max;
         for (int k = 0; k < w; k++) {
@@ -1634,13 +1106,7 @@ int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max)
         }
     }
     free(res);
-    for (Chunk *c = in.first; c;) {
-        Chunk *t = c->next;
-        free(c);
-        c = t;
-    }
-    for (int i = 0; i < in.nleaf; i++) free(in.leaf[i].lt);
-    free(in.leaf);
+    eval_scratch_free(&in);
     free(in.senv);
     host_free(&in.h);
     free(live);
@@ -1673,75 +1139,20 @@ const Backend backend_interp = {
     .release = interp_release,
 };
 
-/* ------------------------------------------------------------ scalar code on the host
- *
- * The GPU backends evaluate an operation's scalar parameters (shapes,
- * fold's z, an acond's condition: the CPU's thunks) here, with the
- * executor's array environment: the interpreter is the reference, and a
- * thunk is small. */
-
-struct InterpEval {
-    Interp in;
-};
-
-InterpEval *interp_eval_new(ax_ctx *cx, int nvars, ax_array ***aenv)
-{
-    InterpEval *ie = calloc(1, sizeof *ie);
-    if (!ie) return ctx_error(cx, AX_ERR_NOMEM, "out of memory");
-    Interp *in = &ie->in;
-    in->cx = cx;
-    in->safe = !cx->opt.unsafe;
-    in->nvars = nvars;
-    in->senv = calloc((size_t)(nvars > 0 ? nvars : 1), sizeof *in->senv);
-    in->first = in->cur = chunk_new(CHUNK_MIN);
-    static const HostOps ops = {.name = "interp", .op = interp_op, .cond = interp_cond, .embeds_delayed = false};
-    in->h.ops = &ops;
-    in->h.self = in;
-    in->h.cx = cx;
-    in->h.nvars = nvars;
-    in->h.aenv = aenv;   /* borrowed */
-    if (!in->senv || !in->first) {
-        interp_eval_free(ie);
-        return ctx_error(cx, AX_ERR_NOMEM, "out of memory");
-    }
-    return ie;
-}
-
-int interp_eval(InterpEval *ie, const Node *e, Scalar *out)
-{
-    Interp *in = &ie->in;
-    Mark m = smark(in);
-    int rc = ev_top(in, e, out);
-    srelease(in, m);
-    return rc;
-}
+/* ------------------------------------------------------------ an operation of another executor's walk */
 
 /* host.h: x run with another executor's walk (its environment and
- * liveness counters, shared through the copy of h). */
+ * liveness counters, shared through the copy of h), on the state of ie
+ * (runtime/eval.c: interp_eval_new). */
 int interp_run_op(InterpEval *ie, Host *h, const Node *x, ax_array **out)
 {
     Interp *in = &ie->in;
-    const HostOps *ops = in->h.ops;
     in->h = *h;
-    in->h.ops = ops;
+    in->h.ops = &interp_host;
     in->h.self = in;
-    Mark m = smark(in);
+    Mark m = eval_mark(in);
     int rc = interp_op(&in->h, x, out);
-    srelease(in, m);
+    eval_release(in, m);
     return rc;
 }
 
-void interp_eval_free(InterpEval *ie)
-{
-    if (!ie) return;
-    Interp *in = &ie->in;
-    for (Chunk *c = in->first; c;) {
-        Chunk *t = c->next;
-        free(c);
-        c = t;
-    }
-    for (int i = 0; i < in->nleaf; i++) free(in->leaf[i].lt);
-    free(in->leaf);
-    free(in->senv);
-    free(ie);
-}
