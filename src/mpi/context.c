@@ -1,6 +1,7 @@
 /*
  * The distributed context (axle_mpi.h): the local axle context, the
- * communicators, options, failures and notices.
+ * communicators, options; made and freed (ax_mpi_free frees what is
+ * left of its arrays and programs).  Its failures and notices: fail.c.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "mpi_int.h"
@@ -9,38 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int mx_fail(ax_mpi *m, ax_status st, const char *fmt, ...)
-{
-    char msg[AX_ERRMSG];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    ctx_error(m->cx, st, "%s", msg);
-    return -1;
-}
-
-void mx_settle(ax_mpi *m)
-{
-    ax_ctx *cx = m->cx;
-    snprintf(m->err, sizeof m->err, "%s", cx->msg[0] ? cx->msg : "failed");
-    m->status = cx->status ? cx->status : AX_ERR_BACKEND;
-    ctx_settle(cx);
-}
-
-void mx_notice(ax_mpi *m, const char *fmt, ...)
-{
-    if (m->me != 0) return;
-    ax_ctx *cx = m->cx;
-    char msg[AX_ERRMSG];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (cx->opt.log) cx->opt.log(cx->opt.log_arg, msg);
-    else if (!cx->opt.quiet) fprintf(stderr, "axle: %s\n", msg);
-}
 
 static long env_long(const char *name, long dflt, bool *set)
 {

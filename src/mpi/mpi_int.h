@@ -26,6 +26,21 @@
  *     (known alike on every rank) where the rows go, communicates what the
  *     operation needs (comm.c), binds the fresh variables and runs the
  *     local form through the local backend.
+ * The files call in one direction, each only those below it:
+ *   context.c     ax_mpi_new, ax_mpi_free (the context; frees what is left)
+ *   program.c     ax_mpi_compile, ax_mpi_program_run (and normalise.c,
+ *                 localise.c, irmake.c: the local forms)
+ *   exec.c        the walk, one operation, the simple skeletons; with
+ *                 exec_vec.c, exec_permute.c, exec_stencil.c (skeletons)
+ *                 and exec_bind.c (an operation's reads and iteration)
+ *   darray.c      distributed arrays
+ *   comm.c        every transfer, agreements, failure notices
+ *   local.c       the local backend: a kernel of the container run on
+ *                 this rank, fresh variables, a combine of two values
+ *   dist.c        distributions
+ *   fail.c        failures and notices
+ * (To check it: `nm -u` on each object, the symbols another defines.)
+ *
  * Every collective call begins with an agreement (comm.c cm_agree_on):
  * the ranks' arguments that must be alike are compared, so that a call
  * made differently fails at once on every rank; and ends with one: a
@@ -42,8 +57,10 @@
 #include "ir.h"
 #include "hash.h"
 #include "runtime/host.h"
+#include "runtime/eval.h"
+#include <time.h>
 
-/* ------------------------------------------------------------ distributions */
+/* ------------------------------------------------------------ distributions (dist.c) */
 
 /* How an array's outer dimension is spread over the ranks. */
 typedef struct Dist {
@@ -141,6 +158,9 @@ ax_darray *mx_darray_new(ax_mpi *m, ax_array *local, const Dist *dist);
 const Dist *mx_darray_dist(const ax_darray *d);
 ax_darray *mx_darray_next(const ax_darray *d);
 void mx_darray_free(ax_darray *d);
+
+/* ------------------------------------------------------------ failures (fail.c) */
+
 /* A failure of a call that does not communicate: m's error from the
  * local context's, which is then ready again. */
 void mx_settle(ax_mpi *m);
@@ -339,9 +359,16 @@ typedef struct MRun {
     ax_status cbst;
 } MRun;
 
-/* The distribution of an array of the run (replicated when unknown). */
-const Dist *mx_dist(MRun *r, const ax_array *a, Dist *tmp);
-int mx_set_dist(MRun *r, const ax_array *a, const Dist *d);
+/* Milliseconds of the monotonic clock (the statistics, the traces). */
+static inline double mx_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------ the local backend (local.c) */
+
 /* Runs a node of the container with the local backend. */
 int mx_local(MRun *r, const Node *x, ax_array **out);
 /* Binds / unbinds a fresh variable (a reference is taken / dropped). */
@@ -352,8 +379,18 @@ ax_array *mx_array(MRun *r, const Type *elt, int rank, const int64_t *shape, boo
 /* Bytes of one element of component c; element bytes in all. */
 size_t mx_leaf_size(const Type *elt, int c);
 size_t mx_elt_size(const Type *elt);
+/* A rank-0 array holding the leaves v. */
+ax_array *mx_scalar_array(MRun *r, const Type *elt, const Scalar *v);
+/* The leaves of element i of a. */
+void mx_leaves_of(const ax_array *a, int64_t i, Scalar *v);
+/* The combine kernel o->ck applied to a and b (leaves of elt) into out. */
+int mx_combine(MRun *r, MOp *o, const Type *elt, const Scalar *a, const Scalar *b, Scalar *out);
+/* A run of a rank-0 helper (a fold's z, a condition): its leaves. */
+int mx_run0(MRun *r, const Node *g, Scalar *out);
 
-/* exec.c: the walk (ax_mpi_program_run's body); the result count or -1. */
+/* ------------------------------------------------------------ the executor (exec.c) */
+
+/* The walk (ax_mpi_program_run's body); the result count or -1. */
 int mx_run(ax_mpi_program *pr, ax_darray *const *args, int nargs, ax_darray **out, int max);
 
 /* ------------------------------------------------------------ communication (comm.c) */
@@ -468,7 +505,67 @@ int cm_next_tag(ax_mpi *m);
  * communicator (ax_mpi_new, and after each renewal). */
 void cm_listen(ax_mpi *m);
 
-/* The combine kernel o->ck applied to a and b (leaves of elt) into out. */
-int mx_combine(MRun *r, MOp *o, const Type *elt, const Scalar *a, const Scalar *b, Scalar *out);
+/* ------------------------------------------------------------ one operation (exec_bind.c; the skeletons) */
+
+/* The distribution of an array of the run (replicated when unknown). */
+const Dist *mx_dist(MRun *r, const ax_array *a, Dist *tmp);
+int mx_set_dist(MRun *r, const ax_array *a, const Dist *d);
+
+typedef struct OpRun {
+    MOp *o;
+    ax_array **arr;             /* per MRead: the array read (a reference) */
+    Dist *dist;                 /* per MRead: its distribution */
+    ax_array *meta;
+    int64_t *mv;
+    Dist di;                    /* the iteration's rows */
+    int64_t ish[AX_MAX_RANK];   /* the iteration's global extents */
+    int64_t lo, hi;             /* this rank's rows of it */
+    int *bound;                 /* fresh variables bound */
+    int nbound;
+} OpRun;
+
+/* Binds a fresh variable for the operation (unbound by exec_op_end). */
+void exec_bind(MRun *r, OpRun *u, int var, ax_array *a);
+/* The operation's end: its variables unbound, what it held released. */
+void exec_op_end(MRun *r, OpRun *u);
+/* A view of n elements of a from element first, as an array of the rank
+ * and shape given (it borrows a's buffers: a outlives it). */
+ax_array *exec_view(MRun *r, ax_array *a, int64_t first, int rank, const int64_t *shape);
+/* Rows [lo, hi) of the iteration (clipped to the array's rows) wanted by rank q. */
+typedef struct RowWant {
+    const Dist *di;             /* the iteration's rows (NULL: repl: every row) */
+    int64_t n, rs;              /* the array's rows and row size */
+    int lin;                    /* positions: rows of the iteration times its row size */
+    int64_t irs;
+    bool all;
+} RowWant;
+int exec_row_want(void *arg, int q, Ranges *out);
+/* The array of read i bound to the iteration's rows (or positions). */
+int exec_bind_rows(MRun *r, OpRun *u, int i, bool lin);
+/* The whole of read i (gathered when distributed). */
+int exec_bind_full(MRun *r, OpRun *u, int i);
+/* Evaluates a host expression (a global shape) with the operation's
+ * variables bound: leaves into out. */
+int exec_host_exp(MRun *r, const Node *e, Scalar *out);
+/* The iteration's rows (u->di), and this rank's of them (u->lo, u->hi,
+ * the meta array's entries). */
+int exec_choose_rows(MRun *r, OpRun *u, bool whole);
+void exec_set_rows(MRun *r, OpRun *u);
+/* The inspector's indices, the values fetched, each bound for the local
+ * form (the first one's values in *firstval, when not NULL). */
+int exec_fetches(MRun *r, OpRun *u, ax_array **firstval);
+/* The distribution of a result of the iteration's rows; of a replicated
+ * one. */
+int exec_result_rows(MRun *r, OpRun *u, ax_array *res, int64_t rows);
+int exec_set_repl(MRun *r, ax_array *a);
+
+/* The skeletons (exec_vec.c, exec_permute.c, exec_stencil.c): 0 with the
+ * operation's results in out, or -1. */
+int exec_foldvec(MRun *r, OpRun *u, ax_array **out);
+int exec_scanvec(MRun *r, OpRun *u, ax_array **out);
+int exec_segvec(MRun *r, OpRun *u, ax_array **out);
+int exec_filter(MRun *r, OpRun *u, ax_array **out);
+int exec_permute(MRun *r, OpRun *u, ax_array **out);
+int exec_stencil(MRun *r, OpRun *u, ax_array **out);
 
 #endif
