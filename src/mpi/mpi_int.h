@@ -34,17 +34,19 @@
  *                 exec_vec.c, exec_permute.c, exec_stencil.c (skeletons)
  *                 and exec_bind.c (an operation's reads and iteration)
  *   darray.c      distributed arrays
- *   comm.c        every transfer, agreements, failure notices
+ *   comm_agree.c  agreements (every collective call's first and last step)
+ *   comm_reduce.c reductions across ranks
+ *   comm.c        every transfer, failure notices
  *   local.c       the local backend: a kernel of the container run on
  *                 this rank, fresh variables, a combine of two values
  *   dist.c        distributions
  *   fail.c        failures and notices
  * (To check it: `nm -u` on each object, the symbols another defines.)
  *
- * Every collective call begins with an agreement (comm.c cm_agree_on):
- * the ranks' arguments that must be alike are compared, so that a call
- * made differently fails at once on every rank; and ends with one: a
- * failure on one rank (signalled to the others at once, so that none
+ * Every collective call begins with an agreement (comm_agree.c,
+ * cm_agree_on): the ranks' arguments that must be alike are compared, so
+ * that a call made differently fails at once on every rank; and ends with
+ * one: a failure on one rank (signalled to the others at once, so that none
  * waits for it) fails the call on every rank.  Every wait for other ranks
  * is bounded (ax_mpi.timeout).
  *
@@ -393,7 +395,7 @@ int mx_run0(MRun *r, const Node *g, Scalar *out);
 /* The walk (ax_mpi_program_run's body); the result count or -1. */
 int mx_run(ax_mpi_program *pr, ax_darray *const *args, int nargs, ax_darray **out, int max);
 
-/* ------------------------------------------------------------ communication (comm.c) */
+/* ------------------------------------------------------------ communication (comm.c, comm_agree.c, comm_reduce.c) */
 
 typedef struct Range {
     int64_t lo, hi;             /* global linear positions [lo, hi) */
@@ -501,6 +503,12 @@ void cm_bury(void *p);
  * agreement waits twice that. */
 #define AX_MPI_TIMEOUT_DEFAULT 900.0
 int cm_next_tag(ax_mpi *m);
+/* free(p), or kept (cm_keep) when a transfer may still use it. */
+void cm_drop(ax_mpi *m, void *p, bool pending);
+/* MPI's error code as this rank's failure: -1. */
+int cm_mpi_failed(MRun *r, int code, const char *what);
+/* Counts a collective's bytes in the operation's statistics. */
+void cm_count_coll(MRun *r, int64_t sent, int64_t recv);
 /* Posts the receive of another rank's failure notice on the exchange
  * communicator (ax_mpi_new, and after each renewal). */
 void cm_listen(ax_mpi *m);
