@@ -2,8 +2,8 @@
  * The GPU executor, shared by the CUDA and OpenCL backends (gpu_int.h): it
  * walks the array stratum on the host (src/runtime/host.c, as the CPU
  * executor does), and for each operation evaluates its scalar parameters
- * (the interpreter's scalar evaluator on the host: they are shapes and a
- * few values), makes its result arrays on the device and launches its
+ * (with the reference scalar evaluator on the host, runtime/eval.c: they
+ * are shapes and a few values), makes its result arrays on the device and launches its
  * kernels, by the method of the operation's family (HostOps.method).
  * Everything goes into one in-order queue; the host waits only where it
  * must read the device (a filter's counts, segment offsets, an awhile's
@@ -16,6 +16,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "gpu_int.h"
+#include "runtime/eval.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
