@@ -147,8 +147,9 @@
     "AX_DEV u32 ax_ld32(AX_G u32 *p) { return *(volatile AX_G u32 *)p; }\n"                          \
     "AX_DEV u64 ax_ld64(AX_G u64 *p) { return *(volatile AX_G u64 *)p; }\n"
 
-/* prim.c's semantics in the dialect both preludes define (cg.h's CPU
- * prelude is the model: the same rules, GCC's builtins replaced). */
+/* prim.c's semantics in the dialect both preludes define (the CPU's
+ * prelude, cpu/codegen.c, is the model: the same rules, GCC's builtins
+ * replaced). */
 #define COMMON                                                                                       \
     "#define AX_WG 256\n"                                                                            \
     "#define AXI AX_DEV\n"                                                                           \
