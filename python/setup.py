@@ -38,6 +38,12 @@ LIB_DIRS = ["src/core", "src/frontend", "src/driver", "src/opt", "src/runtime", 
             "src/backend/opencl"]
 
 
+# The extension's files (axle/_axle.c lists what each holds; axle/_axle.h
+# is what they share).
+EXT_SOURCES = ["axle/_axle.c", "axle/_axle_ctx.c", "axle/_axle_array.c", "axle/_axle_exp.c", "axle/_axle_acc.c",
+               "axle/_axle_program.c"]
+
+
 def mode():
     m = os.environ.get("AXLE_PYTHON_LIB", "auto")
     if m not in ("auto", "cmake", "sources", "pkg-config"):
@@ -116,7 +122,7 @@ class BuildExt(build_ext):
 
 setup(
     packages=["axle"],
-    ext_modules=[Extension("axle._axle", sources=["axle/_axle.c"], extra_compile_args=["-std=gnu11", "-O2"],
-                           depends=["axle/_axle.c"])],
+    ext_modules=[Extension("axle._axle", sources=list(EXT_SOURCES), extra_compile_args=["-std=gnu11", "-O2"],
+                           depends=EXT_SOURCES + ["axle/_axle.h"])],
     cmdclass={"build_ext": BuildExt},
 )
