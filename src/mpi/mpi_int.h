@@ -28,8 +28,8 @@
  *     local form through the local backend.
  * The files call in one direction, each only those below it:
  *   context.c     ax_mpi_new, ax_mpi_free (the context; frees what is left)
- *   program.c     ax_mpi_compile, ax_mpi_program_run (and normalise.c,
- *                 localise.c, irmake.c: the local forms)
+ *   program.c     ax_mpi_compile, ax_mpi_program_run (and normalise.c and
+ *                 localise.c: the local forms, made with src/opt/rewrite.h)
  *   exec.c        the walk, one operation, the simple skeletons; with
  *                 exec_vec.c, exec_permute.c, exec_stencil.c (skeletons)
  *                 and exec_bind.c (an operation's reads and iteration)
@@ -297,35 +297,6 @@ struct ax_mpi_program {
     const ax_array **pdecl;
     ax_stats stats;
 };
-
-/* ------------------------------------------------------------ making IR (irmake.c) */
-
-/* Nodes for the passes below, in p's arena; a failure (out of memory)
- * sets failed and returns NULL, which the makers pass on. */
-typedef struct Mk {
-    Program *p;
-    ax_ctx *cx;
-    bool failed;
-} Mk;
-Node *mk_node(Mk *k, Op op, int n, const Type *t);
-int mk_fresh(Mk *k, const Type *t);
-Node *mk_var(Mk *k, int id, const Type *t);
-Node *mk_avar(Mk *k, int id, const Type *t);
-Node *mk_i64(Mk *k, int64_t v);
-Node *mk_bool(Mk *k, bool v);
-Node *mk_prim(Mk *k, Prim p, const Type *t, Node *a, Node *b);
-Node *mk_ixget(Mk *k, int dim, Node *ix);
-Node *mk_ixcons(Mk *k, int n, Node *const *comps);
-Node *mk_shape(Mk *k, Node *arr);
-Node *mk_index(Mk *k, Node *arr, Node *ix);
-Node *mk_lindex(Mk *k, Node *arr, Node *pos);
-Node *mk_let(Mk *k, int id, Node *bound, Node *body);
-Node *mk_cond(Mk *k, Node *c, Node *t, Node *e);
-Node *mk_tuple(Mk *k, int n, Node *const *comps);
-/* A function of n parameters (ids, types), body. */
-Node *mk_lam(Mk *k, int n, const int *ids, const Type *const *types, Node *body);
-const Type *mk_tindex(Mk *k, int rank);
-const Type *mk_tarray(Mk *k, const Type *elt, int rank);
 
 /* normalise.c, localise.c: the program's local forms (on pr->p); 0, or -1
  * with an error on the context. */
