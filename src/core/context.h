@@ -81,12 +81,10 @@ struct ax_ctx {
     struct PlanState *plan;
     /* A compile's own memory (the arenas of the program being compiled,
      * the planner's tables), charged against the memory limit together
-     * with the arrays in use (mem_used); arena.c, ctx.c. */
+     * with the arrays in use (mem_used); arena.c, driver/context.c. */
     MemBudget compile_mem;
 };
 enum { PLANNER_ILP = 0, PLANNER_GREEDY = 1, PLANNER_CBC = 2 };
-typedef struct PlanState PlanState;
-void plan_state_free(PlanState *st);
 
 /* Notices (ax_options.log): what a user should know that is not an error.
  * Each kind is given once per context. */

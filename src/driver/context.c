@@ -9,6 +9,7 @@
  */
 #include "ir.h"
 #include "runtime/options.h"
+#include "opt/opt.h"
 #include "runtime/mvec.h"
 #include <stdlib.h>
 

@@ -12,6 +12,11 @@
 
 #include "ir.h"
 
+/* The ILP's memo of solved models, kept in the context (cx->plan; ilp.c):
+ * freed with the context (driver/context.c). */
+typedef struct PlanState PlanState;
+void plan_state_free(PlanState *st);
+
 /* Recursion limit of the optimiser's walks.  Sharing recovery refuses
  * graphs deeper than AX_DEPTH_LIMIT, and chains of lets are walked in
  * loops, so only a malformed program reaches this; the passes then leave
