@@ -1,5 +1,5 @@
 /*
- * Odd files in the kernel cache directory (src/runtime/jit.c): whatever
+ * Odd files in the kernel cache directory (src/runtime/jit_disk.c, jit_disk_open_cached): whatever
  * stands under a name axle uses there (a FIFO, with or without a reader,
  * a UNIX socket, a directory, a symbolic link to a device, a device node),
  * a program still compiles and gives the right result within a bounded

@@ -1,6 +1,6 @@
 /*
  * The C compiler's processes die with the process that started them
- * (src/runtime/jit.c, "processes": the supervisor): a host killed with
+ * (src/runtime/jit_proc.c, "processes": the supervisor): a host killed with
  * SIGKILL in the middle of a compile (as `timeout` or a test harness ends
  * one) leaves no process of the compiler's group behind, however deep
  * (the compiler's own children: cc1, as, ld; here a script's `sleep`).

@@ -1,4 +1,4 @@
-/* Tests of run-time compilation and the kernel cache (src/runtime/jit.c).
+/* Tests of run-time compilation and the kernel cache (src/runtime/jit*.c).
  * Every test works in a temporary directory of its own, never in the
  * user's real cache.
  * SPDX-License-Identifier: BSD-3-Clause */
