@@ -36,6 +36,43 @@ for c in $(find src -name '*.c' | sort); do
     fi
     objs="$objs $o"
 done
+# The sources' #include lines first: a file includes no header of a
+# higher layer or of a sibling backend (a header declares what its own
+# layer defines).  Each resolved as the compiler does: beside the file,
+# then under src/, then src/core/.
+inc_bad=$(for c in $(find src -name '*.[ch]' | sort); do
+    d=$(dirname "$c")
+    sed -n 's/^#include "\(.*\)".*/\1/p' "$c" | while read -r h; do
+        for r in "$d/$h" "src/$h" "src/core/$h"; do
+            if [ -f "$r" ]; then echo "${c#src/} $(echo "$r" | sed 's|^src/||; s|/\./|/|g')"; break; fi
+        done
+    done
+done | awk '
+function layer(f) {
+    if (f ~ /^core\//) return 1
+    if (f ~ /^runtime\//) return 2
+    if (f ~ /^frontend\//) return 3
+    if (f ~ /^opt\//) return 4
+    if (f ~ /^backend\/cgen\//) return 5
+    if (f ~ /^backend\//) return 6
+    if (f ~ /^driver\//) return 7
+    if (f ~ /^mpi\//) return 8
+    return 0
+}
+function group(f) {
+    if (f ~ /^backend\/interp\//) return "interp"
+    if (f ~ /^backend\/cpu\//) return "cpu"
+    if (f ~ /^backend\/(gpu|cuda|opencl)\//) return "gpu"
+    return ""
+}
+{
+    if (layer($2) > layer($1) || (layer($1) == 6 && layer($2) == 6 && group($1) != group($2)))
+        printf "check-layers: %s includes %s, a header of a higher layer or of another backend\n", $1, $2
+}')
+if [ -n "$inc_bad" ]; then
+    echo "$inc_bad"
+    exit 1
+fi
 NM=${NM:-nm}
 for o in $objs; do
     # the source path relative to src/, e.g. backend/cpu/cpu.c

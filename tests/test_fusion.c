@@ -23,6 +23,9 @@
  * (as test_random.c does) unless it is linked as an object. */
 #ifndef RANDPROG_LINKED
 #include "randprog.c"
+#include "backend/interp/interp.h"
+#include "frontend/frontend.h"
+#include "opt/opt.h"
 #endif
 #include <stdlib.h>
 #include <string.h>

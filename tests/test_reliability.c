@@ -11,6 +11,7 @@
 #include "ir.h"          /* white-box: stack_need, fault.h */
 #include "fault.h"
 #include "smvm.h"
+#include "driver/driver.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -9,6 +9,7 @@
 #include "backend/cpu/cg.h"
 #include "runtime/mvec.h"
 #include "opt/opt.h"
+#include "frontend/frontend.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>

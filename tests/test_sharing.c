@@ -7,6 +7,7 @@
  */
 #include "harness.h"
 #include "ir.h"
+#include "frontend/frontend.h"
 #include <stdlib.h>
 #include <string.h>
 

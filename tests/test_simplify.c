@@ -27,6 +27,10 @@
 
 /* randprog.c is compiled into this test, as in test_random.c. */
 #include "randprog.c"
+#include "backend/interp/interp.h"
+#include "driver/driver.h"
+#include "frontend/frontend.h"
+#include "runtime/array.h"
 
 /* ------------------------------------------------------------ helpers */
 

@@ -35,7 +35,14 @@ typedef struct Backend {
     void (*keep)(ax_ctx *cx, const Program *p, void *state, const struct SrcKey *k, int64_t nodes, int64_t lets);
 } Backend;
 
-extern const Backend backend_interp;
-extern const Backend backend_cpu;
+/* Backend.run's status for "a kernel recorded a run-time fault on the
+ * device: run this program again on the host".  A GPU backend's kernels
+ * record only a fault's status code; the run on the host (host_rerun,
+ * runtime/host.h, which the driver calls) reports the fault in full,
+ * with the message every host backend gives.  The backend leaves
+ * "<name>: a kernel reported a run-time fault (status <code>)" on the
+ * context. */
+#define AXB_RERUN_ON_HOST (-2)
+
 
 #endif

@@ -382,6 +382,11 @@ typedef struct Program {
  * NULL when out of memory. */
 int *liveness_counts(const Program *p);
 
+/* The coordinate a stencil reads for position c of a dimension of extent
+ * n >= 1 under boundary rule b, or -1 for "the constant" (node.c): what
+ * the rules mean, which every executor follows. */
+int64_t ir_boundary(ax_boundary_kind b, int64_t c, int64_t n);
+
 /* Frees p and everything in its arena (node.c). */
 void program_free(Program *p);
 
@@ -401,14 +406,6 @@ unsigned char *ir_save(const Program *p, ax_array *const *arrays, int narrays, s
 Program *ir_load(ax_ctx *cx, const unsigned char *b, size_t n, ax_array *const *arrays, int narrays,
                  int64_t *depth);
 
-/* The optimiser (src/opt): each pass rewrites p in place (new nodes in
- * p->arena) and returns 0, or -1 with an error on cx. */
-int simplify_program(ax_ctx *cx, Program *p, bool cse);   /* thesis s.2-3, 5 */
-int fuse_program(ax_ctx *cx, Program *p);                  /* thesis s.4, paper s.4 */
-/* The schedule's figures: kernels the program runs, and intermediate
- * arrays (written by one kernel, read by another). */
-void schedule_stats(const Program *p, int64_t *kernels, int64_t *intermediates);
-
 /* The verifier: types and scoping of a core program.  Returns 0, or -1 and
  * a message in msg (naming the node and what is wrong). */
 int ir_verify(const Program *p, char *msg, size_t size);
@@ -417,22 +414,9 @@ int ir_verify(const Program *p, char *msg, size_t size);
 void ir_print(FILE *f, const Node *root);
 void ir_print_json(FILE *f, const char *program, const char *stage, const Node *root);
 
-/* Reference interpreter: evaluates a closed core program. */
-int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max);
-/* The interpreter on one scalar expression with no free scalar variables,
- * its array variables looked up in aenv (borrowed: the caller's executor
- * keeps it current): the GPU backends' host-side scalar parameters. */
-typedef struct InterpEval InterpEval;
-InterpEval *interp_eval_new(ax_ctx *cx, int nvars, ax_array ***aenv);
-int interp_eval(InterpEval *ie, const Node *e, Scalar *out);
-void interp_eval_free(InterpEval *ie);
-
-/* The layers' headers that used to be parts of this one, included here
- * while the files that need them are moved to include them themselves. */
+/* The rest of the core layer: the context record and the backends'
+ * contract. */
 #include "context.h"
 #include "backend.h"
-#include "runtime/array.h"
-#include "frontend/frontend.h"
-#include "driver/driver.h"
 
 #endif /* AX_IR_H */

@@ -132,3 +132,29 @@ const Node *ir_selection(const Node *f, bool *keep_then)
     if (keep_then) *keep_then = keep;
     return c->kid[0];
 }
+
+/* The boundary rules of stencils (ax_boundary_kind): their meaning, which
+ * every executor follows (the interpreter, and libaxle_mpi's halos). */
+int64_t ir_boundary(ax_boundary_kind b, int64_t c, int64_t n)
+{
+    if (c >= 0 && c < n) return c;
+    switch (b) {
+    case AX_CLAMP:
+        return c < 0 ? 0 : n - 1;
+    case AX_MIRROR: {
+        /* Reflection about the edge elements without repeating them has
+         * period 2(n-1): 0 1 .. n-1 n-2 .. 1 | 0 1 ...  Any distance works,
+         * however far beyond the edge a wide stencil reaches. */
+        if (n == 1) return 0;
+        int64_t per = 2 * (n - 1), k = c % per;
+        if (k < 0) k += per;
+        return k < n ? k : per - k;
+    }
+    case AX_WRAP: {
+        int64_t k = c % n;
+        return k < 0 ? k + n : k;
+    }
+    default:
+        return -1;
+    }
+}

@@ -28,6 +28,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "hostarray.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>

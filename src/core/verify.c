@@ -18,6 +18,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "hostarray.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -11,6 +11,9 @@
 #include "runtime/options.h"
 #include "opt/opt.h"
 #include "runtime/mvec.h"
+#include "driver/driver.h"
+#include "frontend/frontend.h"
+#include "runtime/array.h"
 #include <stdlib.h>
 
 ax_ctx *ax_ctx_new(const ax_options *opt)

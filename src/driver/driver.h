@@ -32,4 +32,14 @@ void programs_orphan(ax_ctx *cx);
  * error on cx.  run.c. */
 Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off);
 
+/* The backend for `want` (AX_BACKEND_DEFAULT: the CPU's, else the
+ * interpreter, with a notice once a context, or an error under strict,
+ * when there is no C compiler: *fallback is then set); NULL with
+ * AX_ERR_BACKEND on cx when the one asked for is not available
+ * (pipeline.c).  Every caller that runs a program chooses through it. */
+const Backend *backend_pick(ax_ctx *cx, ax_backend_kind want, bool *fallback);
+/* The backend a program runs on to report a fault a device recorded:
+ * the CPU's where it is available, else the interpreter. */
+const Backend *backend_host(ax_ctx *cx);
+
 #endif

@@ -36,6 +36,8 @@
 #include "ir.h"
 #include "hash.h"
 #include "bytes.h"
+#include "frontend/frontend.h"
+#include "runtime/array.h"
 #include <stdlib.h>
 #include <string.h>
 

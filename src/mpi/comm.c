@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include "mpi_int.h"
+#include "runtime/array.h"
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>

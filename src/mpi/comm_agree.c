@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "mpi_int.h"
+#include "runtime/array.h"
 #include <inttypes.h>
 #include <sched.h>
 #include <stdarg.h>

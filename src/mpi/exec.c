@@ -15,6 +15,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "mpi_int.h"
+#include "backend/interp/interp.h"
+#include "runtime/array.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "mpi_int.h"
+#include "runtime/array.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

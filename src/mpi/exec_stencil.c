@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "mpi_int.h"
+#include "runtime/array.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ static int halo_want(void *arg, int q, Ranges *out)
     int64_t a, b;
     halo_rows(w, w->di->off[q], w->di->off[q + 1], &a, &b);
     for (int64_t g = a; g < b; g++) {
-        int64_t s = w->virt ? interp_boundary(w->b, g, w->n) : g;
+        int64_t s = w->virt ? ir_boundary(w->b, g, w->n) : g;
         if (ranges_add(out, s * w->rs, (s + 1) * w->rs)) return -1;
     }
     return 0;

@@ -10,6 +10,9 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "mpi_int.h"
+#include "backend/cpu/cg.h"
+#include "backend/interp/interp.h"
+#include "runtime/array.h"
 #include <stdlib.h>
 #include <string.h>
 

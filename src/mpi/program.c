@@ -4,6 +4,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "mpi_int.h"
+#include "driver/driver.h"
+#include "runtime/array.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,14 +191,8 @@ static void compile_job(void *arg)
         ctx_error(cx, AX_ERR_BACKEND, "ax_mpi_compile: the distributed executor runs on the cpu or interp backend");
         goto fail;
     }
-    pr->be = want == AX_BACKEND_INTERP ? &backend_interp : &backend_cpu;
-    if (pr->be == &backend_cpu && want == AX_BACKEND_DEFAULT && !backend_cpu.available(cx)) {
-        ctx_notice(cx, NOTICE_NO_CC, "no C compiler: '%s' was not found, so programs run on the reference "
-                   "interpreter, tens to hundreds of times slower (install gcc or clang, or set AXLE_CC)",
-                   cx->opt.cc ? cx->opt.cc : "cc");
-        pr->be = &backend_interp;
-        pr->stats.fallback = true;
-    }
+    /* chosen as ax_compile chooses (driver.h) */
+    if (!(pr->be = backend_pick(cx, want, &pr->stats.fallback))) goto fail;
     pr->stats.backend = pr->be->name;
     if (!(pr->live = liveness_counts(pr->p))) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_mpi_compile: out of memory");

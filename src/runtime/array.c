@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "runtime/array.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

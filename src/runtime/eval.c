@@ -18,6 +18,7 @@
 #include "runtime/eval.h"
 #include "runtime/mvec.h"
 #include "runtime/host.h"
+#include "runtime/array.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "host.h"
+#include "runtime/array.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -70,20 +70,6 @@ struct Host {
 bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const int *live);
 void host_free(Host *h);
 
-/* One array operation x run by an executor for a walk that is not its
- * own (src/mpi walks the array level itself, binding h's environment, and
- * runs each operation on a backend): h's environment and liveness
- * counters are used as they are.  The CPU backend runs x from a program
- * its prepare made (state: x must be one of that program's operations);
- * the interpreter with ie (interp_eval_new over h->aenv).  0 with
- * host_width(x->type) new references in out, or -1 with an error. */
-int cpu_run_op(Host *h, void *state, const Node *x, ax_array **out);
-int interp_run_op(InterpEval *ie, Host *h, const Node *x, ax_array **out);
-/* The coordinate a stencil reads for position c of a dimension of extent
- * n >= 1 under boundary rule b, or -1 for "the constant" (interp.c; the
- * MPI executor's halos follow the same rule). */
-int64_t interp_boundary(ax_boundary_kind b, int64_t c, int64_t n);
-
 /* Runs array operation x with the method of its family (HostOps.method)
  * on the executor's per-operation state o; a malformed program when it
  * has none. */
@@ -94,14 +80,6 @@ int host_eval(Host *h, const Node *x, ax_array **out);
 /* One array (x of array type) into *a. */
 int host_eval1(Host *h, const Node *x, ax_array **a);
 
-/* Backend.run's status (core/backend.h) for "a kernel recorded a run-time
- * fault on the device: run this program again on the host".  A GPU
- * backend's kernels record only a fault's status code; the run on the
- * host (host_rerun, which the driver calls) reports the fault in full,
- * with the message every host backend gives.  The backend leaves
- * "<name>: a kernel reported a run-time fault (status <code>)" on the
- * context. */
-#define AXB_RERUN_ON_HOST (-2)
 /* Runs p on host backend hb (the CPU's, else the interpreter) after a run
  * returned AXB_RERUN_ON_HOST: its results are dropped and its error
  * stands; when it runs without one, the device's message stands with

@@ -112,4 +112,16 @@ bool cpu_counters(ax_ctx *cx, CpuCounters *out);
  * string, or NULL with an error on cx. */
 char *cpu_c_text(ax_ctx *cx, Program *p);
 
+/* The backend itself (cpu.c). */
+extern const Backend backend_cpu;
+
+/* One array operation x run for a walk that is not the CPU backend's own
+ * (src/mpi walks the array level itself, binding h's environment, and
+ * runs each operation on a backend): h's environment and liveness
+ * counters are used as they are; x must be one of the operations of the
+ * program whose prepare made state.  0 with host_width(x->type) new
+ * references in out, or -1 with an error (exec.c). */
+struct Host;
+int cpu_run_op(struct Host *h, void *state, const Node *x, ax_array **out);
+
 #endif /* AX_CPU_CG_H */

@@ -18,6 +18,7 @@
 #include "cg.h"
 #include "runtime/jit.h"
 #include "runtime/pool.h"
+#include "frontend/frontend.h"
 #include <time.h>
 
 enum { CPU_CTX_MAGIC = 0x43505543, CPU_PROG_MAGIC = 0x43505550 };

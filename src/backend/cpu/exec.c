@@ -20,6 +20,7 @@
  */
 #include "cpu_int.h"
 #include "runtime/host.h"
+#include "runtime/array.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

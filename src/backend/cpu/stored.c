@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "cpu_int.h"
 #include "bytes.h"
+#include "frontend/frontend.h"
 
 #include <elf.h>
 #include <link.h>

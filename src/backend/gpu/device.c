@@ -17,6 +17,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "gpu_int.h"
+#include "runtime/array.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -17,6 +17,7 @@
  */
 #include "gpu_int.h"
 #include "runtime/eval.h"
+#include "runtime/array.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -18,6 +18,7 @@
 
 #include "gpu.h"
 #include "runtime/host.h"
+#include "runtime/array.h"
 #include <time.h>
 
 enum { GPU_CTX_MAGIC = 0x47505543, GPU_PROG_MAGIC = 0x47505550 };

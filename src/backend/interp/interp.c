@@ -49,6 +49,7 @@
 #include "ir.h"
 #include "runtime/eval.h"
 #include "runtime/host.h"
+#include "runtime/array.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -784,30 +785,6 @@ static int op_filter(Interp *in, const Node *x, ax_array **out)
     return finish(rc, res, out);
 }
 
-int64_t interp_boundary(ax_boundary_kind b, int64_t c, int64_t n)
-{
-    if (c >= 0 && c < n) return c;
-    switch (b) {
-    case AX_CLAMP:
-        return c < 0 ? 0 : n - 1;
-    case AX_MIRROR: {
-        /* Reflection about the edge elements without repeating them has
-         * period 2(n-1): 0 1 .. n-1 n-2 .. 1 | 0 1 ...  Any distance works,
-         * however far beyond the edge a wide stencil reaches. */
-        if (n == 1) return 0;
-        int64_t per = 2 * (n - 1), k = c % per;
-        if (k < 0) k += per;
-        return k < n ? k : per - k;
-    }
-    case AX_WRAP: {
-        int64_t k = c % n;
-        return k < 0 ? k + n : k;
-    }
-    default:
-        return -1;
-    }
-}
-
 /* STENCIL and STENCIL2: f receives each input's neighbourhood in row-major
  * order (input 0's, then input 1's); the result has the inputs'
  * intersection shape; each input is read with its own boundary rule. */
@@ -875,7 +852,7 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
                 const int64_t *o = offs[q] + k * r;
                 int64_t lin = 0;
                 for (int d = 0; d < r; d++) {
-                    int64_t c = interp_boundary(st->bound[q], ix[d] + o[d], ext[d]);
+                    int64_t c = ir_boundary(st->bound[q], ix[d] + o[d], ext[d]);
                     if (c < 0) {
                         lin = -1;
                         break;

@@ -1,148 +1,19 @@
 /*
- * The pipeline driver (DESIGN.md s.2): source graph -> sharing recovery ->
- * verified core IR -> backend (prepare, run).  Also the stage dumps and the
- * AXLE_DEBUG timing and dump output.
+ * Compiled programs (ax_compile, ax_program_run_with, ax_program_free,
+ * ax_run): a program's compilation (the optimised program and its
+ * backend's state), shared by the programs compiled from equal source
+ * graphs in a context (the program memory below), each reading its own
+ * arrays and arguments.
  * SPDX-License-Identifier: BSD-3-Clause
  */
-#define _GNU_SOURCE
-#include "ir.h"
+#include "driver_int.h"
 #include "hash.h"
-#include "opt/opt.h"
-#include "opt/opt_dot.h"
-#include "backend/cpu/cg.h"
-#include "backend/gpu/gpu.h"
 #include "runtime/host.h"
-#include <errno.h>
-#include <pthread.h>
+#include "driver/driver.h"
+#include "frontend/frontend.h"
+#include "runtime/array.h"
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-/* ---------------------------------------------------------------- stack
- *
- * The passes (sharing recovery, the verifier, the optimiser, the code
- * generator, the executors) recurse along a program's nesting, which the
- * user controls: up to sharing recovery's limit of AX_DEPTH_LIMIT levels.  The
- * stack that takes depends on the thread, which the user controls too (a
- * thread with a 1 MiB stack overflowed in the verifier at about 2,300
- * chained maps).  So the driver finds the program's depth first (without
- * recursion, ir_depth) and runs each deep phase where the stack has room
- * for it: on the calling thread when its stack has room, else on a helper
- * thread whose stack is sized for it, the caller waiting.
- *
- * The bytes per level of the source graph are measured: over fourteen
- * shapes of nesting (maps, scalar chains, conds, tuples, shared lets,
- * backpermutes, zipWiths, scans, aconds, stencils, permutes, filters,
- * awhiles, generates reading the previous array), both backends and the
- * switches, the most was 724 bytes a level (1,367 in the ASan build at
- * -O0); tests/test_reliability.c checks that the shapes stay within half
- * of STACK_PER_LEVEL. */
-#if defined(__SANITIZE_ADDRESS__)
-#define STACK_PER_LEVEL ((int64_t)8192)
-#else
-#define STACK_PER_LEVEL ((int64_t)4096)
-#endif
-/* The depth a program is sized for: sharing recovery refuses programs
- * nested deeper than AX_DEPTH_LIMIT levels, after walking that far. */
-#define DEPTH_CAP (AX_DEPTH_LIMIT + 10)
-/* What any phase needs besides the nesting (buffers of the JIT and the
- * code generator, the C library). */
-#define STACK_BASE ((int64_t)256 << 10)
-/* Below this a phase runs where it is called without asking the thread
- * (asking reads /proc/self/maps on the main thread): every thread has
- * this much (glibc's smallest default is 8 MiB). */
-#define STACK_ASSUMED ((int64_t)512 << 10)
-
-int64_t stack_need(int64_t depth) { return STACK_BASE + (depth > 0 ? depth : 0) * STACK_PER_LEVEL; }
-
-/* The calling thread's stack as pthread_getattr_np gave it, asked once a
- * thread.  On the main thread glibc answers by reading /proc/self/maps,
- * whose cost grows with the process's mappings: 0.03-0.05 ms in a small
- * process, 0.14 ms with MPICH loaded (81 mappings), and every compile and
- * every run of a program nested more than a few dozen levels asked
- * (fluid, 90 kernels: a run at size 16 took 0.34 ms with MPICH loaded
- * against 0.23 without).  A thread's stack does not move, so the answer
- * is kept in thread-local storage, the thread's own and gone with it: no
- * state is shared between threads or contexts.  A caller whose stack
- * pointer is outside it (a coroutine on a stack of its own) gets -1,
- * unknown, as it did before, and so a helper thread. */
-typedef struct ThreadStack {
-    uintptr_t base;           /* lowest address */
-    size_t size;
-    bool known;
-} ThreadStack;
-static _Thread_local ThreadStack thread_stack;
-
-/* Bytes left on the calling thread's stack, or -1 if unknown. */
-static int64_t stack_room(void)
-{
-    ThreadStack *ts = &thread_stack;
-    if (!ts->known) {
-        pthread_attr_t at;
-        void *lo;
-        size_t size;
-        if (pthread_getattr_np(pthread_self(), &at)) return -1;
-        int e = pthread_attr_getstack(&at, &lo, &size);
-        pthread_attr_destroy(&at);
-        if (e) return -1;
-        ts->base = (uintptr_t)lo;
-        ts->size = size;
-        ts->known = true;
-    }
-    char here;
-    uintptr_t sp = (uintptr_t)&here;
-    return sp > ts->base && sp - ts->base <= ts->size ? (int64_t)(sp - ts->base) : -1;
-}
-
-typedef struct Deep {
-    void (*fn)(void *);
-    void *arg;
-    AxFaults *faults;       /* the caller's fault injector (fault.h), carried over */
-    ax_ctx *cx;             /* the context, lent to the helper (ctx_lend) */
-} Deep;
-
-static void *deep_main(void *p)
-{
-    Deep *d = p;
-    ax__faults_install(d->faults);
-    uintptr_t owner = ctx_lend(d->cx);
-    d->fn(d->arg);
-    ctx_unlend(d->cx, owner);
-    return NULL;
-}
-
-bool stack_fits(int64_t depth)
-{
-    int64_t need = stack_need(depth);
-    return need <= STACK_ASSUMED || stack_room() >= need + STACK_BASE;
-}
-
-int run_deep(ax_ctx *cx, int64_t depth, const char *what, void (*fn)(void *), void *arg)
-{
-    int64_t need = stack_need(depth);
-    if (stack_fits(depth)) {
-        fn(arg);
-        return 0;
-    }
-    Deep d = {fn, arg, ax__faults_tls, cx};
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE), sz = ((size_t)need + pg - 1) / pg * pg;
-    pthread_attr_t at;
-    pthread_t t;
-    int e = pthread_attr_init(&at);
-    if (!e) e = pthread_attr_setstacksize(&at, sz);
-    if (!e) e = fault_hit(AX_FAULT_THREAD) ? EAGAIN : pthread_create(&t, &at, deep_main, &d);
-    pthread_attr_destroy(&at);
-    if (e) {
-        ctx_error(cx, AX_ERR_NOMEM, "%s: cannot start a thread with a %lld KiB stack for a program nested %lld "
-                  "levels deep: %s", what, (long long)(sz >> 10), (long long)depth, strerror(e));
-        return -1;
-    }
-    pthread_join(t, NULL);
-    return 0;
-}
-
-/* ---------------------------------------------------------------- programs */
 
 /* One compilation: the optimised program and the backend's state for it.
  * Programs compiled from equal source graphs in one context share it (the
@@ -269,221 +140,6 @@ static void compiled_release(Compiled *c)
     free(c->canon);
     src_key_free(NULL, &c->key);
     free(c);
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* The backends in order of preference for AX_BACKEND_DEFAULT (the GPU
- * backends only when asked for by name: their `available` says so). */
-static const Backend *const backends[] = { &backend_cpu, &backend_interp, &backend_cuda, &backend_opencl };
-
-static const Backend *pick_backend(ax_ctx *cx, bool *fallback)
-{
-    ax_backend_kind want = cx->opt.backend;
-    for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
-        const Backend *b = backends[i];
-        if (want != AX_BACKEND_DEFAULT && b->kind != want) continue;
-        if (b->available && !b->available(cx)) {
-            if (b->kind != AX_BACKEND_CPU) continue;
-            /* The default's first choice has no C compiler: say so, once
-             * (or fail, when strict), rather than run 65-700x slower in
-             * silence. */
-            const char *cc = cx->opt.cc ? cx->opt.cc : "cc";
-            if (cx->opt.strict) {
-                ctx_error(cx, AX_ERR_COMPILE, "ax_run: no C compiler: '%s' was not found (install gcc or "
-                          "clang, or set AXLE_CC)", cc);
-                return NULL;
-            }
-            ctx_notice(cx, NOTICE_NO_CC, "no C compiler: '%s' was not found, so programs run on the reference "
-                       "interpreter, tens to hundreds of times slower (install gcc or clang, or set AXLE_CC)", cc);
-            *fallback = true;
-            continue;
-        }
-        return b;
-    }
-    static const char *const names[] = {"default", "interp", "cpu", "cuda", "opencl"};
-    ctx_error(cx, AX_ERR_BACKEND, "ax_run: the %s backend is not available in this build or on this machine",
-              (unsigned)want < 5 ? names[want] : "requested");
-    return NULL;
-}
-
-/* Reports a failure once: the message stays readable through ax_error, and
- * the context is ready for the next program. */
-static void settle_error(ax_ctx *cx) { ctx_settle(cx); }
-
-static void verify_or_fail(ax_ctx *cx, Program *p, const char *after)
-{
-    char msg[512];
-    if (ir_verify(p, msg, sizeof msg) != 0)
-        ctx_error(cx, AX_ERR_BUILD, "ax_run: the program is ill-formed after %s: %s", after, msg);
-}
-
-/* How far front_end goes: the stages a dump can show. */
-typedef enum { UPTO_SHARING, UPTO_SIMPLIFY, UPTO_FUSION } Upto;
-
-static double pass_done(ax_ctx *cx, Program *p, const char *name, double t0)
-{
-    if (cx->status == AX_OK && (cx->opt.debug & AX_DEBUG_VERIFY)) verify_or_fail(cx, p, name);
-    if (cx->status == AX_OK && (cx->opt.debug & AX_DEBUG_DUMP)) {
-        fprintf(stderr, "axle: after %s:\n", name);
-        ir_print(stderr, p->root);
-        fputc('\n', stderr);
-    }
-    return now_ms() - t0;
-}
-
-/* The planner: the loop graph, the clustering the ILP or the greedy
- * planner picks for it (src/opt/ilp.c), and the rewrites that carry it
- * out (src/opt/plan.c).  The rewrites' count, or -1 with an error on cx;
- * the choice in *ch when asked for (the caller frees it). */
-static int plan(ax_ctx *cx, Program *p, PlanLog *log, PlanChoice *ch)
-{
-    PlanChoice own;
-    if (!ch) ch = &own;
-    /* (without the graph, as without CBC: the greedy planner, which needs
-     * none) */
-    PlanGraph *g = cx->planner == PLANNER_GREEDY ? NULL : plan_graph(p, false);
-    plan_choose(cx, g, ch, false);
-    plan_graph_free(g);
-    int c = opt_plan(cx, p, log, ch->cl);
-    if (ch == &own) plan_choice_free(&own);
-    return c;
-}
-
-/* ---------------------------------------------------------------- the passes
- *
- * The front end's pipeline, one pass a line (QBE's main.c and Futhark's
- * Passes.hs keep theirs so): after sharing recovery, the optimiser's
- * passes in the order of McDonell's thesis (s.5: simplify, including CSE,
- * before fusion; fuse; simplify again to clean up what fusion composed),
- * then axle's own: equal array terms built apart computed once (acse.c),
- * array terms that do not change in an awhile body hoisted before the
- * loop (licm.c), multi-generator loops (the planner, plan.c), and the
- * simplifier over what those two made.
- *
- * Each pass runs unless one of its `off` switches is set (AX_DEBUG_NO_*),
- * and only up to the stage a dump asks for.  A COUNTS pass reports how
- * many rewrites it made; an AFTER_CHANGE pass runs only when one of those
- * since the last AFTER_CHANGE pass made any.  After each pass that ran,
- * AXLE_DEBUG=verify verifies the program and AXLE_DEBUG=dump prints it
- * under the pass's name; AXLE_DEBUG=timing gives each pass's time. */
-
-typedef enum { PASS_ALWAYS, PASS_COUNTS, PASS_AFTER_CHANGE } PassKind;
-
-typedef struct Pass {
-    const char *name;
-    unsigned off;             /* AX_DEBUG_* switches, any of which turns it off */
-    Upto stage;               /* the first dump stage that shows it */
-    /* rewrites made (>= 0; 0 for passes that do not count), or -1 with an error on cx */
-    int (*run)(ax_ctx *cx, Program *p, unsigned dbg);
-    PassKind kind;
-} Pass;
-
-static int pass_simplify(ax_ctx *cx, Program *p, unsigned dbg)
-{
-    return simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE));
-}
-
-static int pass_fuse(ax_ctx *cx, Program *p, unsigned dbg)
-{
-    (void)dbg;
-    return fuse_program(cx, p);
-}
-
-static int pass_array_cse(ax_ctx *cx, Program *p, unsigned dbg)
-{
-    (void)dbg;
-    bool changed = false;
-    return opt_array_cse(cx, p, &changed) == 0 ? 0 : -1;
-}
-
-static int pass_licm(ax_ctx *cx, Program *p, unsigned dbg)
-{
-    (void)dbg;
-    return opt_licm(cx, p);
-}
-
-static int pass_plan(ax_ctx *cx, Program *p, unsigned dbg)
-{
-    (void)dbg;
-    return plan(cx, p, NULL, NULL);
-}
-
-enum {
-    OFF_FUSED = AX_DEBUG_NO_FUSION   /* the passes after fusion are fusion's */
-};
-
-static const Pass passes[] = {
-    {"simplify",                   AX_DEBUG_NO_SIMPLIFY,                                UPTO_SIMPLIFY, pass_simplify,  PASS_ALWAYS},
-    {"fusion",                     AX_DEBUG_NO_FUSION,                                  UPTO_FUSION,   pass_fuse,      PASS_ALWAYS},
-    {"array cse",                  OFF_FUSED | AX_DEBUG_NO_CSE | AX_DEBUG_NO_SIMPLIFY,  UPTO_FUSION,   pass_array_cse, PASS_ALWAYS},
-    {"simplify after fusion",      OFF_FUSED | AX_DEBUG_NO_SIMPLIFY,                    UPTO_FUSION,   pass_simplify,  PASS_ALWAYS},
-    {"loop-invariant code motion", OFF_FUSED | AX_DEBUG_NO_LICM,                        UPTO_FUSION,   pass_licm,      PASS_COUNTS},
-    {"planner",                    OFF_FUSED | AX_DEBUG_NO_PLANNER,                     UPTO_FUSION,   pass_plan,      PASS_COUNTS},
-    {"simplify after the planner", OFF_FUSED | AX_DEBUG_NO_SIMPLIFY,                    UPTO_FUSION,   pass_simplify,  PASS_AFTER_CHANGE},
-};
-
-/* Sharing recovery, then the passes above up to stage `upto`, under cx's
- * switches and `off`.  Returns NULL with an error on cx. */
-static Program *front_end(ax_ctx *cx, ax_acc a, ax_stats *st, Upto upto, unsigned off)
-{
-    unsigned dbg = cx->opt.debug | off;
-    double t0 = now_ms();
-    Program *p = sharing_recover(cx, a, !(dbg & AX_DEBUG_NO_SHARING));
-    if (!p) {
-        if (cx->status == AX_OK) ctx_error(cx, AX_ERR_NOMEM, "ax_run: sharing recovery failed");
-        if (cx->status == AX_ERR_NOMEM) budget_explain(&cx->compile_mem, cx->msg, sizeof cx->msg);
-        return NULL;
-    }
-    /* The verifier also checks the user's program (for instance a variable
-     * smuggled out of its callback), so it always runs here. */
-    verify_or_fail(cx, p, "sharing recovery");
-    st->nodes = ir_count_nodes(p->root);
-    st->lets = ir_count_lets(p->root);
-    if (cx->status == AX_OK) st->sharing_ms = pass_done(cx, p, "sharing recovery", t0);
-    t0 = now_ms();
-    int changed = 0;
-    for (size_t k = 0; k < sizeof passes / sizeof *passes && cx->status == AX_OK; k++) {
-        const Pass *ps = &passes[k];
-        if (ps->stage > upto || (dbg & ps->off)) continue;
-        if (ps->kind == PASS_AFTER_CHANGE) {
-            if (changed == 0) continue;
-            changed = 0;
-        }
-        double t1 = now_ms();
-        int c = ps->run(cx, p, dbg);
-        if (c < 0 || cx->status != AX_OK) break;
-        if (ps->kind == PASS_COUNTS) changed += c;
-        double ms = pass_done(cx, p, ps->name, t1);
-        if (dbg & AX_DEBUG_TIMING) fprintf(stderr, "axle: timing: pass %s %.3f ms\n", ps->name, ms);
-    }
-    if (cx->status != AX_OK) {
-        if (cx->status == AX_ERR_NOMEM) budget_explain(&cx->compile_mem, cx->msg, sizeof cx->msg);
-        program_free(p);
-        return NULL;
-    }
-    /* the compiled program's IR outlives its compile: no longer charged */
-    arena_detach(&p->arena);
-    st->optimise_ms = now_ms() - t0;
-    if (upto >= UPTO_FUSION) schedule_stats(p, &st->kernels, &st->intermediates);
-    return p;
-}
-
-/* The optimised core program of a, as ax_compile makes it before a
- * backend sees it, for an executor that walks the program itself
- * (src/mpi); ir.h.  The caller has entered cx and sized the stack.  off:
- * AX_DEBUG_NO_* switches of passes to skip on top of cx's own. */
-Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off)
-{
-    if (cx->status == AX_OK && !a) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation is NULL");
-    if (cx->status == AX_OK && a->cx != cx) ctx_error(cx, AX_ERR_BUILD, "ax_run: the computation belongs to another context");
-    if (cx->status != AX_OK) return NULL;
-    return front_end(cx, a, st, UPTO_FUSION, off);
 }
 
 /* ---------------------------------------------------------------- program memory
@@ -678,7 +334,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
      * (the CPU's program entries in the disk cache) before the front end:
      * a program found there needs no front end and no code generation. */
     if (kr == 0) {
-        if (!(c->be = pick_backend(cx, &pr->stats.fallback))) goto fail;
+        if (!(c->be = backend_pick(cx, cx->opt.backend, &pr->stats.fallback))) goto fail;
         int64_t nl[3] = {0, 0, 0};
         double t0 = now_ms();
         if (c->be->find && c->be->find(cx, &key, &c->prog, &c->state, nl) > 0) {
@@ -706,7 +362,7 @@ static ax_program *compile(ax_ctx *cx, ax_acc a, int kr, SrcKey *keyp, Compiled 
         if (cx->status != AX_OK) goto fail;
     }
     if (!(c->prog = front_end(cx, a, &pr->stats, UPTO_FUSION, 0)) ||
-        (!c->be && !(c->be = pick_backend(cx, &pr->stats.fallback))))
+        (!c->be && !(c->be = backend_pick(cx, cx->opt.backend, &pr->stats.fallback))))
         goto fail;
     int held = find_uses(c, c->prog->root) ? -1 : bind_arrays(pr, NULL);
     if (held) {
@@ -744,7 +400,7 @@ fail:
 
 
 /* The source graph's depth, or -1 with an error on cx. */
-static int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
+int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
 {
     if (!a || cx->status != AX_OK) return 0;
     int64_t d = ir_depth(a, DEPTH_CAP);
@@ -900,7 +556,7 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
     double t0 = now_ms();
     int n = c->be->run(cx, c->prog, c->state, out, max);
     /* a fault recorded on a device: a run on the host reports it (host.h) */
-    if (n == AXB_RERUN_ON_HOST) n = host_rerun(cx, c->prog, backend_cpu.available(cx) ? &backend_cpu : &backend_interp);
+    if (n == AXB_RERUN_ON_HOST) n = host_rerun(cx, c->prog, backend_host(cx));
     pr->stats.run_ms = now_ms() - t0;
     for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = pr->puse[i].place;
     if (cx->opt.debug & AX_DEBUG_TIMING)
@@ -984,169 +640,4 @@ ax_array *ax_run(ax_ctx *cx, ax_acc a)
     }
     ax_array *r = NULL;
     return ax_run_n(cx, a, &r, 1) == 1 ? r : NULL;
-}
-
-/* ---------------------------------------------------------------- dumps */
-
-/* The "dot" stage: p as fusion gets it, then fused (as front_end does), drawn
- * before and after as Graphviz (src/opt/dot.c). */
-static void dump_dot(ax_ctx *cx, Program *p, FILE *f)
-{
-    unsigned dbg = cx->opt.debug;
-    Node *before = p->root;
-    if (!(dbg & AX_DEBUG_NO_FUSION)) {
-        double t = now_ms();
-        if (fuse_program(cx, p) == 0) pass_done(cx, p, "fusion", t);
-        if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
-            t = now_ms();
-            if (simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE)) == 0) pass_done(cx, p, "simplify after fusion", t);
-        }
-    }
-    if (cx->status == AX_OK) ir_print_dot(f, before, p->root);
-}
-
-/* The "ptx" stage: the CUDA text compiled by NVRTC (no GPU needed), for
- * AXLE_CUDA_ARCH (e.g. 80; default 90), then ptxas' report on it:
- * registers and spills per kernel. */
-static void dump_ptx(ax_ctx *cx, Program *p, FILE *f)
-{
-    char *text = gpu_text(cx, p, GPU_CUDA);
-    if (!text) return;
-    const char *e = getenv("AXLE_CUDA_ARCH");
-    int arch = e && atoi(e) >= 50 ? atoi(e) : 90;
-    char *ptx = NULL, *info = NULL, err[2048];
-    if (cuda_compile_check(text, strlen(text), arch, NULL, &ptx, &info, err, sizeof err) == 0) {
-        fprintf(f, "// ptxas report for sm_%d:\n", arch);
-        for (char *l = info; l && *l;) {
-            size_t n = strcspn(l, "\n");
-            if (n) fprintf(f, "// %.*s\n", (int)n, l);
-            l += n + (l[n] == '\n');
-        }
-        fputs(ptx, f);
-    } else {
-        ctx_error(cx, AX_ERR_COMPILE, "ax_dump: %s", err);
-    }
-    free(ptx);
-    free(info);
-    free(text);
-}
-
-static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json);
-
-static void dump_job(void *p)
-{
-    Job *j = p;
-    j->text = dump(j->cx, j->a, j->stage, j->json);
-}
-
-char *ax_dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
-{
-    if (!cx || !ctx_enter_as(cx, "ax_dump")) return NULL;
-    Job j = {.cx = cx, .a = a, .stage = stage, .json = json};
-    int64_t depth = source_depth(cx, a, "ax_dump");
-    if (depth >= 0 && run_deep(cx, depth, "ax_dump", dump_job, &j) != 0) settle_error(cx);
-    char *r = j.text;
-    if (ctx_leave_report(cx, "ax_dump")) {
-        free(r);
-        return NULL;
-    }
-    return r;
-}
-
-static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
-{
-    if (cx->status == AX_OK && (!a || !stage)) ctx_error(cx, AX_ERR_ARG, "ax_dump: NULL computation or stage");
-    if (cx->status != AX_OK) {
-        settle_error(cx);
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = ax__open_memstream(&buf, &len);
-    if (!f) {
-        ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
-        settle_error(cx);
-        return NULL;
-    }
-    Program *p = NULL;
-    if (!strcmp(stage, "source")) {
-        if (json) ir_print_json(f, "", stage, a);
-        else ir_print(f, a);
-    } else {
-        static const struct { const char *name; Upto upto; } stages[] = {
-            {"sharing", UPTO_SHARING}, {"simplify", UPTO_SIMPLIFY}, {"fusion", UPTO_FUSION},
-            {"kernels", UPTO_FUSION}, {"c", UPTO_FUSION}, {"dot", UPTO_SIMPLIFY},
-            {"cuda", UPTO_FUSION}, {"opencl", UPTO_FUSION}, {"ptx", UPTO_FUSION}, {"plan", UPTO_FUSION},
-        };
-        int k = -1;
-        for (int i = 0; i < (int)(sizeof stages / sizeof *stages); i++)
-            if (!strcmp(stage, stages[i].name)) k = i;
-        ax_stats st;
-        memset(&st, 0, sizeof st);
-        if (k < 0)
-            ctx_error(cx, AX_ERR_ARG, "ax_dump: unknown stage \"%s\" (known: source, sharing, simplify, "
-                      "fusion, kernels, plan, c, cuda, opencl, ptx, dot)", stage);
-        else if (!strcmp(stage, "plan")) {
-            /* the loop graph as Accelerate's fusion leaves it, then the
-             * planner's clustering of it (src/opt/plangraph.c) */
-            unsigned was = cx->opt.debug;
-            cx->opt.debug |= AX_DEBUG_NO_PLANNER;
-            p = front_end(cx, a, &st, UPTO_FUSION, 0);
-            cx->opt.debug = was;
-            PlanGraph *g = p ? plan_graph(p, true) : NULL;
-            PlanLog *log = g ? ax__calloc(1, sizeof *log) : NULL;
-            if (p && !log) ctx_error(cx, AX_ERR_NOMEM, "ax_dump: out of memory");
-            if (log) {
-                bool on = !(was & AX_DEBUG_NO_PLANNER);
-                PlanChoice ch;
-                memset(&ch, 0, sizeof ch);
-                if (on) plan_choose(cx, g, &ch, true);
-                if (!on || opt_plan(cx, p, log, ch.cl) >= 0) plan_graph_print(f, g, log, json, on ? &ch : NULL);
-                plan_choice_free(&ch);
-            }
-            free(log);
-            plan_graph_free(g);
-        } else if ((p = front_end(cx, a, &st, stages[k].upto, 0))) {
-            if (!strcmp(stage, "dot")) {
-                dump_dot(cx, p, f);
-            } else if (!strcmp(stage, "c")) {
-                /* The C unit the CPU backend generates for the program. */
-                char *text = cpu_c_text(cx, p);
-                if (text) fputs(text, f);
-                free(text);
-            } else if (!strcmp(stage, "cuda") || !strcmp(stage, "opencl")) {
-                /* The GPU kernel text, with the dialect's prelude. */
-                char *text = gpu_text(cx, p, stage[0] == 'c' ? GPU_CUDA : GPU_OPENCL);
-                if (text) fputs(text, f);
-                free(text);
-            } else if (!strcmp(stage, "ptx")) {
-                dump_ptx(cx, p, f);
-            } else if (json) {
-                /* The JSON printer ends with "}\n": splice in the schedule's figures. */
-                char *j = NULL;
-                size_t jl = 0;
-                FILE *g = ax__open_memstream(&j, &jl);
-                if (g) {
-                    ir_print_json(g, "", stage, p->root);
-                    fclose(g);
-                    while (jl && (j[jl - 1] == '\n' || j[jl - 1] == '}')) j[--jl] = 0;
-                    int64_t kern = -1, inter = -1;
-                    if (stages[k].upto == UPTO_FUSION) schedule_stats(p, &kern, &inter);
-                    fprintf(f, "%s,\"kernels\":%lld,\"intermediates\":%lld}\n", j, (long long)kern,
-                            (long long)inter);
-                    free(j);
-                }
-            } else {
-                ir_print(f, p->root);
-            }
-        }
-    }
-    fclose(f);
-    program_free(p);
-    if (cx->status != AX_OK) {
-        free(buf);
-        settle_error(cx);
-        return NULL;
-    }
-    return buf;
 }
