@@ -3,7 +3,7 @@
  * parallel SIMD reduction.  OpenMP's reduction clause allows reassociation
  * even without -ffast-math (each thread and each vector lane keeps its own
  * partial sum), which is what makes the loop vectorise; axle's fold has the
- * same licence (DESIGN.md "Runtime").  The sum is kept in f32 like the
+ * same licence (docs/ARCHITECTURE.md, "The pipeline").  The sum is kept in f32 like the
  * Accelerate program's.
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -1,6 +1,6 @@
 /*
  * A generator of random well-typed axle programs, for differential testing
- * (DESIGN.md s.5): the same seed built in two contexts with different
+ * (docs/ARCHITECTURE.md, "Testing"): the same seed built in two contexts with different
  * backends or debug switches must give the same results.
  *
  * A program is built top-down from a randomly chosen result type: array

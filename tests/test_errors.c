@@ -1,5 +1,5 @@
 /*
- * Errors and safety (DESIGN.md s.3, the error model in axle.h's header
+ * Errors and safety (docs/ARCHITECTURE.md, "Conventions", the error model in axle.h's header
  * comment).  Every builder misuse and every run-time fault is triggered on
  * purpose; each test checks that the call fails (NULL / -1), that the
  * status is the right ax_status, that the message names the operation (and

@@ -1,5 +1,5 @@
 /*
- * Differential tests with random well-typed programs (DESIGN.md s.5): each
+ * Differential tests with random well-typed programs (docs/ARCHITECTURE.md, "Testing"): each
  * seed's program (tests/randprog.c) is built and run in a fresh context per
  * configuration, and every configuration's results must agree with those
  * of the first one, the reference interpreter with default switches (the

@@ -1,6 +1,6 @@
 /*
  * Arenas: IR nodes, types and strings are allocated from arenas and freed
- * all at once (DESIGN.md section 6), so passes never free node by node.
+ * all at once (docs/ARCHITECTURE.md, "Conventions"), so passes never free node by node.
  *
  * An arena may charge its blocks to a memory budget (MemBudget, ir.h):
  * the context points the arenas of a program being compiled at its

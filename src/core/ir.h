@@ -2,7 +2,7 @@
  * The axle IR: types, nodes, arenas, contexts.  One node structure serves
  * both strata (array computations and scalar expressions) and both stages
  * (the source graph the builder makes, and the core IR with explicit lets
- * that sharing recovery produces).  See DESIGN.md section 2.
+ * that sharing recovery produces).  See docs/ARCHITECTURE.md, "The pipeline".
  *
  * Source graph: nodes allocated in the context's arena by the builder; a C
  * variable used twice is two edges to one node (pointer identity is the

@@ -1,5 +1,5 @@
 /*
- * The IR printer (DESIGN.md s.4, "Observability").  Readable text, one
+ * The IR printer (docs/ARCHITECTURE.md, "The pipeline").  Readable text, one
  * binding per line:
  *
  *   let a0 = use [f32]^1 <array 1000> in

@@ -1,5 +1,5 @@
 /*
- * The IR verifier (DESIGN.md s.2, "Variables"): the seeds get type
+ * The IR verifier (docs/ARCHITECTURE.md, "The pipeline"): the seeds get type
  * preservation from Haskell's type checker over typed de Bruijn terms; axle
  * uses unique variable ids and checks every core program instead.  It
  * checks, for every node:

@@ -1,6 +1,6 @@
 /*
  * Shared by the builder files (build_exp.c: scalar expressions, build_acc.c:
- * array computations).  The builder makes the source graph (DESIGN.md s.2):
+ * array computations).  The builder makes the source graph (docs/ARCHITECTURE.md, "The pipeline"):
  * nodes in the context's arena, never copied, so sharing is pointer identity.
  * SPDX-License-Identifier: BSD-3-Clause
  */

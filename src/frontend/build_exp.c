@@ -2,7 +2,7 @@
  * The scalar half of the embedding: constants, primitive operations,
  * conditionals, tuples, indices, array reads, loops, and the lambdas that
  * carry user callbacks (higher-order abstract syntax: each callback is
- * called once with fresh variables; DESIGN.md s.1).
+ * called once with fresh variables; docs/ARCHITECTURE.md, "In one paragraph").
  *
  * Constants are context-free values (ax_exp holds up to 8 leaves inline),
  * so that `ax_add(x, ax_f32(1))` and `ax_ix1(ax_i64(n))` need no context.

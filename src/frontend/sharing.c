@@ -1,6 +1,6 @@
 /*
  * Sharing recovery: source graph -> core IR tree with explicit lets
- * (paper s.3; DESIGN.md s.2 "Source graph and sharing recovery").
+ * (paper s.3; docs/ARCHITECTURE.md, "The pipeline").
  *
  * The builder never copies a term, so a term the C program used twice is a
  * node reached along two paths; its address is the paper's stable name.

@@ -36,7 +36,7 @@
  *          let whose variable replaced part of it (let-based CSE), so
  *          inside definitions those replacements are undone.
  *
- * No speculation (sharing.c, DESIGN.md s.2).  A term that can fault or
+ * No speculation (sharing.c, docs/ARCHITECTURE.md, "The pipeline").  A term that can fault or
  * loop (opt_op_fallible, transitively) is numbered together with its lazy
  * region (the innermost cond branch, second operand of and/or, or while
  * body containing it): copies in different regions are different terms,

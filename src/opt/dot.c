@@ -1,6 +1,5 @@
 /*
- * A Graphviz view of an array program before and after fusion (DESIGN.md
- * s.4), drawn the way the paper's Figure 3 is: producers as blue boxes,
+ * A Graphviz view of an array program before and after fusion (docs/ARCHITECTURE.md, "The pipeline"), drawn the way the paper's Figure 3 is: producers as blue boxes,
  * consumers as orange ellipses, inputs as notes, the structural nodes
  * (tuples, projections, acond, awhile) grey; edges follow the data from
  * each array to the operations that read it (dashed when scalar code reads

@@ -1,5 +1,5 @@
 /*
- * Array fusion (thesis s.4, paper s.4; DESIGN.md s.2 "Fusion").
+ * Array fusion (thesis s.4, paper s.4; docs/ARCHITECTURE.md, "The pipeline").
  *
  * Phase 1, producer/producer (thesis 4.2-4.3): a bottom-up contraction of
  * each array term into a delayed value, a Cunctation:

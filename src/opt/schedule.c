@@ -1,5 +1,5 @@
 /*
- * The schedule's figures (DESIGN.md s.2, "Kernels"): after fusion a
+ * The schedule's figures (docs/ARCHITECTURE.md, "The pipeline"): after fusion a
  * program is a sequence of let-bound manifest computations, each one
  * kernel (a consumer skeleton with its delayed inputs embedded, or a
  * producer computed to memory).

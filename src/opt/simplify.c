@@ -1,5 +1,5 @@
 /*
- * The simplifier (DESIGN.md s.2 "Simplifier"; thesis "Simplification" and
+ * The simplifier (docs/ARCHITECTURE.md, "The pipeline"; thesis "Simplification" and
  * "Ordering"): rounds of
  *
  *    CSE (cse.c)  ->  shrinking + constant folding + propagation + algebra

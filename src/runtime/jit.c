@@ -1,6 +1,6 @@
 /*
  * Run-time compilation: generated C -> system C compiler -> shared object
- * -> dlopen, with two caches (DESIGN.md section 2, "compile + cache").
+ * -> dlopen, with two caches (docs/ARCHITECTURE.md, "The pipeline").
  *
  * Key.  SHA-256 over, each length-prefixed: a format tag, the compiler
  * command and identity (first line of `cc --version`), the flags, the
@@ -214,7 +214,7 @@ JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t er
 }
 
 /* Every unit from the memory cache, else the disk cache; the rest
- * compiled by up to `jobs` compiler processes at once (DESIGN.md s.2:
+ * compiled by up to `jobs` compiler processes at once (docs/ARCHITECTURE.md, "The pipeline":
  * the kernels of a program are units of their own, so a cold program's
  * compile is spread over the cores and each kernel is cached apart).
  * On the first failure the compilers still running are killed. */

@@ -1,7 +1,7 @@
 /*
  * Run-time compilation of generated C with a memory and a disk cache
- * (DESIGN.md section 2, "Kernels, code generation, compilation"; section 3
- * on the disk cache's safety).  The CPU backend hands jit_load one
+ * (docs/ARCHITECTURE.md, "The pipeline"; the disk cache's safety is
+ * jit_disk.c's).  The CPU backend hands jit_load one
  * translation unit per program and looks its kernels up with jit_sym.
  *
  * A Jit belongs to one context and is used by one thread at a time.  Any

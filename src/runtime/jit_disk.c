@@ -6,8 +6,8 @@
  * the size limit and its eviction, and the `axle cache` command's
  * statistics and clearing.
  *
- * Disk cache (DESIGN.md section 3: "never loads a file that another user
- * could have written").  The directory must be ours and not writable by
+ * Disk cache.  It never loads a file that another user could have
+ * written.  The directory must be ours and not writable by
  * group or others, else the disk cache is not used at all.  An entry is
  * KEY.so: the shared object followed by a trailer that ELF loaders ignore,
  *

@@ -1,5 +1,6 @@
 /*
- * A thread pool for data-parallel kernels (DESIGN.md section 2, Runtime).
+ * A thread pool for data-parallel kernels (docs/ARCHITECTURE.md, "The
+ * pipeline": run).
  * The CPU backend splits a kernel's index range into tasks and hands them
  * to pool_run; the calling thread works too, as worker 0.
  *

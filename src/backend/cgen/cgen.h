@@ -1,6 +1,5 @@
 /*
- * The code generator every backend shares (DESIGN.md s.2, "Kernels, code
- * generation, compilation"): what the CPU's C and the GPU kernel text
+ * The code generator every backend shares (docs/ARCHITECTURE.md, "The pipeline"): what the CPU's C and the GPU kernel text
  * are both built from.  Like accelerate-llvm, whose native and PTX
  * backends share one description of each kernel and one scalar code
  * generator, the two skeleton sets (src/backend/cpu, src/backend/gpu,

@@ -1,6 +1,5 @@
 /*
- * The CPU backend (DESIGN.md s.2, "Kernels, code generation,
- * compilation"), its declarations for the rest of axle.
+ * The CPU backend (docs/ARCHITECTURE.md, "The pipeline"), its declarations for the rest of axle.
  *
  * A core program becomes C translation units (the Delite seed: emit a
  * target source language and let its compiler do the low-level work).

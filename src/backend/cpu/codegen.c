@@ -2,8 +2,7 @@
  * A core program -> C translation units (the CPU backend's code
  * generator: the driver, the prelude and the units; the shared generator,
  * src/backend/cgen, writes scalar code, and skel.c and the files beside
- * it the skeletons).  DESIGN.md s.2 "Kernels, code generation,
- * compilation"; the skeleton-per-operation scheme is the paper's s.4.3
+ * it the skeletons).  docs/ARCHITECTURE.md, "The pipeline"; the skeleton-per-operation scheme is the paper's s.4.3
  * (shared/seeds/002_946734f7812f4e06.txt).
  *
  * The unit is deterministic: the same program gives the same bytes (no

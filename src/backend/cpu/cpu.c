@@ -1,6 +1,6 @@
 /*
- * The multicore CPU backend (DESIGN.md s.2 "Kernels, code generation,
- * compilation" and "Runtime"): its Backend.  prepare: generate one C unit
+ * The multicore CPU backend (docs/ARCHITECTURE.md, "The pipeline"): its
+ * Backend.  prepare: generate one C unit
  * for the program (codegen.c, the skeletons in skel.c and beside it),
  * compile it with the system C compiler into a shared object, or find it
  * in the cache (runtime/jit.c), and look up its thunks and kernels.  run:

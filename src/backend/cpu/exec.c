@@ -1,5 +1,5 @@
 /*
- * The CPU backend's executor (DESIGN.md s.2 "Runtime").  The array level
+ * The CPU backend's executor (docs/ARCHITECTURE.md, "The pipeline").  The array level
  * of a program is walked by runtime/host.c (lets, variables, tuples,
  * acond and awhile, the same for every executor); for each operation this
  * file evaluates its operands, calls its thunks for the scalar

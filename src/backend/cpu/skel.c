@@ -5,7 +5,7 @@
  * names as the GPU's (src/backend/gpu): map.c (the producers), fold.c
  * (and the segmented folds), scan.c, permute.c, stencil.c, filter.c and
  * loop.c.  Every kernel is a C function over an index range [start, end)
- * that the host splits across the thread pool (DESIGN.md s.2 "Runtime");
+ * that the host splits across the thread pool (docs/ARCHITECTURE.md, "The pipeline");
  * what the range counts depends on the role (cgen.h CgRole): output
  * positions, rows, (row, chunk) pairs, ...
  *

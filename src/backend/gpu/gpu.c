@@ -1,5 +1,5 @@
 /*
- * The GPU backends (DESIGN.md s.2 "GPU backends"): what the CUDA and the
+ * The GPU backends (docs/ARCHITECTURE.md, "The pipeline"): what the CUDA and the
  * OpenCL backend share of their Backend (gpu.h GpuBackendDef): prepare
  * (the program's kernel text, prelude included, built by the device API;
  * its kernels looked up), run (the executor: exec.c), release, and the

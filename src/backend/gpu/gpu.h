@@ -1,5 +1,5 @@
 /*
- * The GPU backends' shared half (DESIGN.md s.2 "GPU backends"): one kernel
+ * The GPU backends' shared half (docs/ARCHITECTURE.md, "The pipeline"): one kernel
  * text per program in a neutral dialect, compiled by CUDA (NVRTC) or
  * OpenCL after a short prelude of its own, and one host executor that
  * both drive through a small device API (GpuApi).  Futhark's CUDA and

@@ -3,7 +3,7 @@
  * node.  This file holds its array operations, their dispatch, its entry
  * (interp_run) and the backend; its scalar evaluator (the interpreter's
  * state, scalar expressions, the scratch stack) is src/runtime/eval.c,
- * which other executors use too.  It defines the meaning of every operation (DESIGN.md section 2):
+ * which other executors use too.  It defines the meaning of every operation (docs/ARCHITECTURE.md, "The pipeline"):
  * every other backend is tested against it, so it is written for clarity
  * and exactness first, and for speed only as far as running the example
  * programs over a million elements in seconds needs.
