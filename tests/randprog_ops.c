@@ -70,7 +70,7 @@ static void intersect(Arr *r, Arr *const *as, int n)
 }
 
 /* zipWith of n arrays; with pairs (n = 2, rank 2), of all pairs of two
- * vectors, N-body's shape (a fold of which runs across rows: cg_skel.c),
+ * vectors, N-body's shape (a fold of which runs across rows: backend/cpu/fold.c),
  * with room for blocks of rows. */
 static Arr *zip_n(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int n, bool pairs)
 {
@@ -469,7 +469,7 @@ static Arr *zip_of(G *g, Arr *x, Arr *y)
                   x->work + y->work + l.awork, "ax_zip_with(%s, %s, %s)", ltxt(&l), x->name, y->name);
 }
 
-/* Sibling reductions (src/opt/plan.c merges them into one pass): two
+/* Sibling reductions (src/opt/plansiblings.c merges them into one pass): two
  * folds (or fold1s) of one array, the second maybe of a map of it,
  * combined by a zipWith. */
 static Arr *op_siblings(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
@@ -485,7 +485,7 @@ static Arr *op_siblings(G *g, const GT *elt, int rank, int d, int fl, int64_t ca
 
 static Arr *op_filter(G *g, const GT *elt, int rank, int d, int fl, int64_t cap);
 
-/* A fold of a filter (maybe through a map; src/opt/plan.c fuses the
+/* A fold of a filter (maybe through a map; src/opt/planfilter.c fuses the
  * filter into the fold), sometimes with a sibling fold of the same
  * filter. */
 static Arr *op_filterfold(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
@@ -524,7 +524,7 @@ static Arr *filter_of(G *g, Arr *a)
 }
 
 /* A map of an array, kept (a scan reads it too), and folds of the array
- * and of the map: src/opt/plan.c makes them one loop (a collect and
+ * and of the map: src/opt/planloops.c makes them one loop (a collect and
  * reductions); the results combined elementwise. */
 static Arr *op_loopmap(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
 {
@@ -540,7 +540,7 @@ static Arr *op_loopmap(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
 }
 
 /* Two filters of one vector, each read elsewhere too (by a scan), and
- * folds of the first: src/opt/plan.c makes one loop of the filters and
+ * folds of the first: src/opt/planloops.c makes one loop of the filters and
  * the folds (a known operator through its neutral element, a selection
  * operator as a conditional reduction; others stay apart). */
 static Arr *op_loopfilter(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
@@ -557,7 +557,7 @@ static Arr *op_loopfilter(G *g, const GT *elt, int rank, int d, int fl, int64_t 
 }
 
 /* A map over a fold's result (rows of a matrix), a scan's or a
- * stencil's: src/opt/plan.c applies it as the consumer stores its
+ * stencil's: src/opt/planepilogue.c applies it as the consumer stores its
  * result (an epilogue). */
 static Arr *op_stencil1(G *g, const GT *elt, int rank, int d, int fl, int64_t cap);
 static Arr *op_epilogue(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)

@@ -225,7 +225,7 @@ TEST(oclgrind_filter)
 
 /* ------------------------------------------------------------ multi-generator loops */
 
-/* The planner's loops (src/opt/plan.c): a map and folds of one input
+/* The planner's loops (src/opt/plan*.c): a map and folds of one input
  * (a commutative and a non-commutative reduction, rows of a matrix too),
  * two filters and a fold of one of them (a conditional reduction). */
 static ax_exp negative(ax_exp x, void *env) { return ax_lt(x, ax_i32(0)); }

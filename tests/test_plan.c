@@ -1,5 +1,5 @@
 /*
- * The planner's rewrites (src/opt/plan.c): sibling folds over one extent
+ * The planner's rewrites (src/opt/plan*.c): sibling folds over one extent
  * become one pass, a filter read only by a fold fuses into it.  Every
  * program runs on the interpreter and the CPU backend with the planner on
  * and off, and the results must be bit for bit the unoptimised

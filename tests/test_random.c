@@ -75,7 +75,7 @@ static const RunConfig configs[] = {
      * are compared with the interpreter computing those functions as the
      * CPU does, everything else being the interpreter's own. */
     {"interp/cpu-maths",    AX_BACKEND_INTERP, 0,                                    0,    0,    false, 1, 0, true, false},
-    /* Accelerate's fusion alone (src/opt/plan.c off): the planner's merged
+    /* Accelerate's fusion alone (src/opt/plan*.c off): the planner's merged
      * folds must give the interpreter's results bit for bit */
     {"interp/no-planner",   AX_BACKEND_INTERP, AX_DEBUG_NO_PLANNER,                  0,    0,    false, 1, 0, false, false},
     {"interp/no-licm",      AX_BACKEND_INTERP, AX_DEBUG_NO_LICM,                     0,    0,    false, 1, 0, false, false},

@@ -609,7 +609,7 @@ TEST(d10_deep_programs_on_a_1mib_thread_stack)
 }
 
 /* The driver keeps each thread's stack bounds after asking once
- * (run.c stack_room: asking reads /proc/self/maps on the main thread).
+ * (driver/stack.c stack_room: asking reads /proc/self/maps on the main thread).
  * A caller that then runs on another stack in the same thread, a
  * coroutine's, must not be taken to have the thread's room: the deep
  * program below overflows a 256 KiB coroutine stack unless the driver
@@ -656,7 +656,7 @@ TEST(d10_a_coroutine_stack_is_not_the_threads)
 }
 
 /* The stack the passes use per level stays within half of what the
- * driver sizes for (run.c STACK_PER_LEVEL: stack_need): measured as the
+ * driver sizes for (driver/stack.c STACK_PER_LEVEL: stack_need): measured as the
  * pages touched on a large stack of our own. */
 typedef struct Measure {
     Deep d;

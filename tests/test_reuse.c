@@ -1,4 +1,4 @@
-/* Tests of the program memory (src/driver/run.c, src/frontend/srckey.c): a
+/* Tests of the program memory (src/driver/program.c, src/frontend/srckey.c): a
  * program compiled again in a context reuses the compilation of an equal
  * source graph, each program reading its own arrays, and any change to
  * what the graph computes misses it.
@@ -775,7 +775,7 @@ static ax_array *vec_i32(ax_ctx *cx, int rank, const int64_t *shape)
     return a;
 }
 
-/* The program as the driver optimises it (run.c front_end's passes, in its
+/* The program as the driver optimises it (driver/pipeline.c front_end's passes, in its
  * order), or NULL. */
 static Program *optimised(ax_ctx *cx, ax_acc a)
 {

@@ -15,7 +15,7 @@
  *
  *   fused      the default pipeline
  *   noplanner  AX_DEBUG_NO_PLANNER: Accelerate's fusion only, without the
- *              planner's multi-generator loops (src/opt/plan.c)
+ *              planner's multi-generator loops (src/opt/plan*.c)
  *   nofusion   AX_DEBUG_NO_FUSION: every operation its own kernel
  *   nosharing  AX_DEBUG_NO_SHARING: the graph unfolded into a tree
  *   fast       ax_options.fast_math (relaxed floating point), to be

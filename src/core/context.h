@@ -11,7 +11,7 @@
 #define AX_ERRMSG 1024
 /* The deepest program axle compiles, in levels of its source graph's
  * nesting (ir_depth).  The passes recurse along the nesting on a stack the
- * driver sizes for the program (run.c run_deep), so this bounds that
+ * driver sizes for the program (driver/stack.c run_deep), so this bounds that
  * stack (STACK_PER_LEVEL bytes a level, reserved, touched only as deep
  * as the program goes), not what fits in a thread's default stack. */
 #define AX_DEPTH_LIMIT 1000000
@@ -43,9 +43,9 @@ struct ax_ctx {
     Arena types;
     const Type **interned;
     int ninterned, capinterned;
-    /* Compiled programs still alive (run.c): ax_ctx_free orphans them. */
+    /* Compiled programs still alive (driver/program.c): ax_ctx_free orphans them. */
     struct ax_program *programs;
-    /* The program memory (run.c): recent compilations by source key. */
+    /* The program memory (driver/program.c): recent compilations by source key. */
     struct Compiled *reuse;
     int nreuse;
     size_t reuse_bytes;

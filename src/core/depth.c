@@ -1,7 +1,7 @@
 /*
  * The depth of a term, found without recursion: the passes recurse along a
  * program's nesting, and the driver sizes the C stack they run on from it
- * (run.c), so this walk itself must not depend on the stack.
+ * (driver/stack.c), so this walk itself must not depend on the stack.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"

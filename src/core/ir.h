@@ -255,7 +255,7 @@ typedef enum Op {
     OP_DELAYED,    /* a consumer's fused input: kid[0] shape exp, kid[1]
                       LAM(ix)->elt (index form), kid[2] LAM(i64)->elt
                       (linear-index form); only as an operand of a consumer */
-    /* ---- made by the planner (src/opt/plan.c), never by the builder ---- */
+    /* ---- made by the planner (src/opt/plan*.c), never by the builder ---- */
     OP_LOOP,       /* a multi-generator loop (Loop below): kid[0] the space
                       (an array of rank >= 1, usually DELAYED), then the
                       reductions' operators and initial values */
@@ -333,7 +333,7 @@ struct ax_node {
 
 bool op_is_array(Op op);      /* array stratum */
 const char *op_name(Op op);
-/* An epilogue (the planner's, src/opt/plan.c): x is `map f c` marked so
+/* An epilogue (the planner's, src/opt/planepilogue.c): x is `map f c` marked so
  * (Node.a = MAP_EPILOGUE) with c a fold or a scan of one result written
  * right there, not let-bound; the backends run c's kernels applying f as
  * they store (no pass over c's result), and c counts as x's kernel.  c,

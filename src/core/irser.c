@@ -1,6 +1,6 @@
 /*
  * A core program as bytes and back (the CPU backend's program entries in
- * the disk cache: cpu.c "Program entries").  Every field of every node is
+ * the disk cache: backend/cpu/stored.c).  Every field of every node is
  * written, in preorder, a lambda's parameters after its operands; types
  * are written structurally; a USE node's array as its number in a list
  * the caller gives (the arrays of the program's source key, srckey.c), so
@@ -14,7 +14,7 @@
  * checked against its range, and the caller runs the verifier on the
  * result (types and scoping), so malformed bytes give NULL, never a
  * program that is not one.  Both walks recurse along the program's
- * nesting, on the stack the driver sizes for the program (run.c
+ * nesting, on the stack the driver sizes for the program (driver/stack.c
  * run_deep), with the codegen's limit of twice AX_DEPTH_LIMIT.
  *
  * SPDX-License-Identifier: BSD-3-Clause

@@ -37,7 +37,7 @@ void ax_ctx_free(ax_ctx *cx)
 {
     if (!cx || ctx_refuse_in_callback(cx, "ax_ctx_free")) return;
     /* Programs still compiled in it give up everything but their handle
-     * (run.c), before the backends whose state they use go. */
+     * (program.c), before the backends whose state they use go. */
     programs_orphan(cx);
     for (int i = 0; i < cx->nuses; i++) ax_array_release(cx->uses[i]);
     free(cx->uses);

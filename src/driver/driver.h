@@ -1,5 +1,5 @@
 /*
- * The driver: the stack a program's passes and run need (run.c), the
+ * The driver: the stack a program's passes and run need (stack.c), the
  * programs compiled in a context, and the optimised program for the
  * executors that walk a program themselves (src/mpi).
  * SPDX-License-Identifier: BSD-3-Clause
@@ -18,7 +18,7 @@ int64_t stack_need(int64_t depth);
  * runs fn on it). */
 bool stack_fits(int64_t depth);
 
-/* ax_ctx_free's first step (run.c): every program still compiled in cx
+/* ax_ctx_free's first step (program.c): every program still compiled in cx
  * gives up its backend state, its IR and its arrays, keeping only the
  * handle, which ax_program_free then frees (order does not matter); the
  * program memory is emptied. */
@@ -29,7 +29,7 @@ void programs_orphan(ax_ctx *cx);
  * planner: what ax_compile gives its backend), for an executor that walks
  * a program itself (src/mpi), without the passes whose AX_DEBUG_NO_*
  * switches are in off (as if cx's options had them too).  NULL with an
- * error on cx.  run.c. */
+ * error on cx.  pipeline.c. */
 Program *driver_optimise(ax_ctx *cx, ax_acc a, ax_stats *st, unsigned off);
 
 /* The backend for `want` (AX_BACKEND_DEFAULT: the CPU's, else the

@@ -73,7 +73,7 @@ double pass_done(ax_ctx *cx, Program *p, const char *name, double t0)
 
 /* The planner: the loop graph, the clustering the ILP or the greedy
  * planner picks for it (src/opt/ilp.c), and the rewrites that carry it
- * out (src/opt/plan.c).  The rewrites' count, or -1 with an error on cx;
+ * out (src/opt/plan*.c).  The rewrites' count, or -1 with an error on cx;
  * the choice in *ch when asked for (the caller frees it). */
 int plan(ax_ctx *cx, Program *p, PlanLog *log, PlanChoice *ch)
 {

@@ -190,7 +190,7 @@ ax_acc ax_param(ax_ctx *cx, int index, const ax_type *elem, int rank)
     if (rank < 0 || rank > AX_MAX_RANK)
         return ctx_error(cx, AX_ERR_BUILD, "ax_param: the rank %d is not in 0..%d", rank, AX_MAX_RANK);
     /* A placeholder host array, marked: the program reads whatever array
-     * ax_program_run_with puts in its place (run.c). */
+     * ax_program_run_with puts in its place (driver/program.c). */
     ax_array *h = builder_array(cx, "ax_param", elem, rank);
     if (!h) return NULL;
     h->param = index + 1;

@@ -1,5 +1,5 @@
 /*
- * The key of a source graph (run.c's program memory): a byte string that
+ * The key of a source graph (driver/program.c's program memory): a byte string that
  * two source graphs share exactly when they are the same graph up to the
  * identity of their nodes, their variables and their arrays, so that a
  * program compiled from one is a compilation of the other once the other's
@@ -256,7 +256,7 @@ static bool visit(W *w, ax_ctx *cx, const Node *x, Frame **st, size_t *sp, size_
  * afresh (realloc, and the kernel's page faults on the new memory) was a
  * third of Mandelbrot's memory hit.  The byte buffer goes to the key and
  * comes back when the key is freed (src_key_free); a key that is kept
- * (run.c's program memory) takes it for good. */
+ * (driver/program.c's program memory) takes it for good. */
 enum { KEEP_MAX = 1 << 16 };   /* nodes (and key bytes / 16) kept, at most */
 struct KeyScratch {
     const Node **seen;

@@ -9,7 +9,7 @@
  * inline two equal single-use bindings (two reads of one element, say)
  * into two equal terms, and the let-based CSE would no longer see that
  * they are one.  AXLE_DEBUG=no-cse leaves CSE out;
- * no-simplify (run.c) skips the whole pass.  With AXLE_DEBUG=verify the
+ * no-simplify (driver/pipeline.c) skips the whole pass.  With AXLE_DEBUG=verify the
  * verifier runs after every sub-pass of every round.
  *
  * Each round is one walk over the whole program (every scalar context:
@@ -692,7 +692,7 @@ static Node *algebra(SimplifyState *s, Node *x, int depth)
     case P_FROMLIN:
         /* fromLinear of a vector's shape is ix(i) whatever the shape (prim.c;
          * a fused producer's linear form over a vector): the read it feeds
-         * is then at a known position (cg_exp.c's range facts) */
+         * is then at a known position (cgen/exp.c's range facts) */
         if (k0->type->kind == TY_INDEX && k0->type->n == 1 && !fallible(k0)) {
             Node *ix = fresh(s, OP_IXCONS, 1, t);
             if (!ix) return NULL;

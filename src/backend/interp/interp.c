@@ -874,7 +874,7 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
     return finish(rc, res, out);
 }
 
-/* A multi-generator loop (ir.h Loop; the planner's, src/opt/plan.c): the
+/* A multi-generator loop (ir.h Loop; the planner's, src/opt/planloops.c): the
  * space is evaluated (every member's element work, position by position),
  * then each generator takes its component: a collect copies it, a filter
  * keeps it where its predicate component holds, a reduction folds it
