@@ -27,7 +27,7 @@ const Backend *backend_pick(ax_ctx *cx, ax_backend_kind want, bool *fallback)
         if (b->available && !b->available(cx)) {
             if (b->kind != AX_BACKEND_CPU) continue;
             /* The default's first choice has no C compiler: say so, once
-             * (or fail, when strict), rather than run 65-700x slower in
+             * (or fail, when strict), rather than run tens to hundreds of times slower in
              * silence. */
             const char *cc = cx->opt.cc ? cx->opt.cc : "cc";
             if (cx->opt.strict) {

@@ -150,15 +150,10 @@ static void compiled_release(Compiled *c)
  * ranks in the same places: the same program at another size, or rebuilt
  * in a loop) takes the compilation made before, instead of running sharing
  * recovery, the optimiser, code generation and the kernel lookups again:
- * ax_compile of dotp again took 0.31 ms, now 0.0012; fluid 22 -> 0.16,
- * Mandelbrot 19 -> 0.42 (its 13,000 source nodes are keyed; building them
- * takes the user 0.6 ms more), medians of 300 in one process, this 2-core
- * machine under load.  The key's tables kept in the context, its numbers
- * stored without memcpy and a four-lane hash took a hit (rebuilt and
- * compiled 300 times, ax_ctx_reset between, medians of five interleaved
- * rounds, load about 1, 2026-11-28) from 0.166 to 0.109 ms for fluid,
- * 0.486 to 0.352 for Mandelbrot, 0.0118 to 0.0064 for Canny; the key is
- * most of what is left (fluid's 24.5 KB: 0.068 ms).
+ * a hit costs the source key (srckey.c: its tables kept in the context,
+ * its numbers stored without memcpy, a four-lane hash), which is most of
+ * what is left of a compile.  `axle bench --compile` reports a hit's time
+ * per program (the "memory" column; docs/guide/performance.md).
  * A key is compared in full on a hit, never trusted by its hash.  Not
  * remembered: a compilation that fell back to the interpreter (a C
  * compiler installed later is then used), and none while the switches

@@ -44,11 +44,11 @@ int64_t stack_need(int64_t depth) { return STACK_BASE + (depth > 0 ? depth : 0) 
 
 /* The calling thread's stack as pthread_getattr_np gave it, asked once a
  * thread.  On the main thread glibc answers by reading /proc/self/maps,
- * whose cost grows with the process's mappings: 0.03-0.05 ms in a small
- * process, 0.14 ms with MPICH loaded (81 mappings), and every compile and
- * every run of a program nested more than a few dozen levels asked
- * (fluid, 90 kernels: a run at size 16 took 0.34 ms with MPICH loaded
- * against 0.23 without).  A thread's stack does not move, so the answer
+ * whose cost grows with the process's mappings (MPICH's among them), and
+ * every compile and every run of a program nested more than a few dozen
+ * levels asked: a visible part of a small run of fluid (AXLE_DEBUG=timing
+ * on `axle run fluid --size 16 --runs 20`, with and without MPI loaded,
+ * measures it).  A thread's stack does not move, so the answer
  * is kept in thread-local storage, the thread's own and gone with it: no
  * state is shared between threads or contexts.  A caller whose stack
  * pointer is outside it (a coroutine on a stack of its own) gets -1,

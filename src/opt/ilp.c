@@ -1,5 +1,5 @@
 /*
- * The clustering planner (issue 11): seed 001's integer linear program
+ * The clustering planner: seed 001's integer linear program
  * over the loop graph (plangraph.c), solved by CBC, whose clusters the
  * planner's rewrites (plan.c and its steps) then follow.
  *

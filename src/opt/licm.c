@@ -1,6 +1,6 @@
 /*
- * Loop-invariant code motion of array terms out of awhile bodies (issue
- * 11; seed 003 s."Loop Fusion and Deforestation": code motion of whole
+ * Loop-invariant code motion of array terms out of awhile bodies (seed
+ * 003 s."Loop Fusion and Deforestation": code motion of whole
  * array operations, as Delite's IR does for any pure node).
  *
  * A let in an awhile body whose term reads none of the loop's variables

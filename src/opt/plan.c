@@ -1,5 +1,5 @@
 /*
- * The planner's rewrites (issue 11): multi-generator loops after
+ * The planner's rewrites: multi-generator loops after
  * Accelerate's fusion, as IR rewrites that every backend runs.  This file
  * owns the pass: its state, the chains of lets it walks, and the order of
  * its steps; each step is a file of its own (plan_int.h lists them).

@@ -1,5 +1,5 @@
 /*
- * The loop graph (issue 11; seed 001 s."Function -> graph"), for the
+ * The loop graph (seed 001 s."Function -> graph"), for the
  * clustering planner (ilp.c) and `axle dump PROGRAM --stage plan
  * [--json]` (printed by planprint.c): the program after Accelerate's
  * fusion as loops over iteration spaces, each with its generator (seed

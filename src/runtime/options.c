@@ -87,7 +87,7 @@ static int64_t default_mem_limit(void)
     if (pages <= 0 || psize <= 0) return INT64_MAX;
     /* Half of physical memory: enough for any program that fits, and far
      * enough from the OOM killer that a runaway allocation becomes an error
-     * instead of a killed process (issue 5, the unfused N-body). */
+     * instead of a killed process (the unfused N-body's n x n intermediate). */
     return (int64_t)pages * psize / 2;
 }
 
