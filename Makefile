@@ -86,8 +86,8 @@ PLOT_SIZES_blackscholes ?= 1e4,1e5,1e6,1e7
 # as errors, these tests, and every built-in program with its kernels
 # compiled by Clang too (about a minute and a half on 2 cores after the
 # GCC pass, which leaves the tests' kernels in the cache).
-CLANG_TESTS ?= test_version test_sharing test_errors test_simplify test_fusion test_ops test_cpu \
-  symbols install cli_dotp cli_dotp_cpu_20M doc_example_.*
+CLANG_TESTS ?= test_version test_sharing test_errors test_simplify test_fusion test_op_[a-z]* test_backend_cpu \
+  test_backend_common symbols install cli_dotp cli_dotp_cpu_20M doc_example_.*
 empty :=
 space := $(empty) $(empty)
 

@@ -1,0 +1,165 @@
+/*
+ * Faults in safe mode, and unsafe mode: reads outside an array
+ * (backpermute, ax_at in generate, a filter over more indices than its
+ * array has), permute targets outside the defaults, division by zero, and
+ * reads evaluated speculatively in a branch not taken.
+ *
+ * Backends (tests/ops/ops.h): the compiling backends, each against the
+ * interpreter: the same status and, word for word, the same message (the
+ * lowest faulting position), the context usable afterwards; in unsafe
+ * mode out-of-bounds permute targets dropped, in-bounds indexing
+ * unchecked, division by zero still an error, and no bounds checks in the
+ * generated code.  (The interpreter's own faults: the other test_op_*
+ * files, EXPECT_FAIL.)
+ * SPDX-License-Identifier: BSD-3-Clause
+ */
+#include "ops/ops.h"
+
+/* The indices (i32) of the elements of a that pass (tests/test_op_filter.c):
+ * Env.which is a's size minus the number of indices (negative: a fault at
+ * the first index past a). */
+static ax_exp ix_i32(ax_exp ix, void *env) { (void)env; return ax_cvt(ax_index_get(ix, 0), AX_I32); }
+static ax_exp passes_at(ax_exp i, void *env) { return ax_gt(ax_at_linear((ax_acc)env, ax_cvt(i, AX_I64)), ax_i32(1)); }
+
+static ax_acc b_filter_indices(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    int64_t m = v->sh[0] + v->which;
+    ax_acc a = input(cx, AX_I32, 1, &m, 150, 4);
+    return ax_filter(passes_at, a, ax_generate(cx, ax_ix1(ax_i64(v->sh[0])), ix_i32, NULL));
+}
+
+static ax_exp p_off(ax_exp ix, void *env) { return ax_ix1(ax_add(ax_index_get(ix, 0), ax_i64((intptr_t)env))); }
+static ax_exp g_at_bad(ax_exp ix, void *env)
+{
+    return ax_at((ax_acc)env, ax_ix1(ax_mul(ax_index_get(ix, 0), ax_i64(2))));
+}
+static ax_exp f_div0(ax_exp x, void *env) { return ax_quot(ax_i32(100), x); }
+
+typedef struct Fault {
+    int which;
+    ax_status want;
+} Fault;
+
+static ax_acc b_fault(ax_ctx *cx, const void *e)
+{
+    const Fault *f = e;
+    ax_acc a = input(cx, AX_I32, 1, SH(100000), 140, 5);
+    switch (f->which) {
+    case 0: return ax_backpermute(ax_ix1(ax_i64(100000)), p_off, (void *)(intptr_t)1, a);
+    case 1: return ax_generate(cx, ax_ix1(ax_i64(60000)), g_at_bad, a);
+    case 2: return ax_permute(ax_fn_add, NULL, input(cx, AX_I32, 1, SH(50000), 141, 0), p_off, (void *)(intptr_t)3, a);
+    case 3: return ax_map(f_div0, NULL, ax_map(ax_fn_abs, NULL, a));
+    case 4: {
+        /* the filter above, over more indices than a has elements */
+        Env v = {1, SH(100000), -40000};
+        return b_filter_indices(cx, &v);
+    }
+    default: return NULL;
+    }
+}
+
+DIFF_TEST(safe_mode_faults_match_the_interpreter)
+{
+    const Fault fs[] = {{0, AX_ERR_INDEX}, {1, AX_ERR_INDEX}, {2, AX_ERR_INDEX}, {3, AX_ERR_DIVZERO}, {4, AX_ERR_INDEX}};
+    for (int k = 0; k < 5; k++) {
+        ax_ctx *ci = kind_ctx(AX_BACKEND_INTERP, false), *cc = be_ctx_unsafe(be, false);
+        CHECK(ax_run(ci, b_fault(ci, &fs[k])) == NULL);
+        CHECK(ax_run(cc, b_fault(cc, &fs[k])) == NULL);
+        CHECKF(ax_status_of(cc) == fs[k].want, "fault %d: %d %s", k, ax_status_of(cc), ax_error(cc));
+        CHECK(ax_status_of(ci) == ax_status_of(cc));
+        /* the lowest faulting position is reported, as the interpreter's
+         * first one */
+        CHECKF(!strcmp(ax_error(ci), ax_error(cc)), "fault %d: \"%s\" vs \"%s\"", k, ax_error(ci), ax_error(cc));
+        /* the context is usable afterwards */
+        ax_array *r = RUN(cc, ax_fold_all(ax_fn_add, NULL, ax_i32(0), input(cc, AX_I32, 1, SH(10), 1, 0)));
+        ax_array_release(r);
+        ax_ctx_free(ci);
+        ax_ctx_free(cc);
+    }
+}
+
+DIFF_TEST(unsafe_mode)
+{
+    ax_ctx *cx = be_ctx_unsafe(be, true);
+    ax_ctx *ci = kind_ctx(AX_BACKEND_INTERP, true);
+    /* out-of-bounds permute targets are dropped in unsafe mode */
+    ax_array *r = RUN(cx, b_fault(cx, &(Fault){2, AX_OK}));
+    ax_array *q = RUN(ci, b_fault(ci, &(Fault){2, AX_OK}));
+    if (r && q) CHECK(equal("unsafe permute", r, q, 0));
+    ax_array_release(r);
+    ax_array_release(q);
+    /* in-bounds indexing works without checks */
+    r = RUN(cx, ax_backpermute(ax_ix1(ax_i64(99990)), p_off, (void *)(intptr_t)10, input(cx, AX_I32, 1, SH(100000), 5, 9)));
+    q = RUN(ci, ax_backpermute(ax_ix1(ax_i64(99990)), p_off, (void *)(intptr_t)10, input(ci, AX_I32, 1, SH(100000), 5, 9)));
+    if (r && q) CHECK(equal("unsafe backpermute", r, q, 0));
+    ax_array_release(r);
+    ax_array_release(q);
+    /* division by zero is still an error */
+    CHECK(ax_run(cx, b_fault(cx, &(Fault){3, AX_OK})) == NULL);
+    CHECK(ax_status_of(cx) == AX_ERR_DIVZERO);
+    /* and the unsafe text has no bounds checks (the safe one has) */
+    for (int safe = 0; safe < 2; safe++) {
+        ax_ctx *cd = be_ctx_unsafe(be, !safe);
+        char *c = ax_dump(cd, b_fault(cd, &(Fault){0, AX_OK}), be->gpu ? "opencl" : "c", false);
+        REQUIRE(c);
+        /* AX_ERR_INDEX (at SITE_BACKPERMUTE on the CPU) */
+        CHECK(!strstr(c, be->gpu ? "ax_fault(err_, 2)" : "ax_fail(c, 2, 3") == !safe);
+        free(c);
+        ax_ctx_free(cd);
+    }
+    ax_ctx_free(cx);
+    ax_ctx_free(ci);
+}
+
+/* i > 0 ? a[i - 1] : k  (k = -1: every branch in bounds; the read at
+ * i = 0 is out of bounds only in the branch not taken) */
+typedef struct { ax_acc a; int64_t shift; } Spec;
+
+static ax_exp spec_fn(ax_exp ix, void *env)
+{
+    Spec *s = env;
+    ax_exp i = ax_index_get(ix, 0);
+    return ax_cond(ax_gt(i, ax_i64(0)), ax_at_linear(s->a, ax_sub(i, ax_i64(s->shift))), ax_i32(-1));
+}
+
+/* Reads in both branches of a cond are evaluated speculatively in kernels
+ * with deferred checks (cg_exp.c `speculable`): a bad index in the branch
+ * not taken must not be reported, one in the branch taken must, exactly as
+ * the interpreter reports it. */
+DIFF_TEST(speculated_reads_report_only_real_faults)
+{
+    const int64_t n = 100000;
+    int32_t *x = malloc(sizeof *x * (size_t)n);
+    for (int64_t i = 0; i < n; i++) x[i] = (int32_t)(i * 7 % 1000);
+    for (int shift = 1; shift <= 2; shift++) {   /* 2: i = 1 reads a[-1], taken */
+        int32_t *r[2] = {0, 0};
+        ax_status st[2];
+        char msg[2][512];
+        for (int b = 0; b < 2; b++) {
+            ax_options o = {0};
+            o.backend = b ? be->kind : AX_BACKEND_INTERP;
+            ax_ctx *cx = ax_ctx_new(&o);
+            Spec s = {ax_use(cx, ax_array_from(cx, AX_I32, 1, &n, x)), shift};
+            ax_array *a = ax_run(cx, ax_generate(cx, ax_ix1(ax_i64(n)), spec_fn, &s));
+            st[b] = ax_status_of(cx);
+            snprintf(msg[b], sizeof msg[b], "%s", a ? "" : ax_error(cx));
+            if (a) {
+                r[b] = malloc(sizeof *r[b] * (size_t)n);
+                ax_array_copy_out(a, 0, r[b]);
+                ax_array_release(a);
+            }
+            ax_ctx_free(cx);
+        }
+        if (shift == 1) {
+            CHECKF(r[0] && r[1], "shift 1: interp %s, %s %s", msg[0], be->name, msg[1]);
+            if (r[0] && r[1]) CHECK(!memcmp(r[0], r[1], sizeof(int32_t) * (size_t)n));
+        } else {
+            CHECK(!r[0] && !r[1] && st[0] == AX_ERR_INDEX && st[1] == AX_ERR_INDEX);
+            CHECKF(!strcmp(msg[0], msg[1]), "interp: %s | %s: %s", msg[0], be->name, msg[1]);
+        }
+        free(r[0]);
+        free(r[1]);
+    }
+    free(x);
+}
