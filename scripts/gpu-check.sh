@@ -7,7 +7,8 @@
 # builds axle with the hand-written CUDA baselines, then runs, each step
 # bounded in time so that the whole stays under ten minutes:
 #
-#   suite        every operation against the interpreter on CUDA (test_cpu)
+#   suite        every operation against the interpreter on CUDA (the
+#                per-operation tests test_op_* and test_backend_common)
 #   gpu          the GPU backend's own behaviour on CUDA: residency, reuse,
 #                the memory limit (test_gpu)
 #   programs     the benchmark programs, small and at their test sizes,
@@ -30,6 +31,8 @@ cd "$(dirname "$0")/.."
 OUT=${1:-gpu-check}
 BUILD=${GPU_CHECK_BUILD:-build-gpu}
 JOBS=$(nproc 2>/dev/null || echo 2)
+# the per-operation tests, one binary per family of operations
+OPS="test_op_map test_op_fold test_op_scan test_op_permute test_op_stencil test_op_filter test_op_control test_op_scalar test_op_faults"
 PATH=$PATH:/usr/local/cuda/bin
 export PATH
 
@@ -66,11 +69,11 @@ step() {
 
 nvidia-smi >"$OUT/nvidia-smi.log" 2>&1
 step build 420 sh -c "cmake -S . -B '$BUILD' -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAXLE_MPI=OFF && \
-    cmake --build '$BUILD' -j $JOBS --target axle_cli test_cpu test_gpu test_bench_small test_bench_programs test_random"
+    cmake --build '$BUILD' -j $JOBS --target axle_cli $OPS test_backend_common test_gpu test_bench_small test_bench_programs test_random"
 if [ "$(sed -n 's/^build *ok.*/ok/p' "$OUT/summary.txt")" = ok ]; then
     B=$BUILD
     export AXLE_DEBUG=verify
-    step suite 150 env AXLE_TEST_BACKEND=cuda "$B/test_cpu"
+    step suite 240 env AXLE_TEST_BACKEND=cuda sh -c "for t in $OPS test_backend_common; do '$B'/\$t || exit 1; done"
     step gpu 60 env AXLE_TEST_BACKEND=cuda "$B/test_gpu"
     step programs 120 sh -c "'$B/test_bench_small' bench_programs_cuda && '$B/test_bench_programs' bench_programs_cuda"
     step random 90 env AXLE_RANDOM_ONLY=cuda AXLE_RANDOM_SEEDS=200 "$B/test_random"
@@ -80,8 +83,12 @@ if [ "$(sed -n 's/^build *ok.*/ok/p' "$OUT/summary.txt")" = ok ]; then
         if [ -n "$SAN" ]; then
             # the small suite: one test of each skeleton family, at small sizes
             step "$tool" 90 env AXLE_TEST_BACKEND=cuda AXLE_TEST_SMALL=1 \
-                "$SAN" --tool "$tool" --error-exitcode 9 --target-processes all "$B/test_cpu" cpu_map_zipwith \
-                cpu_folds_all cpu_segmented_folds cpu_scans_all cpu_permute_collisions cpu_stencils_every cpu_filter
+                sh -c "for t in 'test_op_map map_zip_with_all_shapes' 'test_op_fold folds_all_shapes segmented_folds' \
+                    'test_op_scan scans_all_variants' 'test_op_permute permute_collisions' \
+                    'test_op_stencil stencils_every_boundary' 'test_op_filter filter_all_shapes'; do
+                  set -- \$t; b=\$1; shift
+                  '$SAN' --tool $tool --error-exitcode 9 --target-processes all '$B'/\$b \"\$@\" || exit 1
+                done"
         else
             printf '%-10s  %-22s %6s  %s\n' "$tool" "skipped: no compute-sanitizer" 0 - >>"$OUT/summary.txt"
         fi

@@ -6,6 +6,8 @@
  * the types where they matter), and then that the same context still runs a
  * correct program (a small dot product checked against a C loop).  All on
  * the reference interpreter, and leak-free under ASan/LeakSanitizer.
+ * Longer than most files: one section per operation's misuses, all
+ * checked the same way (status, message, context still usable).
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"

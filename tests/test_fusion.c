@@ -12,6 +12,8 @@
  * default 300), AXLE_FUSION_CPU_SEEDS (on the CPU backend, default 40),
  * AXLE_FUSION_SEED0 (first seed, default 1).
  *
+ * Longer than most files: each fusion rule's tests sit next to the
+ * counts they check, one section per rule.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"

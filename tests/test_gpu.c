@@ -3,7 +3,7 @@
  * arrays stay on the device between runs and move only when needed, the
  * device's buffers are reused, the memory limit holds for device memory,
  * compiled programs come from the cache.  (What the kernels compute is
- * test_cpu's, run on OpenCL as test_opencl.)
+ * the per-operation tests', tests/test_op_*.c, run on OpenCL too.)
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"

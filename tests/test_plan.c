@@ -9,6 +9,8 @@
  * operands survives the merge and the chunked parallel combine; sizes 0,
  * 1, odd and large (several chunks on every thread).  The kernel counts
  * say that the rewrites happened, and did not where they must not.
+ * Longer than most files: every planner rewrite has its section here, so
+ * the on/off comparison helpers are shared rather than copied.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"

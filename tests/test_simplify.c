@@ -14,6 +14,8 @@
  * built by hand as core IR (the HB helpers), where a test needs lets that
  * sharing recovery would never make (a dead one, one used once).
  *
+ * Longer than most files: one section per simplifier rule, sharing the
+ * sub-pass runner.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "harness.h"
