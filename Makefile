@@ -35,7 +35,7 @@ define configure
 	@if [ "$(3)" = show ]; then sed -n 's/^-- axle: /axle: /p' $(1)/cmake.log; fi
 endef
 
-.PHONY: all deps test-deps demo-deps docs-deps python-deps build build-cli gpu-check test test-fast test-clang test-python \
+.PHONY: all deps test-deps demo-deps docs-deps python-deps build build-cli check-layers gpu-check test test-fast test-clang test-python \
         python test-san test-san-python test-valgrind test-fuzz test-deep test-wip demo docs clean
 
 # The Python binding (python/): `make python` builds it into $(PYBUILD)
@@ -121,6 +121,11 @@ build-cli:
 	@command -v cmake >/dev/null 2>&1 || { echo "axle: cmake is not installed (make deps installs it)"; exit 1; }
 	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_WERROR=ON,show)
 	cmake --build $(BUILD) -j $(JOBS) --target axle_cli
+
+# The layers of libaxle call only downward (docs/ARCHITECTURE.md); also
+# run by test-fast as the test 'layers'.
+check-layers: build
+	sh scripts/check-layers.sh $(BUILD)
 
 test-fast: test-deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE wip

@@ -110,10 +110,6 @@ bool ty_is_elt(const Type *t);              /* scalar, tuple or index */
 bool ty_is_num(const Type *t);              /* numeric scalar */
 bool ty_is_int(const Type *t);              /* integer scalar (not bool) */
 bool ty_is_float(const Type *t);
-bool sc_is_int(ax_scalar s);
-bool sc_is_signed(ax_scalar s);
-bool sc_is_float(ax_scalar s);
-int  sc_bits(ax_scalar s);                  /* bool: 8 */
 /* The scalar type of leaf i of an element type (flattened left to right;
  * index components are i64). */
 ax_scalar ty_leaf(const Type *t, int i);
@@ -187,6 +183,11 @@ const Type *prim_type(Arena *a, Prim p, int n, const Type *const *args, const Ty
  * AX_ERR_SHAPE) on a run-time fault.  AND/OR here are strict (callers
  * short-circuit). */
 int prim_eval(Prim p, const Type *const *argt, const Scalar *args, const Type *rt, Scalar *out);
+/* The scalar kinds and values (sc_, prim.c). */
+bool sc_is_int(ax_scalar s);
+bool sc_is_signed(ax_scalar s);
+bool sc_is_float(ax_scalar s);
+int  sc_bits(ax_scalar s);                  /* bool: 8 */
 /* Converts a scalar between types with ax_cvt's rules. */
 Scalar sc_convert(Scalar v, ax_scalar from, ax_scalar to);
 /* Normalises a value to its type (wraps integers to width, bool to 0/1). */

@@ -117,6 +117,12 @@ const PrimInfo prim_info[P_NPRIM] = {
 
 /* ------------------------------------------------------- scalar kinds */
 
+/* The scalar kinds (sc_ is this file's prefix: scalar kinds and values). */
+bool sc_is_int(ax_scalar s) { return s >= AX_I8 && s <= AX_U64; }
+bool sc_is_signed(ax_scalar s) { return (s >= AX_I8 && s <= AX_I64) || sc_is_float(s); }
+bool sc_is_float(ax_scalar s) { return s == AX_F32 || s == AX_F64; }
+int sc_bits(ax_scalar s) { return (int)ax_scalar_size(s) * 8; }
+
 /* Local versions of the scalar-kind tests: prim_eval runs once per element
  * in the interpreter, and these are fixed by the public enum's order. */
 static inline bool k_sint(ax_scalar s) { return s >= AX_I8 && s <= AX_I64; }

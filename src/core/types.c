@@ -96,10 +96,6 @@ bool ty_is_elt(const Type *t)
 {
     return t && (t->kind == TY_SCALAR || t->kind == TY_TUPLE || t->kind == TY_INDEX);
 }
-bool sc_is_int(ax_scalar s) { return s >= AX_I8 && s <= AX_U64; }
-bool sc_is_signed(ax_scalar s) { return (s >= AX_I8 && s <= AX_I64) || sc_is_float(s); }
-bool sc_is_float(ax_scalar s) { return s == AX_F32 || s == AX_F64; }
-int sc_bits(ax_scalar s) { return (int)scalar_sizes[s] * 8; }
 bool ty_is_num(const Type *t) { return t && t->kind == TY_SCALAR && t->s != AX_BOOL; }
 bool ty_is_int(const Type *t) { return t && t->kind == TY_SCALAR && sc_is_int(t->s); }
 bool ty_is_float(const Type *t) { return t && t->kind == TY_SCALAR && sc_is_float(t->s); }
