@@ -17,27 +17,6 @@
 
 static ax_exp f_poly(ax_exp x, void *env) { return ax_add(ax_mul(x, x), ax_mul(ax_f32(3), x)); }
 
-static ax_exp p_off(ax_exp ix, void *env) { return ax_ix1(ax_add(ax_index_get(ix, 0), ax_i64((intptr_t)env))); }
-static ax_exp g_at_bad(ax_exp ix, void *env)
-{
-    return ax_at((ax_acc)env, ax_ix1(ax_mul(ax_index_get(ix, 0), ax_i64(2))));
-}
-
-typedef struct Fault {
-    int which;
-    ax_status want;
-} Fault;
-
-/* Index faults whose checks the fast kernels defer (tests/test_op_faults.c):
- * a backpermute's and an ax_at's. */
-static ax_acc b_fault(ax_ctx *cx, const void *e)
-{
-    const Fault *f = e;
-    ax_acc a = input(cx, AX_I32, 1, SH(100000), 140, 5);
-    if (f->which == 0) return ax_backpermute(ax_ix1(ax_i64(100000)), p_off, (void *)(intptr_t)1, a);
-    return ax_generate(cx, ax_ix1(ax_i64(60000)), g_at_bad, a);
-}
-
 /* ================================================================ the compiler */
 
 TEST(failing_compiler_is_a_compile_error)
@@ -302,8 +281,8 @@ TEST(checked_copies_on_first_need)
         ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL), *ci = kind_ctx(AX_BACKEND_INTERP, false);
         REQUIRE(cx && ci);
         CpuCounters c0 = {0}, c1;
-        CHECK(ax_run(cx, b_fault(cx, &(Fault){k, AX_OK})) == NULL);
-        CHECK(ax_run(ci, b_fault(ci, &(Fault){k, AX_OK})) == NULL);
+        CHECK(ax_run(cx, ops_fault(cx, k)) == NULL);
+        CHECK(ax_run(ci, ops_fault(ci, k)) == NULL);
         CHECKF(!strcmp(ax_error(ci), ax_error(cx)), "fault %d: \"%s\" vs \"%s\"", k, ax_error(ci), ax_error(cx));
         REQUIRE(cpu_counters(cx, &c1));
         CHECKF(c1.checked == c0.checked + 1, "fault %d: %lld checked units loaded", k,
@@ -312,7 +291,7 @@ TEST(checked_copies_on_first_need)
         ax_array *ok = RUN(cx, ax_map(f_poly, NULL, input(cx, AX_F32, 1, SH(999), 5, 0)));
         CHECK(ok != NULL);
         ax_array_release(ok);
-        CHECK(ax_run(cx, b_fault(cx, &(Fault){k, AX_OK})) == NULL);
+        CHECK(ax_run(cx, ops_fault(cx, k)) == NULL);
         CHECKF(!strcmp(ax_error(ci), ax_error(cx)), "fault %d again: \"%s\" vs \"%s\"", k, ax_error(ci),
                ax_error(cx));
         ax_ctx_free(cx);
@@ -321,7 +300,7 @@ TEST(checked_copies_on_first_need)
     /* a program that runs without a fault loads none */
     ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL);
     REQUIRE(cx);
-    ax_array *r = RUN(cx, ax_backpermute(ax_ix1(ax_i64(500)), p_off, (void *)(intptr_t)0,
+    ax_array *r = RUN(cx, ax_backpermute(ax_ix1(ax_i64(500)), ops_shift, (void *)(intptr_t)0,
                                          input(cx, AX_I32, 1, SH(1000), 6, 5)));
     CHECK(r != NULL);
     ax_array_release(r);
@@ -364,31 +343,6 @@ static ax_acc b_unrolled(ax_ctx *cx, int64_t n)
     return ax_map(u_end, NULL, zs);
 }
 
-static ax_exp ws_cond(ax_exp v, void *env) { return ax_lt(ax_get(v, 2), ax_get(v, 3)); }
-static ax_exp ws_body(ax_exp v, void *env)
-{
-    return ax_tuple4(ax_get(v, 1), ax_add(ax_get(v, 0), ax_get(v, 1)), ax_add(ax_get(v, 2), ax_i32(1)), ax_get(v, 3));
-}
-static ax_exp wd_cond(ax_exp v, void *env) { return ax_gt(ax_get(v, 0), ax_f64(1)); }
-static ax_exp wd_body(ax_exp v, void *env) { return ax_tuple2(ax_mul(ax_get(v, 0), ax_f64(0.75)), ax_add(ax_get(v, 1), ax_u8(1))); }
-static ax_exp wb_cond(ax_exp v, void *env) { return ax_ne(ax_get(v, 0), ax_u8(0)); }
-static ax_exp wb_body(ax_exp v, void *env) { return ax_tuple2(ax_shr(ax_get(v, 0), ax_u8(1)), ax_add(ax_get(v, 1), ax_u8(1))); }
-static ax_exp f_lanes(ax_exp x, void *env)
-{
-    ax_exp k = ax_cvt(ax_abs(x), AX_I32);
-    ax_exp fib = ax_while(ws_cond, ws_body, NULL, ax_tuple4(ax_f32(0), ax_f32(1), ax_i32(0), ax_sub(k, ax_i32(7))));
-    ax_exp d = ax_while(wd_cond, wd_body, NULL, ax_tuple2(ax_mul(ax_cvt(x, AX_F64), ax_cvt(ax_get(fib, 1), AX_F64)), ax_u8(0)));
-    ax_exp b = ax_while(wb_cond, wb_body, NULL, ax_tuple2(ax_cvt(k, AX_U8), ax_u8(0)));
-    /* (a loop in a branch of a condition keeps a kernel out of lane blocks) */
-    ax_exp pick = ax_mul(ax_cond(ax_gt(ax_get(b, 1), ax_u8(3)), ax_f64(1), ax_f64(-1)), ax_get(d, 0));
-    return ax_tuple3(ax_get(fib, 0), pick, ax_add(ax_get(d, 1), ax_get(b, 1)));
-}
-static ax_exp g_lanes(ax_exp ix, void *env)
-{
-    ax_exp i = ax_index_get(ix, 0);
-    return f_lanes(ax_cvt(ax_sub(ax_band(i, ax_i64(63)), ax_i64(30)), AX_F32), env);
-}
-
 /* A kernel with unrolled-step runs is compiled for 256-bit vectors
  * (cg_exp.c gen_run: measured faster), a kernel of while lanes is not. */
 TEST(kernels_with_unrolled_steps_prefer_256_bit_vectors)
@@ -400,7 +354,7 @@ TEST(kernels_with_unrolled_steps_prefer_256_bit_vectors)
     CHECKF(strstr(c, "__attribute__((target(\"prefer-vector-width=256\")))\nvoid axk_") != NULL,
            "no 256-bit kernel in a unit with runs");
     free(c);
-    c = ax_dump(cd, ax_generate(cd, ax_ix1(ax_i64(1000)), g_lanes, NULL), "c", false);
+    c = ax_dump(cd, ax_generate(cd, ax_ix1(ax_i64(1000)), ops_lanes_at, NULL), "c", false);
     REQUIRE(c);
     CHECK(strstr(c, "prefer-vector-width") == NULL);
     free(c);

@@ -261,41 +261,16 @@ DIFF_TEST(acond_awhile_over_scans)
     }
 }
 
-/* While loops run across lanes (cg_exp.c gen_while_lanes): a body that
- * swaps its components, two loops in a row, a loop in a condition, zero
- * trips, f64 and u8 states (16 and 128 lanes), in generate and in map. */
-static ax_exp ws_cond(ax_exp v, void *env) { return ax_lt(ax_get(v, 2), ax_get(v, 3)); }
-static ax_exp ws_body(ax_exp v, void *env)
-{
-    return ax_tuple4(ax_get(v, 1), ax_add(ax_get(v, 0), ax_get(v, 1)), ax_add(ax_get(v, 2), ax_i32(1)), ax_get(v, 3));
-}
-static ax_exp wd_cond(ax_exp v, void *env) { return ax_gt(ax_get(v, 0), ax_f64(1)); }
-static ax_exp wd_body(ax_exp v, void *env) { return ax_tuple2(ax_mul(ax_get(v, 0), ax_f64(0.75)), ax_add(ax_get(v, 1), ax_u8(1))); }
-static ax_exp wb_cond(ax_exp v, void *env) { return ax_ne(ax_get(v, 0), ax_u8(0)); }
-static ax_exp wb_body(ax_exp v, void *env) { return ax_tuple2(ax_shr(ax_get(v, 0), ax_u8(1)), ax_add(ax_get(v, 1), ax_u8(1))); }
-static ax_exp f_lanes(ax_exp x, void *env)
-{
-    ax_exp k = ax_cvt(ax_abs(x), AX_I32);
-    ax_exp fib = ax_while(ws_cond, ws_body, NULL, ax_tuple4(ax_f32(0), ax_f32(1), ax_i32(0), ax_sub(k, ax_i32(7))));
-    ax_exp d = ax_while(wd_cond, wd_body, NULL, ax_tuple2(ax_mul(ax_cvt(x, AX_F64), ax_cvt(ax_get(fib, 1), AX_F64)), ax_u8(0)));
-    ax_exp b = ax_while(wb_cond, wb_body, NULL, ax_tuple2(ax_cvt(k, AX_U8), ax_u8(0)));
-    /* (a loop in a branch of a condition keeps a kernel out of lane blocks) */
-    ax_exp pick = ax_mul(ax_cond(ax_gt(ax_get(b, 1), ax_u8(3)), ax_f64(1), ax_f64(-1)), ax_get(d, 0));
-    return ax_tuple3(ax_get(fib, 0), pick, ax_add(ax_get(d, 1), ax_get(b, 1)));
-}
-static ax_exp g_lanes(ax_exp ix, void *env)
-{
-    ax_exp i = ax_index_get(ix, 0);
-    return f_lanes(ax_cvt(ax_sub(ax_band(i, ax_i64(63)), ax_i64(30)), AX_F32), env);
-}
+/* While loops run across lanes (tests/ops: ops_lanes; 16 and 128 lanes),
+ * in generate and in map. */
 static ax_acc b_lanes(ax_ctx *cx, const void *e)
 {
     const Env *v = e;
-    if (v->which) return ax_map(f_lanes, NULL, input(cx, AX_F32, v->rank, v->sh, 13, 40));
+    if (v->which) return ax_map(ops_lanes, NULL, input(cx, AX_F32, v->rank, v->sh, 13, 40));
     ax_exp sh = ax_ix1(ax_i64(v->sh[0]));
     if (v->rank == 2) sh = ax_ix2(ax_i64(v->sh[0]), ax_i64(v->sh[1]));
     if (v->rank == 3) sh = ax_ix3(ax_i64(v->sh[0]), ax_i64(v->sh[1]), ax_i64(v->sh[2]));
-    return ax_generate(cx, sh, g_lanes, NULL);
+    return ax_generate(cx, sh, ops_lanes_at, NULL);
 }
 static ax_acc b_lanes_all(ax_ctx *cx, const void *e) { return all_of(cx, e, b_lanes, 2, NULL); }
 

@@ -15,49 +15,12 @@
  */
 #include "ops/ops.h"
 
-/* The indices (i32) of the elements of a that pass (tests/test_op_filter.c):
- * Env.which is a's size minus the number of indices (negative: a fault at
- * the first index past a). */
-static ax_exp ix_i32(ax_exp ix, void *env) { (void)env; return ax_cvt(ax_index_get(ix, 0), AX_I32); }
-static ax_exp passes_at(ax_exp i, void *env) { return ax_gt(ax_at_linear((ax_acc)env, ax_cvt(i, AX_I64)), ax_i32(1)); }
-
-static ax_acc b_filter_indices(ax_ctx *cx, const void *e)
-{
-    const Env *v = e;
-    int64_t m = v->sh[0] + v->which;
-    ax_acc a = input(cx, AX_I32, 1, &m, 150, 4);
-    return ax_filter(passes_at, a, ax_generate(cx, ax_ix1(ax_i64(v->sh[0])), ix_i32, NULL));
-}
-
-static ax_exp p_off(ax_exp ix, void *env) { return ax_ix1(ax_add(ax_index_get(ix, 0), ax_i64((intptr_t)env))); }
-static ax_exp g_at_bad(ax_exp ix, void *env)
-{
-    return ax_at((ax_acc)env, ax_ix1(ax_mul(ax_index_get(ix, 0), ax_i64(2))));
-}
-static ax_exp f_div0(ax_exp x, void *env) { return ax_quot(ax_i32(100), x); }
-
 typedef struct Fault {
-    int which;
+    int which;       /* ops_fault's number */
     ax_status want;
 } Fault;
 
-static ax_acc b_fault(ax_ctx *cx, const void *e)
-{
-    const Fault *f = e;
-    ax_acc a = input(cx, AX_I32, 1, SH(100000), 140, 5);
-    switch (f->which) {
-    case 0: return ax_backpermute(ax_ix1(ax_i64(100000)), p_off, (void *)(intptr_t)1, a);
-    case 1: return ax_generate(cx, ax_ix1(ax_i64(60000)), g_at_bad, a);
-    case 2: return ax_permute(ax_fn_add, NULL, input(cx, AX_I32, 1, SH(50000), 141, 0), p_off, (void *)(intptr_t)3, a);
-    case 3: return ax_map(f_div0, NULL, ax_map(ax_fn_abs, NULL, a));
-    case 4: {
-        /* the filter above, over more indices than a has elements */
-        Env v = {1, SH(100000), -40000};
-        return b_filter_indices(cx, &v);
-    }
-    default: return NULL;
-    }
-}
+static ax_acc b_fault(ax_ctx *cx, const void *e) { return ops_fault(cx, ((const Fault *)e)->which); }
 
 DIFF_TEST(safe_mode_faults_match_the_interpreter)
 {
@@ -90,8 +53,8 @@ DIFF_TEST(unsafe_mode)
     ax_array_release(r);
     ax_array_release(q);
     /* in-bounds indexing works without checks */
-    r = RUN(cx, ax_backpermute(ax_ix1(ax_i64(99990)), p_off, (void *)(intptr_t)10, input(cx, AX_I32, 1, SH(100000), 5, 9)));
-    q = RUN(ci, ax_backpermute(ax_ix1(ax_i64(99990)), p_off, (void *)(intptr_t)10, input(ci, AX_I32, 1, SH(100000), 5, 9)));
+    r = RUN(cx, ax_backpermute(ax_ix1(ax_i64(99990)), ops_shift, (void *)(intptr_t)10, input(cx, AX_I32, 1, SH(100000), 5, 9)));
+    q = RUN(ci, ax_backpermute(ax_ix1(ax_i64(99990)), ops_shift, (void *)(intptr_t)10, input(ci, AX_I32, 1, SH(100000), 5, 9)));
     if (r && q) CHECK(equal("unsafe backpermute", r, q, 0));
     ax_array_release(r);
     ax_array_release(q);

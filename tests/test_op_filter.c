@@ -87,21 +87,12 @@ DIFF_TEST(filter_all_shapes)
     }
 }
 
-/* The indices (i32) of the elements of a that pass, as Canny selects its
- * strong edges: a filter over a generate of the indices, whose predicate
- * reads a at the index.  The CPU backend proves the read in bounds when
- * the indices' extent fits a and i32 (an unchecked, vectorised loop) and
- * otherwise runs the checked copy; Env.which is a's size minus the
- * number of indices (negative: a fault at the first index past a). */
-static ax_exp ix_i32(ax_exp ix, void *env) { (void)env; return ax_cvt(ax_index_get(ix, 0), AX_I32); }
-static ax_exp passes_at(ax_exp i, void *env) { return ax_gt(ax_at_linear((ax_acc)env, ax_cvt(i, AX_I64)), ax_i32(1)); }
-
+/* The filter over indices (tests/ops: ops_filter_indices), over a
+ * generate of sh[0] indices of an array of sh[0] + which elements. */
 static ax_acc b_filter_indices(ax_ctx *cx, const void *e)
 {
     const Env *v = e;
-    int64_t m = v->sh[0] + v->which;
-    ax_acc a = input(cx, AX_I32, 1, &m, 150, 4);
-    return ax_filter(passes_at, a, ax_generate(cx, ax_ix1(ax_i64(v->sh[0])), ix_i32, NULL));
+    return ops_filter_indices(cx, v->sh[0], v->which);
 }
 
 DIFF_TEST(filter_over_indices)

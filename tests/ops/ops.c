@@ -910,3 +910,62 @@ ax_exp op_mat(ax_exp x, ax_exp y, void *env)
     return ax_tuple4(ax_add(ax_mul(a, e), ax_mul(b, g)), ax_add(ax_mul(a, f), ax_mul(b, h)),
                      ax_add(ax_mul(c, e), ax_mul(d, g)), ax_add(ax_mul(c, f), ax_mul(d, h)));
 }
+
+/* ================================================================ shared programs */
+
+static ax_exp ix_i32(ax_exp ix, void *env) { (void)env; return ax_cvt(ax_index_get(ix, 0), AX_I32); }
+static ax_exp passes_at(ax_exp i, void *env) { return ax_gt(ax_at_linear((ax_acc)env, ax_cvt(i, AX_I64)), ax_i32(1)); }
+
+ax_acc ops_filter_indices(ax_ctx *cx, int64_t n, int64_t extra)
+{
+    int64_t m = n + extra;
+    ax_acc a = input(cx, AX_I32, 1, &m, 150, 4);
+    return ax_filter(passes_at, a, ax_generate(cx, ax_ix1(ax_i64(n)), ix_i32, NULL));
+}
+
+ax_exp ops_shift(ax_exp ix, void *env) { return ax_ix1(ax_add(ax_index_get(ix, 0), ax_i64((intptr_t)env))); }
+static ax_exp g_at_bad(ax_exp ix, void *env)
+{
+    return ax_at((ax_acc)env, ax_ix1(ax_mul(ax_index_get(ix, 0), ax_i64(2))));
+}
+static ax_exp f_div0(ax_exp x, void *env) { (void)env; return ax_quot(ax_i32(100), x); }
+
+ax_acc ops_fault(ax_ctx *cx, int which)
+{
+    ax_acc a = input(cx, AX_I32, 1, SH(100000), 140, 5);
+    switch (which) {
+    case 0: return ax_backpermute(ax_ix1(ax_i64(100000)), ops_shift, (void *)(intptr_t)1, a);
+    case 1: return ax_generate(cx, ax_ix1(ax_i64(60000)), g_at_bad, a);
+    case 2: return ax_permute(ax_fn_add, NULL, input(cx, AX_I32, 1, SH(50000), 141, 0), ops_shift, (void *)(intptr_t)3, a);
+    case 3: return ax_map(f_div0, NULL, ax_map(ax_fn_abs, NULL, a));
+    case 4: return ops_filter_indices(cx, 100000, -40000);
+    default: return NULL;
+    }
+}
+
+static ax_exp ws_cond(ax_exp v, void *env) { return ax_lt(ax_get(v, 2), ax_get(v, 3)); }
+static ax_exp ws_body(ax_exp v, void *env)
+{
+    return ax_tuple4(ax_get(v, 1), ax_add(ax_get(v, 0), ax_get(v, 1)), ax_add(ax_get(v, 2), ax_i32(1)), ax_get(v, 3));
+}
+static ax_exp wd_cond(ax_exp v, void *env) { return ax_gt(ax_get(v, 0), ax_f64(1)); }
+static ax_exp wd_body(ax_exp v, void *env) { return ax_tuple2(ax_mul(ax_get(v, 0), ax_f64(0.75)), ax_add(ax_get(v, 1), ax_u8(1))); }
+static ax_exp wb_cond(ax_exp v, void *env) { return ax_ne(ax_get(v, 0), ax_u8(0)); }
+static ax_exp wb_body(ax_exp v, void *env) { return ax_tuple2(ax_shr(ax_get(v, 0), ax_u8(1)), ax_add(ax_get(v, 1), ax_u8(1))); }
+
+ax_exp ops_lanes(ax_exp x, void *env)
+{
+    (void)env;
+    ax_exp k = ax_cvt(ax_abs(x), AX_I32);
+    ax_exp fib = ax_while(ws_cond, ws_body, NULL, ax_tuple4(ax_f32(0), ax_f32(1), ax_i32(0), ax_sub(k, ax_i32(7))));
+    ax_exp d = ax_while(wd_cond, wd_body, NULL, ax_tuple2(ax_mul(ax_cvt(x, AX_F64), ax_cvt(ax_get(fib, 1), AX_F64)), ax_u8(0)));
+    ax_exp b = ax_while(wb_cond, wb_body, NULL, ax_tuple2(ax_cvt(k, AX_U8), ax_u8(0)));
+    /* (a loop in a branch of a condition keeps a kernel out of lane blocks) */
+    ax_exp pick = ax_mul(ax_cond(ax_gt(ax_get(b, 1), ax_u8(3)), ax_f64(1), ax_f64(-1)), ax_get(d, 0));
+    return ax_tuple3(ax_get(fib, 0), pick, ax_add(ax_get(d, 1), ax_get(b, 1)));
+}
+ax_exp ops_lanes_at(ax_exp ix, void *env)
+{
+    ax_exp i = ax_index_get(ix, 0);
+    return ops_lanes(ax_cvt(ax_sub(ax_band(i, ax_i64(63)), ax_i64(30)), AX_F32), env);
+}

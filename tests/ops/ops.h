@@ -268,4 +268,32 @@ void chk_aff(Chk *c, const ax_array *r, bool affine, const Aff *want, int64_t n)
 ax_exp op_aff(ax_exp x, ax_exp y, void *env);
 ax_exp op_mat(ax_exp x, ax_exp y, void *env);
 
+/* ================================================================ shared programs */
+
+/* The indices (i32) of the elements of an array of n + extra elements that
+ * pass a predicate reading the array at the index, as Canny selects its
+ * strong edges: a filter over a generate of n indices.  The CPU backend
+ * proves the read in bounds when the indices' extent fits the array and
+ * i32 (an unchecked, vectorised loop) and otherwise runs the checked copy;
+ * a negative extra faults at the first index past the array. */
+ax_acc ops_filter_indices(ax_ctx *cx, int64_t n, int64_t extra);
+
+/* A rank-1 index function: ix + (intptr_t)env (backpermute's and
+ * permute's offsets). */
+ax_exp ops_shift(ax_exp ix, void *env);
+
+/* The programs that fault in safe mode, by number: 0 a backpermute and 1
+ * an ax_at reading past their array (checks the fast kernels defer), 2 a
+ * permute's targets past its defaults, 3 a division by zero, 4 the filter
+ * above over more indices than its array has. */
+enum { OPS_NFAULTS = 5 };
+ax_acc ops_fault(ax_ctx *cx, int which);
+
+/* An element function with three while loops run across lanes (cgen's
+ * exp.c, gen_while_lanes): a body that swaps its components, two loops in
+ * a row, a loop in a condition, zero trips, f64 and u8 states; of an f32
+ * (ops_lanes) or of an index (ops_lanes_at, for generate). */
+ax_exp ops_lanes(ax_exp x, void *env);
+ax_exp ops_lanes_at(ax_exp ix, void *env);
+
 #endif
