@@ -304,7 +304,8 @@ typedef struct ax_options {
                                  dies, however it dies;
                                  0: AXLE_CC_TIMEOUT or 300; <0: no limit */
     /* Cancellation: when set, axle calls cancel(cancel_arg) between array
-     * operations and before every iteration of an ax_awhile loop; a true
+     * operations and before every iteration of an ax_awhile loop (the
+     * interpreter also every 65,536 steps inside an operation); a true
      * result stops the run, which fails with AX_ERR_CANCELLED (an endless
      * awhile can be stopped this way, by a deadline or a user's request).
      * It is called on the thread that runs the program: the caller's, or

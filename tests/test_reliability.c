@@ -934,3 +934,30 @@ TEST(d12_an_endless_awhile_can_be_cancelled)
         ax_ctx_free(cx);
     }
 }
+
+/* A long operation on the interpreter is cancelled inside it, not only
+ * between operations: elements of the empty tuple take no memory, so the
+ * memory limit lets 2^40 of them through (the fuzzer's input was a fold
+ * over 2^31 empty rows). */
+static ax_exp g_nothing(ax_exp ix, void *env) { (void)ix; (void)env; return ax_tuple(0, NULL); }
+static bool after_3(void *arg) { return ++*(int *)arg > 3; }
+
+TEST(a_long_operation_on_the_interpreter_can_be_cancelled)
+{
+    int calls = 0;
+    ax_options o = {0};
+    o.backend = AX_BACKEND_INTERP;
+    o.mem_limit = (int64_t)256 << 10;
+    o.cancel = after_3;
+    o.cancel_arg = &calls;
+    ax_ctx *cx = ax_ctx_new(&o);
+    REQUIRE(cx);
+    ax_acc g = ax_generate(cx, ax_ix1(ax_i64((int64_t)1 << 40)), g_nothing, NULL);
+    ax_array *r = ax_run(cx, ax_fold(ax_fn_fst, NULL, ax_tuple(0, NULL), ax_reshape(ax_ix2(ax_i64((int64_t)1 << 39), ax_i64(2)), g)));
+    CHECK(r == NULL);
+    CHECKF(ax_status_of(cx) == AX_ERR_CANCELLED, "%s", ax_error(cx));
+    CHECK(calls == 4);
+    calls = -1000000;   /* no more cancelling */
+    CHECK(ctx_works(cx));
+    ax_ctx_free(cx);
+}

@@ -74,6 +74,8 @@ typedef struct Interp {
     Chunk *first, *cur;       /* the scratch stack */
     LeafTypes *leaf;
     int nleaf, capleaf;
+    uint32_t ticks;           /* the interpreter's loop steps, for its polls
+                                 of the cancel hook */
 } Interp;
 
 enum { CHUNK_MIN = 4096 };

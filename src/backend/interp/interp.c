@@ -165,6 +165,16 @@ static void intersect(int rank, ax_array *const *as, int n, int64_t *sh)
     }
 }
 
+/* A long operation can be cancelled: every 65,536 steps of an operation's
+ * loops (rows, elements, segments) the interpreter asks the cancel hook,
+ * as the host walk does between operations.  The memory limit does not
+ * bound every loop: an array of empty tuples of 2^31 rows takes no memory,
+ * and an operation over it would otherwise run for minutes unstoppably. */
+static inline int poll(Interp *in)
+{
+    return ++in->ticks & 0xffff ? 0 : host_cancelled(&in->h);
+}
+
 /* ----------------------------------------------------- array operations */
 
 static int op_unit(Interp *in, const Node *x, ax_array **out)
@@ -197,7 +207,7 @@ static int op_generate(Interp *in, const Node *x, ax_array **out)
     Mark m = eval_mark(in);
     Scalar *ixs = eval_salloc(in, (size_t)r), *y = eval_salloc(in, (size_t)rv.w);
     int rc = ixs && y ? 0 : -1;
-    for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+    for (int64_t i = 0; rc == 0 && i < res->size && !(rc = poll(in)); i++) {
         for (int d = 0; d < r; d++) ixs[d].i = ix[d];
         if ((rc = eval_call(in, f, ixs, y))) break;
         vstore(&rv, i, y);
@@ -235,7 +245,7 @@ static int op_zipwith(Interp *in, const Node *x, ax_array **out)
         Mark m = eval_mark(in);
         Scalar *args = eval_salloc(in, (size_t)width), *y = eval_salloc(in, (size_t)(rc == 0 ? rv.w : 0));
         if (!args || !y) rc = -1;
-        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+        for (int64_t i = 0; rc == 0 && i < res->size && !(rc = poll(in)); i++) {
             int off = 0;
             for (int j = 0; j < k; j++) {
                 /* A single input (map) has the result's shape: no need
@@ -282,7 +292,7 @@ static int bp_map(Interp *in, const Node *x, const Node *p, const Node *f, const
         Scalar *ixs = eval_salloc(in, (size_t)r), *t = eval_salloc(in, (size_t)sr), *e = eval_salloc(in, (size_t)sv.w),
                *y = f ? eval_salloc(in, (size_t)rv.w) : e;
         if (!ixs || !t || !e || !y) rc = -1;
-        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+        for (int64_t i = 0; rc == 0 && i < res->size && !(rc = poll(in)); i++) {
             int64_t lin = 0;
             for (int d = 0; d < r; d++) ixs[d].i = ix[d];
             if ((rc = eval_call(in, p, ixs, t))) break;
@@ -330,7 +340,7 @@ static int op_delayed(Interp *in, const Node *x, ax_array **out)
     Scalar *ixs = eval_salloc(in, (size_t)(r > 0 ? r : 1)), *y = eval_salloc(in, (size_t)rv.w),
            *z = eval_salloc(in, (size_t)rv.w);
     int rc = ixs && y && z ? 0 : -1;
-    for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+    for (int64_t i = 0; rc == 0 && i < res->size && !(rc = poll(in)); i++) {
         Scalar li;
         li.i = i;
         for (int d = 0; d < r; d++) ixs[d].i = ix[d];
@@ -375,7 +385,7 @@ static int op_permute(Interp *in, const Node *x, ax_array **out)
         Scalar *ixs = eval_salloc(in, (size_t)sr), *t = eval_salloc(in, (size_t)tr);
         Scalar *nw = eval_salloc(in, (size_t)sv.w), *old = eval_salloc(in, (size_t)sv.w), *y = eval_salloc(in, (size_t)sv.w);
         if (!ixs || !t || !nw || !old || !y) rc = -1;
-        for (int64_t i = 0; rc == 0 && i < src->size; i++, ix_next(sr, src->shape, ix)) {
+        for (int64_t i = 0; rc == 0 && i < src->size && !(rc = poll(in)); i++, ix_next(sr, src->shape, ix)) {
             for (int d = 0; d < sr; d++) ixs[d].i = ix[d];
             if ((rc = eval_call(in, p, ixs, t))) break;
             bool ignore = tr >= 1, inside = true;
@@ -458,7 +468,7 @@ static int op_slice(Interp *in, const Node *x, ax_array **out)
         Mark m = eval_mark(in);
         Scalar *y = eval_salloc(in, (size_t)sv.w);
         if (!y) rc = -1;
-        for (int64_t i = 0; rc == 0 && i < res->size; i++) {
+        for (int64_t i = 0; rc == 0 && i < res->size && !(rc = poll(in)); i++) {
             int64_t lin = base;
             for (int d = 0; d < r; d++) lin += ix[d] * step[d];
             vload(&sv, lin, y);
@@ -527,7 +537,7 @@ static int op_fold(Interp *in, const Node *x, ax_array **out)
         int64_t n = src->shape[src->rank - 1], rows = res->size;
         if (!has_z && n == 0 && rows > 0)
             rc = eval_fail(in, AX_ERR_SHAPE, "%s: cannot reduce an empty row (the innermost extent is 0)", what);
-        for (int64_t row = 0; rc == 0 && row < rows; row++) {
+        for (int64_t row = 0; rc == 0 && row < rows && !(rc = poll(in)); row++) {
             int64_t b = row * n, j = 0;
             if (has_z) {
                 if (w > 0) memcpy(acc, z, sizeof *acc * (size_t)w);
@@ -535,7 +545,7 @@ static int op_fold(Interp *in, const Node *x, ax_array **out)
                 vload(&sv, b, acc);
                 j = 1;
             }
-            for (; j < n; j++) {
+            for (; j < n && !(rc = poll(in)); j++) {
                 vload(&sv, b + j, e);
                 if ((rc = eval_call2(in, f, acc, e, nxt))) break;
                 Scalar *t = acc;
@@ -614,9 +624,9 @@ static int op_foldseg(Interp *in, const Node *x, ax_array **out)
                 rc = eval_fail(in, AX_ERR_SHAPE, "%s: cannot reduce segment %" PRId64 ", which is empty", what, k);
                 break;
             }
-        for (int64_t row = 0; rc == 0 && row < rows; row++) {
+        for (int64_t row = 0; rc == 0 && row < rows && !(rc = poll(in)); row++) {
             int64_t pos = row * n;
-            for (int64_t k = 0; rc == 0 && k < nseg; k++) {
+            for (int64_t k = 0; rc == 0 && k < nseg && !(rc = poll(in)); k++) {
                 int64_t j = 0;
                 if (has_z) {
                     if (w > 0) memcpy(acc, z, sizeof *acc * (size_t)w);
@@ -624,7 +634,7 @@ static int op_foldseg(Interp *in, const Node *x, ax_array **out)
                     vload(&sv, pos, acc);
                     j = 1;
                 }
-                for (; j < len[k]; j++) {
+                for (; j < len[k] && !(rc = poll(in)); j++) {
                     vload(&sv, pos + j, e);
                     if ((rc = eval_call2(in, f, acc, e, nxt))) break;
                     Scalar *t = acc;
@@ -693,7 +703,7 @@ static int op_scan(Interp *in, const Node *x, ax_array **out)
          * compute (and the number of rows might not even fit). */
         int64_t rows = ext > 0 ? res->size / ext : 0;
         if (ex) rows = tot->size;
-        for (int64_t row = 0; rc == 0 && row < rows; row++) {
+        for (int64_t row = 0; rc == 0 && row < rows && !(rc = poll(in)); row++) {
             int64_t b = row * n, o = row * ext;
             if (!has_z && n == 0) continue;
             if (left) {
@@ -706,7 +716,7 @@ static int op_scan(Interp *in, const Node *x, ax_array **out)
                     vstore(&rv, o, acc);
                     j = 1;
                 }
-                for (; j < n; j++) {
+                for (; j < n && !(rc = poll(in)); j++) {
                     if (ex) vstore(&rv, o + j, acc);
                     vload(&sv, b + j, e);
                     if ((rc = eval_call2(in, f, acc, e, nxt))) break;
@@ -725,7 +735,7 @@ static int op_scan(Interp *in, const Node *x, ax_array **out)
                     vstore(&rv, o + n - 1, acc);
                     j = n - 2;
                 }
-                for (; j >= 0; j--) {
+                for (; j >= 0 && !(rc = poll(in)); j--) {
                     if (ex) vstore(&rv, o + j, acc);
                     vload(&sv, b + j, e);
                     if ((rc = eval_call2(in, f, e, acc, nxt))) break;
@@ -765,7 +775,7 @@ static int op_filter(Interp *in, const Node *x, ax_array **out)
         Mark m = eval_mark(in);
         Scalar *e = eval_salloc(in, (size_t)sv.w);
         if (!e) rc = -1;
-        for (int64_t i = 0; rc == 0 && i < src->size; i++) {
+        for (int64_t i = 0; rc == 0 && i < src->size && !(rc = poll(in)); i++) {
             Scalar c;
             vload(&sv, i, e);
             if ((rc = eval_call(in, p, e, &c))) break;
@@ -778,7 +788,7 @@ static int op_filter(Interp *in, const Node *x, ax_array **out)
         res = new_array(in, x->type->elt, 1, &count, "ax_filter");
         rc = res && !view(in, res, &rv) ? 0 : -1;
     }
-    for (int64_t i = 0, j = 0; rc == 0 && i < src->size; i++)
+    for (int64_t i = 0, j = 0; rc == 0 && i < src->size && !(rc = poll(in)); i++)
         if (keep[i]) vcopy(&rv, j++, &sv, i, 1);
     free(keep);
     ax_array_release(src);
@@ -844,7 +854,7 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
     }
     Scalar *args = NULL, *y = NULL;
     if (rc == 0 && (!(args = eval_salloc(in, (size_t)width)) || !(y = eval_salloc(in, (size_t)rv.w)))) rc = -1;
-    for (int64_t i = 0; rc == 0 && i < res->size; i++, ix_next(r, sh, ix)) {
+    for (int64_t i = 0; rc == 0 && i < res->size && !(rc = poll(in)); i++, ix_next(r, sh, ix)) {
         Scalar *a = args;
         for (int q = 0; q < nin; q++) {
             const int64_t *ext = src[q]->shape;
@@ -936,12 +946,12 @@ static int op_loop(Interp *in, const Node *x, ax_array **out)
         if (rc == 0 && (!o[g].a || view(in, o[g].a, &o[g].v))) rc = -1;
     }
     /* element by element (a fault is the first one in that order) */
-    for (int64_t row = 0; rc == 0 && row < rows; row++) {
+    for (int64_t row = 0; rc == 0 && row < rows && !(rc = poll(in)); row++) {
         for (int g = 0; g < ng; g++)
             if (lp->gen[g].kind == LOOP_REDUCE && lp->gen[g].z >= 0 && o[g].w > 0)
                 memcpy(o[g].acc, o[g].z, sizeof *o[g].z * (size_t)o[g].w);
         for (int g = 0; g < ng; g++) o[g].have = lp->gen[g].z >= 0;
-        for (int64_t j = 0; rc == 0 && j < n; j++) {
+        for (int64_t j = 0; rc == 0 && j < n && !(rc = poll(in)); j++) {
             int64_t i = row * n + j;
             for (int g = 0; rc == 0 && g < ng; g++) {
                 const LoopGen *q = &lp->gen[g];
