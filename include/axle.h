@@ -637,6 +637,13 @@ ax_exp ax_fn_neg(ax_exp x, void *env);
 ax_exp ax_fn_abs(ax_exp x, void *env);
 ax_exp ax_fn_not(ax_exp x, void *env);
 ax_exp ax_fn_id(ax_exp x, void *env);
+/* Comparisons (bool): x < y, x <= y, x > y, x >= y, x == y, x != y. */
+ax_exp ax_fn_lt(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_le(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_gt(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_ge(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_eq(ax_exp x, ax_exp y, void *env);
+ax_exp ax_fn_ne(ax_exp x, ax_exp y, void *env);
 ax_exp ax_fn_fst(ax_exp x, ax_exp y, void *env);   /* x (in ax_permute: the new value wins) */
 ax_exp ax_fn_snd(ax_exp x, ax_exp y, void *env);   /* y (in ax_permute: the old value stays) */
 

@@ -1302,6 +1302,17 @@ OP_TEST(ready_made_functions)
             }
         ax_array_release(r);
     }
+    ax_fn2 cmps[6] = {ax_fn_lt, ax_fn_le, ax_fn_gt, ax_fn_ge, ax_fn_eq, ax_fn_ne};
+    for (int i = 0; i < 6; i++) {
+        ax_array *r = RUN(cx, ax_zip_with(cmps[i], NULL, X, Y));
+        if (r && SHAPE_IS(r, 1, 7))
+            for (int k = 0; k < 7; k++) {
+                bool w = i == 0 ? x[k] < y[k] : i == 1 ? x[k] <= y[k] : i == 2 ? x[k] > y[k]
+                       : i == 3 ? x[k] >= y[k] : i == 4 ? x[k] == y[k] : x[k] != y[k];
+                CHECKF(((uint8_t *)ax_array_data(r, 0))[k] == w, "comparison %d [%d]", i, k);
+            }
+        ax_array_release(r);
+    }
     double p[3] = {1, -3, 0.5}, q[3] = {4, 2, -0.25};
     ax_array *r = RUN(cx, ax_zip_with(ax_fn_div, NULL, use_data(cx, AX_F64, 1, SH(3), p), use_data(cx, AX_F64, 1, SH(3), q)));
     if (r && SHAPE_IS(r, 1, 3)) for (int k = 0; k < 3; k++) CHECK(((double *)ax_array_data(r, 0))[k] == p[k] / q[k]);

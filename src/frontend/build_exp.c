@@ -669,5 +669,11 @@ ax_exp ax_fn_neg(ax_exp x, void *env) { (void)env; return ax_neg(x); }
 ax_exp ax_fn_abs(ax_exp x, void *env) { (void)env; return ax_abs(x); }
 ax_exp ax_fn_not(ax_exp x, void *env) { (void)env; return ax_not(x); }
 ax_exp ax_fn_id(ax_exp x, void *env) { (void)env; return x; }
+ax_exp ax_fn_lt(ax_exp x, ax_exp y, void *env) { (void)env; return ax_lt(x, y); }
+ax_exp ax_fn_le(ax_exp x, ax_exp y, void *env) { (void)env; return ax_le(x, y); }
+ax_exp ax_fn_gt(ax_exp x, ax_exp y, void *env) { (void)env; return ax_gt(x, y); }
+ax_exp ax_fn_ge(ax_exp x, ax_exp y, void *env) { (void)env; return ax_ge(x, y); }
+ax_exp ax_fn_eq(ax_exp x, ax_exp y, void *env) { (void)env; return ax_eq(x, y); }
+ax_exp ax_fn_ne(ax_exp x, ax_exp y, void *env) { (void)env; return ax_ne(x, y); }
 ax_exp ax_fn_fst(ax_exp x, ax_exp y, void *env) { (void)env; (void)y; return x; }
 ax_exp ax_fn_snd(ax_exp x, ax_exp y, void *env) { (void)env; (void)x; return y; }
