@@ -715,6 +715,12 @@ ax_acc ax_slice_(int nspec, const ax_slice *spec, ax_acc a);
 ax_acc ax_reshape(ax_exp sh, ax_acc a);
 /* Convenience: a rank-1 view of a (reshape to its size). */
 ax_acc ax_flatten(ax_acc a);
+/* Transpose: the dimensions of a in a new order.  Dimension d of the
+ * result is dimension perm[d] of a (perm lists each of 0 .. rank-1 once,
+ * as NumPy's axes); perm NULL reverses the dimensions (a matrix's
+ * transpose).  A backpermute: it fuses with what produces and consumes
+ * it, and moves no data of its own. */
+ax_acc ax_transpose(ax_acc a, const int *perm);
 
 /* Reductions along the innermost dimension: rank r becomes rank r-1 (a
  * vector becomes a rank-0 array).  f must be associative; z is combined

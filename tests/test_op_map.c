@@ -1,8 +1,8 @@
 /*
  * The elementwise and shape operations: use (every element type's round
  * trip), unit, generate, map, zip_with and zip_with3 (operands of
- * different shapes: their intersection), backpermute, replicate, slice,
- * reshape and flatten.
+ * different shapes: their intersection), backpermute, transpose,
+ * replicate, slice, reshape and flatten.
  *
  * Backends (tests/ops/ops.h): the OP_TESTs on every backend, against
  * values computed in plain C here (empty arrays, rank 0, odd sizes, ranks
@@ -578,6 +578,77 @@ static void run_slice_cases(ax_ctx *cx, bool replicate, const SliceCase *cases, 
         free(a);
         free(want);
     }
+}
+
+/* ax_transpose against plain C: every shape of shapes_all, every order of
+ * its dimensions (and NULL, which reverses them), alone and under a map
+ * that consumes it; then the orders it must refuse. */
+static ax_exp plus1(ax_exp x, void *env) { (void)env; return ax_add(x, ax_i64(1)); }
+
+OP_TEST(transpose)
+{
+    static const int perms[][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    for (int t = 0; t < NELEM(shapes_all); t++) {
+        const Shape *sa = &shapes_all[t];
+        int r = sa->rank;
+        int64_t n = shape_size(r, sa->sh);
+        int64_t *a = alloc_i64(n), *want = alloc_i64(n);
+        for (int64_t k = 0; k < n; k++) a[k] = val_of(k);
+        for (int q = -1; q < NELEM(perms); q++) {
+            /* the orders of rank r: the entries whose first r are < r */
+            int src[3];
+            bool ok = true;
+            for (int d = 0; d < r; d++) {
+                src[d] = q < 0 ? r - 1 - d : perms[q][d];
+                ok = ok && src[d] < r;
+            }
+            if (!ok) continue;
+            op_case();
+            int64_t rs[3], ix[3], aix[3];
+            for (int d = 0; d < r; d++) rs[d] = sa->sh[src[d]];
+            for (int64_t k = 0; k < n; k++) {
+                unravel(k, r, rs, ix);
+                for (int d = 0; d < r; d++) aix[src[d]] = ix[d];
+                want[k] = a[ravel(r, sa->sh, aix)];
+            }
+            for (int m = 0; m < 2; m++) {
+                ax_acc xs = ax_transpose(use_data(cx, AX_I64, r, sa->sh, a), q < 0 ? NULL : src);
+                ax_array *res = RUN(cx, m ? ax_map(plus1, NULL, xs) : xs);
+                if (res && SHAPE_ISV(res, r, rs)) {
+                    Chk c;
+                    CHK(&c, "transpose rank %d shape %d, order %d%s", r, t, q, m ? ", mapped" : "");
+                    if (m) for (int64_t k = 0; k < n; k++) chk_i(&c, k, ((int64_t *)ax_array_data(res, 0))[k], want[k] + 1);
+                    else chk_arr_i(&c, res, 0, want, n);
+                    chk_done(&c);
+                }
+                ax_array_release(res);
+            }
+        }
+        free(a);
+        free(want);
+    }
+    op_ctx_done(cx);
+}
+
+/* The orders ax_transpose refuses, each named (a build error: the same on
+ * every backend). */
+TEST(transpose_refuses_orders_that_are_not_permutations)
+{
+    ax_ctx *cx = kind_ctx(AX_BACKEND_INTERP, false);
+    REQUIRE(cx);
+    int64_t v[6] = {1, 2, 3, 4, 5, 6};
+    static const int bad[][2] = {{0, 0}, {1, 2}, {-1, 0}};
+    static const char *says[] = {"names dimension 0 twice", "perm[1] is 2", "perm[0] is -1"};
+    for (int k = 0; k < 3; k++) {
+        ax_acc m = use_data(cx, AX_I64, 2, SH(2, 3), v);
+        CHECK(ax_transpose(m, bad[k]) == NULL);
+        CHECK(ax_status_of(cx) == AX_ERR_BUILD);
+        CHECKF(strstr(ax_error(cx), "ax_transpose") && strstr(ax_error(cx), says[k]), "%s", ax_error(cx));
+        ax_ctx_reset(cx);
+    }
+    ax_ctx_free(cx);
 }
 
 OP_TEST(replicate)

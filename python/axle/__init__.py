@@ -29,7 +29,7 @@ from ._axle import current as _current, signature as _signature
 from ._axle import (ALL, Acc, AxleError, Context, Exp, Program, acond, at, at_linear, atuple, awhile,
                     backpermute, filter, flatten, fold, fold1, fold1_seg, fold_all, fold_seg, generate, ignore,
                     index, map, permute, replicate, reshape, run, scanl, scanl1, scanl_ex, scanr, scanr1,
-                    scanr_ex, shape, size, slice, stencil, stencil2, tuple, unit, use, where, while_loop,
+                    scanr_ex, shape, size, slice, stencil, stencil2, transpose, tuple, unit, use, where, while_loop,
                     zip_with)
 
 __version__ = _axle.version

@@ -180,6 +180,7 @@ static PyMethodDef module_methods[] = {
     FC(slice, "slice(spec, a)"),
     FC(reshape, "reshape(shape, a)"),
     FC(flatten, "flatten(a)"),
+    FC(transpose, "transpose(a, axes=None): the dimensions in NumPy's order of axes (None reverses them)."),
     FC(filter, "filter(p, a)"),
     {"stencil", (PyCFunction)(void (*)(void))f_stencil, METH_VARARGS | METH_KEYWORDS,
      "stencil(f, size, a, boundary='clamp')"},

@@ -243,6 +243,7 @@ PyObject *f_replicate(PyObject *m, PyObject *const *a, Py_ssize_t n);
 PyObject *f_slice(PyObject *m, PyObject *const *a, Py_ssize_t n);
 PyObject *f_reshape(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_flatten(PyObject *m, PyObject *const *args, Py_ssize_t n);
+PyObject *f_transpose(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_filter(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_stencil(PyObject *m, PyObject *args, PyObject *kw);
 PyObject *f_stencil2(PyObject *m, PyObject *args, PyObject *kw);

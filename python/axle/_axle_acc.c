@@ -515,6 +515,37 @@ PyObject *f_flatten(PyObject *m, PyObject *const *args, Py_ssize_t n)
     END
 }
 
+/* transpose(a, axes=None): NumPy's order of axes (None reverses them). */
+PyObject *f_transpose(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (pyexp_nargs_check(n, 1, 2, "transpose") < 0) return NULL;
+    BEGIN(args, 1)
+    ax_acc a = pyexp_acc_of(c, args[0]);
+    if (!a) goto out;
+    int perm[AX_MAX_RANK], *pp = NULL;
+    if (n == 2 && args[1] != Py_None) {
+        PyObject *t = PySequence_Tuple(args[1]);
+        if (!t) goto out;
+        Py_ssize_t k = PyTuple_GET_SIZE(t);
+        int rank = ax_acc_rank(a);
+        if (k != rank) {
+            PyErr_Format(PyExc_ValueError, "transpose: axes has %zd entries for an array of rank %d", k, rank);
+            Py_DECREF(t);
+            goto out;
+        }
+        for (Py_ssize_t i = 0; i < k; i++) {
+            long v = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+            if (v == -1 && PyErr_Occurred()) { Py_DECREF(t); goto out; }
+            /* out of range: ax_transpose names it */
+            perm[i] = v < -1 ? -1 : v > AX_MAX_RANK ? AX_MAX_RANK : (int)v;
+        }
+        Py_DECREF(t);
+        pp = perm;
+    }
+    res = pyexp_done_acc(c, ax_transpose(a, pp), "ax_transpose");
+    END
+}
+
 PyObject *f_filter(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {
     if (pyexp_nargs_check(n, 2, 2, "filter") < 0 || pyexp_check_callable(args[0], "filter") < 0) return NULL;

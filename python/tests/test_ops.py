@@ -143,6 +143,19 @@ def test_replicate_slice_reshape_flatten(backend):
     np.testing.assert_array_equal(axle.flatten(m).numpy(), m.ravel())
 
 
+def test_transpose(backend, rng):
+    m = np.arange(12, dtype=np.int32).reshape(3, 4)
+    np.testing.assert_array_equal(axle.transpose(m).numpy(), m.T)
+    t = rng.standard_normal((2, 3, 5))
+    for axes in [None, (0, 2, 1), (2, 0, 1), (1, 0, 2)]:
+        np.testing.assert_array_equal(axle.transpose(t, axes).numpy(), np.transpose(t, axes))
+    np.testing.assert_array_equal(axle.map(lambda e: e * 2, axle.transpose(m)).numpy(), m.T * 2)
+    with pytest.raises(axle.AxleError, match="ax_transpose: perm names dimension 0 twice"):
+        axle.transpose(m, (0, 0))
+    with pytest.raises(ValueError, match="axes has 3 entries"):
+        axle.transpose(m, (0, 1, 2))
+
+
 def test_filter(backend, rng):
     x = rng.integers(-50, 50, 300).astype(np.int16)
     np.testing.assert_array_equal(axle.filter(lambda e: (e > 0) & (e % 3 == 0), x).numpy(),

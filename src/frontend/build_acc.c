@@ -361,6 +361,48 @@ ax_acc ax_flatten(ax_acc a)
     return ax_reshape(ax_ix1(ax_size(a)), a);
 }
 
+/* Transpose: a backpermute whose index function reorders the index, so
+ * that fusion treats it as any other index transform (thesis s.4: a
+ * delayed array read through a new index).  The order is copied into the
+ * environment the callback sees; callbacks run while the term is built. */
+typedef struct Transpose {
+    int rank;
+    int src[AX_MAX_RANK];   /* src[d]: the result's dimension d is a's src[d] */
+} Transpose;
+
+/* ix, an index of the result, as the index of a it reads. */
+static ax_exp transpose_ix(ax_exp ix, void *env)
+{
+    const Transpose *t = env;
+    ax_exp c[AX_MAX_RANK];
+    for (int d = 0; d < t->rank; d++) c[t->src[d]] = ax_index_get(ix, d);
+    return ax_index(t->rank, c);
+}
+
+ax_acc ax_transpose(ax_acc a, const int *perm)
+{
+    const char *what = "ax_transpose";
+    if (!a) return NULL;
+    ax_ctx *cx = a->cx;
+    if (!check_accs(cx, what, 1, &a, true)) return NULL;
+    Transpose t = {.rank = a->type->rank};
+    bool seen[AX_MAX_RANK] = {false};
+    for (int d = 0; d < t.rank; d++) {
+        int s = perm ? perm[d] : t.rank - 1 - d;
+        if (s < 0 || s >= t.rank)
+            return ctx_error(cx, AX_ERR_BUILD, "%s: perm[%d] is %d, not a dimension of an array of rank %d", what, d,
+                             s, t.rank);
+        if (seen[s])
+            return ctx_error(cx, AX_ERR_BUILD, "%s: perm names dimension %d twice (perm[%d])", what, s, d);
+        seen[s] = true;
+        t.src[d] = s;
+    }
+    /* The result's shape: its dimension d is a's dimension src[d]. */
+    ax_exp ash = ax_shape(a), sh[AX_MAX_RANK];
+    for (int d = 0; d < t.rank; d++) sh[d] = ax_index_get(ash, t.src[d]);
+    return ax_backpermute(ax_index(t.rank, sh), transpose_ix, &t, a);
+}
+
 /* ------------------------------------------------------------ reductions */
 
 /* The operator of a fold or scan: (e, e) -> e for the array's element. */
