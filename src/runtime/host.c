@@ -395,3 +395,75 @@ int host_rerun(ax_ctx *cx, Program *p, const Backend *hb)
     if (n >= 0 && cx->status == AX_OK) ctx_error(cx, st, "%s that the %s backend does not reproduce", was, hb->name);
     return -1;
 }
+
+int host_producer_shape(Host *h, const Node *x, const HostOperands *o, int64_t *sh, bool *linear)
+{
+    int r = x->type->rank;
+    *linear = false;
+    switch (x->op) {
+    case OP_GENERATE: case OP_BACKPERMUTE: case OP_TRANSFORM:
+        for (int d = 0; d < r; d++) sh[d] = o->val(o->arg, 0, d);
+        return 0;
+    case OP_MAP:
+    case OP_ZIPWITH: {
+        /* the intersection; linear when every operand has that shape */
+        for (int d = 0; d < r; d++) {
+            sh[d] = o->shape(o->arg, 0)[d];
+            for (int i = 1; i < o->n; i++)
+                if (o->shape(o->arg, i)[d] < sh[d]) sh[d] = o->shape(o->arg, i)[d];
+        }
+        *linear = true;
+        for (int i = 0; i < o->n; i++)
+            for (int d = 0; d < r; d++)
+                if (o->shape(o->arg, i)[d] != sh[d]) *linear = false;
+        return 0;
+    }
+    case OP_RESHAPE: {
+        for (int d = 0; d < r; d++) sh[d] = o->val(o->arg, 0, d);
+        int64_t n = shape_size_checked(h->cx, "ax_reshape", r, sh);
+        if (n < 0) return -1;
+        int srank = o->rank(o->arg, 0);
+        const int64_t *ssh = o->shape(o->arg, 0);
+        int64_t size = 1;
+        for (int d = 0; d < srank; d++) size *= ssh[d];
+        if (n != size) {
+            char a[256], b[256];
+            host_fmt_ints(a, sizeof a, srank, ssh);
+            host_fmt_ints(b, sizeof b, r, sh);
+            return host_fail(h, AX_ERR_SHAPE,
+                             "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
+                             " elements)", a, size, b, n);
+        }
+        *linear = true;
+        return 0;
+    }
+    case OP_REPLICATE:
+    case OP_SLICE: {
+        bool rep = x->op == OP_REPLICATE;
+        const Slice *sp = x->slice;
+        const int64_t *ssh = o->shape(o->arg, 0);
+        int rr = 0;
+        for (int d = 0, k = 0, s = 0; d < sp->n; d++) {
+            if (!sp->fixed[d]) {
+                sh[rr++] = ssh[s++];
+                continue;
+            }
+            int64_t v = o->val(o->arg, 1 + k++, 0);
+            if (rep) {
+                sh[rr++] = v;
+            } else {
+                if (v < 0 || v >= ssh[s]) {
+                    char b[256];
+                    host_fmt_ints(b, sizeof b, o->rank(o->arg, 0), ssh);
+                    return host_fail(h, AX_ERR_INDEX,
+                                     "ax_slice_: index %" PRId64 " of dimension %d out of bounds for shape (%s)", v, s, b);
+                }
+                s++;
+            }
+        }
+        return 0;
+    }
+    default:
+        return host_malformed(h, x, "not a producer");
+    }
+}

@@ -99,6 +99,22 @@ int host_cancelled(Host *h);
  * entries), checked as the interpreter checks them, with its messages:
  * 0, or -1 with an error. */
 int host_seg_offsets(Host *h, const char *what, const void *lens, ax_scalar s, int64_t nseg, int64_t n, int64_t *off);
+/* What an executor holds of one operation's operands and scalar
+ * arguments, read through its own functions: operand i's rank and shape,
+ * and leaf `leaf` of the value of the operation's kid `kid`. */
+typedef struct HostOperands {
+    int n;
+    void *arg;
+    int (*rank)(void *arg, int i);
+    const int64_t *(*shape)(void *arg, int i);
+    int64_t (*val)(void *arg, int kid, int leaf);
+} HostOperands;
+/* The shape of a producer's result (generate, backpermute, transform,
+ * map, zip_with, reshape, replicate, slice) into sh, with the
+ * interpreter's faults.  *linear: the kernel may index the operands
+ * linearly (each has the result's shape; a reshape always).  The CPU and
+ * GPU executors share it.  0, or -1 with the fault on h. */
+int host_producer_shape(Host *h, const Node *x, const HostOperands *o, int64_t *sh, bool *linear);
 /* The public name of an operation ("ax_fold"), for run-time messages. */
 const char *host_api_name(Op op);
 /* Writes "i,j,k" into buf. */

@@ -339,6 +339,12 @@ static int op_end(Ex *ex, Op1 *o, int rc, ax_array **out)
     return rc;
 }
 
+/* The operation's operands and scalar arguments, for the host's
+ * host_producer_shape. */
+static int o_rank(void *arg, int i) { return opd(arg, i)->rank; }
+static const int64_t *o_shape(void *arg, int i) { return opd(arg, i)->shape; }
+static int64_t o_val(void *arg, int kid, int leaf) { return thunk_val(arg, kid)[leaf].i; }
+
 static int ex_producer(Host *h, const Node *x, void *ov)
 {
     Ex *ex = h->self;
@@ -346,73 +352,10 @@ static int ex_producer(Host *h, const Node *x, void *ov)
     const Type *elt = x->type->elt;
     int r = x->type->rank;
     int64_t sh[AX_MAX_RANK];
-    CgRole role = R_MAIN;
-    switch (x->op) {
-    case OP_GENERATE: case OP_BACKPERMUTE: case OP_TRANSFORM: {
-        const AxScalar *v = thunk_val(o, 0);
-        for (int d = 0; d < r; d++) sh[d] = v[d].i;
-        break;
-    }
-    case OP_MAP:
-    case OP_ZIPWITH: {
-        /* the intersection; linear when every input has that shape */
-        bool same = true;
-        for (int d = 0; d < r; d++) {
-            sh[d] = opd(o, 0)->shape[d];
-            for (int i = 1; i < o->cn->nopd; i++)
-                if (opd(o, i)->shape[d] < sh[d]) sh[d] = opd(o, i)->shape[d];
-        }
-        for (int i = 0; i < o->cn->nopd; i++)
-            for (int d = 0; d < r; d++)
-                if (opd(o, i)->shape[d] != sh[d]) same = false;
-        role = same ? R_LIN : R_MAIN;
-        break;
-    }
-    case OP_RESHAPE: {
-        const AxScalar *v = thunk_val(o, 0);
-        for (int d = 0; d < r; d++) sh[d] = v[d].i;
-        int64_t n = shape_size_checked(ex->cx, "ax_reshape", r, sh);
-        if (n < 0) return -1;
-        if (n != opd(o, 0)->size) {
-            char a[256], b[256];
-            fmt_ints(a, sizeof a, opd(o, 0)->rank, opd(o, 0)->shape);
-            fmt_ints(b, sizeof b, r, sh);
-            return fail(ex, AX_ERR_SHAPE,
-                        "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
-                        " elements)", a, opd(o, 0)->size, b, n);
-        }
-        role = R_LIN;
-        break;
-    }
-    case OP_REPLICATE:
-    case OP_SLICE: {
-        bool rep = x->op == OP_REPLICATE;
-        const Slice *sp = x->slice;
-        const AxArg *src = opd(o, 0);
-        int rr = 0;
-        for (int d = 0, k = 0, s = 0; d < sp->n; d++) {
-            if (!sp->fixed[d]) {
-                sh[rr++] = src->shape[s++];
-                continue;
-            }
-            int64_t v = thunk_val(o, 1 + k++)->i;
-            if (rep) {
-                sh[rr++] = v;
-            } else {
-                if (v < 0 || v >= src->shape[s]) {
-                    char b[256];
-                    fmt_ints(b, sizeof b, src->rank, src->shape);
-                    return fail(ex, AX_ERR_INDEX, "ax_slice_: index %" PRId64 " of dimension %d out of bounds for shape (%s)",
-                                v, s, b);
-                }
-                s++;
-            }
-        }
-        break;
-    }
-    default:
-        return malformed(ex, x, "not a producer");
-    }
+    bool linear;
+    HostOperands hs = {o->cn->nopd, o, o_rank, o_shape, o_val};
+    if (host_producer_shape(h, x, &hs, sh, &linear)) return -1;
+    CgRole role = linear ? R_LIN : R_MAIN;
     if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
     if (!o->k[role]) role = role == R_LIN ? R_MAIN : R_LIN;   /* rank <= 1: only lin */
     return run_kernel(ex, o->k[role], &o->call, o->args[0].size, GRAIN);

@@ -210,6 +210,20 @@ static int launch_n(GEx *ex, GOp *o, CgRole r, int64_t n)
 
 /* ---------------------------------------------------- one operation */
 
+/* The operation's operands and scalar arguments, for the host's
+ * host_producer_shape. */
+static int o_rank(void *arg, int i)
+{
+    const GOp *o = arg;
+    return cg_opd_node(o->cn, i)->type->rank;
+}
+static const int64_t *o_shape(void *arg, int i)
+{
+    const GOp *o = arg;
+    return o->shape[o->cn->nout + i];
+}
+static int64_t o_val(void *arg, int kid, int leaf) { return thunk_val(arg, kid)[leaf].i; }
+
 static int ex_producer(Host *h, const Node *x, void *ov)
 {
     GEx *ex = h->self;
@@ -217,75 +231,10 @@ static int ex_producer(Host *h, const Node *x, void *ov)
     const Type *elt = x->type->elt;
     int r = x->type->rank;
     int64_t sh[AX_MAX_RANK];
-    CgRole role = R_MAIN;
-    const CgNode *cn = o->cn;
-    switch (x->op) {
-    case OP_GENERATE: case OP_BACKPERMUTE: case OP_TRANSFORM: {
-        const Scalar *v = thunk_val(o, 0);
-        for (int d = 0; d < r; d++) sh[d] = v[d].i;
-        break;
-    }
-    case OP_MAP:
-    case OP_ZIPWITH: {
-        bool same = true;
-        for (int d = 0; d < r; d++) {
-            sh[d] = o->shape[cn->nout][d];
-            for (int i = 1; i < cn->nopd; i++)
-                if (o->shape[cn->nout + i][d] < sh[d]) sh[d] = o->shape[cn->nout + i][d];
-        }
-        for (int i = 0; i < cn->nopd; i++)
-            for (int d = 0; d < r; d++)
-                if (o->shape[cn->nout + i][d] != sh[d]) same = false;
-        role = same ? R_LIN : R_MAIN;
-        break;
-    }
-    case OP_RESHAPE: {
-        const Scalar *v = thunk_val(o, 0);
-        for (int d = 0; d < r; d++) sh[d] = v[d].i;
-        int64_t n = shape_size_checked(ex->cx, "ax_reshape", r, sh);
-        if (n < 0) return -1;
-        int s = cn->nout;
-        if (n != o->size[s]) {
-            const Node *y = x->kid[cn->opd_kid[0]];
-            char a[256], b[256];
-            host_fmt_ints(a, sizeof a, y->type->rank, o->shape[s]);
-            host_fmt_ints(b, sizeof b, r, sh);
-            return fail(ex, AX_ERR_SHAPE,
-                        "ax_reshape: an array of shape (%s) (%" PRId64 " elements) cannot take shape (%s) (%" PRId64
-                        " elements)", a, o->size[s], b, n);
-        }
-        role = R_LIN;
-        break;
-    }
-    case OP_REPLICATE:
-    case OP_SLICE: {
-        bool rep = x->op == OP_REPLICATE;
-        const Slice *sp = x->slice;
-        int src = cn->nout, srank = x->kid[cn->opd_kid[0]]->type->rank;
-        int rr = 0;
-        for (int d = 0, k = 0, s = 0; d < sp->n; d++) {
-            if (!sp->fixed[d]) {
-                sh[rr++] = o->shape[src][s++];
-                continue;
-            }
-            int64_t v = thunk_val(o, 1 + k++)->i;
-            if (rep) {
-                sh[rr++] = v;
-            } else {
-                if (v < 0 || v >= o->shape[src][s]) {
-                    char b[256];
-                    host_fmt_ints(b, sizeof b, srank, o->shape[src]);
-                    return fail(ex, AX_ERR_INDEX, "ax_slice_: index %" PRId64 " of dimension %d out of bounds for shape (%s)",
-                                v, s, b);
-                }
-                s++;
-            }
-        }
-        break;
-    }
-    default:
-        return host_malformed(&ex->h, x, "not a producer");
-    }
+    bool linear;
+    HostOperands hs = {o->cn->nopd, o, o_rank, o_shape, o_val};
+    if (host_producer_shape(h, x, &hs, sh, &linear)) return -1;
+    CgRole role = linear ? R_LIN : R_MAIN;
     if (out_alloc(ex, o, 0, elt, r, sh)) return -1;
     if (!ex->gp->k[x->num][role]) role = role == R_LIN ? R_MAIN : R_LIN;
     return launch_n(ex, o, role, o->size[0]);
