@@ -367,6 +367,19 @@ void cg_range_fact(G *g, const Node *lam, int slot, bool lin);
  * bounds: callers check). */
 Val cg_read_lin(G *g, int i, const char *pos);
 Val cg_read_ix(G *g, int i, Val ix);
+/* How a row skeleton (fold, scan) reads operand 0 at position pos of its
+ * row: linearly, or, for a delayed operand of rank >= 2, through its index
+ * form at (the row's outer index, pos - base), which the skeleton knows
+ * without a division and a remainder per dimension and element (fusion.c
+ * phase 2).  The CPU takes the index form only when the linear one goes
+ * through fromLinear (fromlin_only); the GPU always. */
+typedef struct CgRowRead {
+    bool ix;
+    Val outer;          /* the row's index, rank - 1 components */
+    const char *base;   /* the row's first position */
+} CgRowRead;
+CgRowRead cg_row_read(G *g, const char *row, const char *base, bool fromlin_only);
+Val cg_read_row(G *g, const CgRowRead *rr, const char *pos);
 /* Row-major position of ix within slot's shape (an atom). */
 const char *cg_linear(G *g, int slot, Val ix);
 /* Stores v as element pos of output slot (through the epilogue: slot 0). */

@@ -376,3 +376,42 @@ void cg_emit_skeleton(G *g, const CgSkeletons *sk)
         break;
     }
 }
+
+/* Whether a node contains a fromLinear. */
+static bool has_fromlin(const Node *e)
+{
+    if (!e) return false;
+    if (e->op == OP_PRIM && e->a == P_FROMLIN) return true;
+    for (int i = 0; i < e->n; i++)
+        if (has_fromlin(e->kid[i])) return true;
+    return false;
+}
+
+CgRowRead cg_row_read(G *g, const char *row, const char *base, bool fromlin_only)
+{
+    CgRowRead rr = {false, cg_val(g, 0), base};
+    const CgNode *cn = g->cn;
+    const Node *y = cg_opd_node(cn, 0);
+    int r = y->type->rank, slot = cg_opd_slot(cn, 0);
+    if (y->op != OP_DELAYED || r < 2 || (fromlin_only && !has_fromlin(y->kid[2]))) return rr;
+    rr.ix = true;
+    rr.outer = cg_val(g, r - 1);
+    const char *q = cg_fresh(g, "t");
+    cg_line(g, "i64 %s = %s;", q, row);
+    for (int d = r - 2; d >= 0 && rr.outer.n == r - 1; d--) {
+        rr.outer.v[d] = cg_fresh(g, "o");
+        if (d > 0) cg_line(g, "const i64 %s = %s %% s%d_%d; %s /= s%d_%d;", rr.outer.v[d], q, slot, d, q, slot, d);
+        else cg_line(g, "const i64 %s = %s;", rr.outer.v[d], q);
+    }
+    return rr;
+}
+
+Val cg_read_row(G *g, const CgRowRead *rr, const char *pos)
+{
+    if (!rr->ix) return cg_read_lin(g, 0, pos);
+    Val ix = cg_val(g, rr->outer.n + 1);
+    if (ix.n != rr->outer.n + 1) return cg_read_lin(g, 0, pos);
+    for (int d = 0; d < rr->outer.n; d++) ix.v[d] = rr->outer.v[d];
+    ix.v[rr->outer.n] = cg_atom(g, cg_fmt(g, "%s - %s", pos, rr->base));
+    return cg_read_ix(g, 0, ix);
+}

@@ -37,46 +37,6 @@ int cpu_lanes(const Type *elt)
     return lanes;
 }
 
-/* Whether a node contains a fromLinear. */
-static bool has_fromlin(const Node *e)
-{
-    if (!e) return false;
-    if (e->op == OP_PRIM && e->a == P_FROMLIN) return true;
-    for (int i = 0; i < e->n; i++)
-        if (has_fromlin(e->kid[i])) return true;
-    return false;
-}
-
-/* (skel.h RowRead) */
-RowRead cpu_row_read(G *g, const char *row, const char *base)
-{
-    RowRead rr = {false, cg_val(g, 0), base};
-    const CgNode *cn = g->cn;
-    const Node *y = cg_opd_node(cn, 0);
-    int r = y->type->rank, slot = cg_opd_slot(cn, 0);
-    if (y->op != OP_DELAYED || r < 2 || !has_fromlin(y->kid[2])) return rr;
-    rr.ix = true;
-    rr.outer = cg_val(g, r - 1);
-    const char *q = cg_fresh(g, "t");
-    cg_line(g, "i64 %s = %s;", q, row);
-    for (int d = r - 2; d >= 0 && rr.outer.n == r - 1; d--) {
-        rr.outer.v[d] = cg_fresh(g, "o");
-        if (d > 0) cg_line(g, "const i64 %s = %s %% s%d_%d; %s /= s%d_%d;", rr.outer.v[d], q, slot, d, q, slot, d);
-        else cg_line(g, "const i64 %s = %s;", rr.outer.v[d], q);
-    }
-    return rr;
-}
-
-Val cpu_read_row(G *g, const RowRead *rr, const char *pos)
-{
-    if (!rr->ix) return cg_read_lin(g, 0, pos);
-    Val ix = cg_val(g, rr->outer.n + 1);
-    if (ix.n != rr->outer.n + 1) return cg_read_lin(g, 0, pos);
-    for (int d = 0; d < rr->outer.n; d++) ix.v[d] = rr->outer.v[d];
-    ix.v[rr->outer.n] = cg_atom(g, cg_fmt(g, "%s - %s", pos, rr->base));
-    return cg_read_ix(g, 0, ix);
-}
-
 /* ------------------------------------------------------------ the operators' identities */
 
 /* The C expression of a commutative primitive (cg_comm_op) on two values of
@@ -130,7 +90,7 @@ const char *cpu_leaf_identity(G *g, Prim op, ax_scalar s)
  * residue class, combined in lane order), then the tail left to right;
  * a non-commutative f, or a short range, strictly left to right. */
 Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
-                   const RowRead *rr)
+                   const CgRowRead *rr)
 {
     Val res = cg_decl(g, elt, "r");
     const char *j = cg_fresh(g, "j");
@@ -157,7 +117,7 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
             init[k] = (fl && (ops[k] == P_MIN || ops[k] == P_MAX)) ? NULL : cpu_leaf_identity(g, ops[k], s);
             if (!init[k] && first.n == 0) {
                 g->pos = lo;
-                first = cg_bind(g, elt, cpu_read_row(g, rr, lo), "x");
+                first = cg_bind(g, elt, cg_read_row(g, rr, lo), "x");
             }
             if (!init[k]) init[k] = k < first.n ? first.v[k] : "0";
         }
@@ -172,7 +132,7 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
         g->ind++;
         g->pos = cg_fmt(g, "(%s + %s)", j, l);
         Val acc = cg_at(g, lane, l);
-        Val xj = cpu_read_row(g, rr, cg_fmt(g, "%s + %s", j, l));
+        Val xj = cg_read_row(g, rr, cg_fmt(g, "%s + %s", j, l));
         cg_update(g, elt, acc, cg_apply2(g, f, acc, xj));
         cg_close(g);
         cg_close(g);
@@ -186,7 +146,7 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
         g->ind++;
     }
     g->pos = lo;
-    cg_assign(g, res, cpu_read_row(g, rr, lo));
+    cg_assign(g, res, cg_read_row(g, rr, lo));
     if (comm) cg_close(g);
     /* the tail (or the whole range) left to right.  Under the fast
      * modes' reassociation GCC vectorises this loop too, with gathers and
@@ -199,7 +159,7 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
     g->ind++;
     if (g->fast && comm) cg_line(g, "__asm__(\"\");");
     g->pos = j;
-    cg_update(g, elt, res, cg_apply2(g, f, res, cpu_read_row(g, rr, j)));
+    cg_update(g, elt, res, cg_apply2(g, f, res, cg_read_row(g, rr, j)));
     cg_close(g);
     return res;
 }
@@ -222,16 +182,16 @@ static void cpu_part_head(G *g, const Type *elt, Val *q)
 
 /* Opens the part kernel's task loop from task `from`: task t is chunk k
  * of row `row`, positions [lo, hi).  Leaves the loop open. */
-static RowRead cpu_part_loop(G *g, const char *from)
+static CgRowRead cpu_part_loop(G *g, const char *from)
 {
     cg_line(g, "for (i64 t = %s; t < end; t++) {", from);
     g->ind++;
     cg_line(g, "const i64 row = t / nch, k = t %% nch;");
     cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
-    return cpu_row_read(g, "row", "row * n");
+    return cg_row_read(g, "row", "row * n", true);
 }
 
-RowRead cpu_part_begin(G *g, const Type *elt, Val *q)
+CgRowRead cpu_part_begin(G *g, const Type *elt, Val *q)
 {
     cpu_part_head(g, elt, q);
     return cpu_part_loop(g, "start");
@@ -384,7 +344,7 @@ void cpu_emit_fold(G *g)
 
     Val q;
     cpu_part_head(g, elt, &q);
-    RowRead rr = cpu_part_loop(g, fold_across(g, x) ? fold_rows_across(g, f, elt) : "start");
+    CgRowRead rr = cpu_part_loop(g, fold_across(g, x) ? fold_rows_across(g, f, elt) : "start");
     Val res = cg_decl(g, elt, "y");
     Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
     if (z) {
@@ -444,7 +404,7 @@ void cpu_emit_foldseg(G *g)
     cg_line(g, "const i64 row = row_, k = k_;");
     cg_line(g, "if (++k_ == nseg) k_ = 0, row_++;");
     cg_line(g, "const i64 lo = row * n + off[k], hi = row * n + off[k + 1];");
-    RowRead rr = cpu_row_read(g, "row", "row * n");
+    CgRowRead rr = cg_row_read(g, "row", "row * n", true);
     Val res = cg_decl(g, elt, "y");
     if (z) {
         cg_assign(g, res, cpu_zval(g, elt));

@@ -24,7 +24,7 @@ typedef struct LoopG {
     const char **cnt;         /* per generator: its count (filters) */
     const char **hv;          /* per generator: has it an element yet (conditional reductions) */
     bool hv_known;            /* every one has: the elements after the first kept */
-    RowRead rr;
+    CgRowRead rr;
 } LoopG;
 
 enum { LE_INIT, LE_STEP, LE_LANE0, LE_LANE };
@@ -36,7 +36,7 @@ static void loop_elem(G *g, LoopG *L, const char *pos, int mode, const char *l)
 {
     const Node *x = g->cn->x;
     g->pos = cg_atom(g, pos);
-    Val v = cpu_read_row(g, &L->rr, g->pos);
+    Val v = cg_read_row(g, &L->rr, g->pos);
     for (int q = 0; q < L->lp->ngen && !g->failed; q++) {
         const LoopGen *gn = &L->lp->gen[q];
         Val c = cg_loop_comp(g, v, gn->comp);
@@ -128,7 +128,7 @@ void cpu_emit_loop(G *g)
     g->ind++;
     cg_line(g, "const i64 row = t / nch, k = t %% nch;");
     cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
-    L.rr = cpu_row_read(g, "row", "row * n");
+    L.rr = cg_row_read(g, "row", "row * n", true);
     for (int q = 0; q < ng; q++)
         if (lp->gen[q].kind == LOOP_FILTER) {
             L.cnt[q] = cg_fresh(g, "cnt");

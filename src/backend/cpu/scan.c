@@ -84,7 +84,7 @@ void cpu_emit_scan(G *g)
 
     /* part: chunk totals (any grouping: f is associative) */
     Val q;
-    RowRead rr = cpu_part_begin(g, elt, &q);
+    CgRowRead rr = cpu_part_begin(g, elt, &q);
     cg_put(g, q, "t", cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr));
     cg_close(g);
     cpu_kernel_end(g);

@@ -37,27 +37,16 @@ void cpu_loop_lin(G *g, CpuElemFn f, void *env);
 /* Accumulators of the lane-parallel reduction loop for elements of type elt. */
 int cpu_lanes(const Type *elt);
 
-/* How a row skeleton reads operand 0 at position pos of its row:
- * linearly, or, for a delayed operand of rank >= 2 whose linear form goes
- * through fromLinear (a division and a remainder per dimension and
- * element: fusion.c phase 2), through the index form at (the row's outer
- * index, pos - base), which the skeleton knows without dividing. */
-typedef struct RowRead {
-    bool ix;
-    Val outer;          /* the row's index, rank - 1 components */
-    const char *base;   /* the row's first position */
-} RowRead;
-RowRead cpu_row_read(G *g, const char *row, const char *base);
-Val cpu_read_row(G *g, const RowRead *rr, const char *pos);
+/* (A row skeleton reads operand 0 through cgen's CgRowRead.) */
 /* Folds positions [lo, hi) of operand 0 with f into fresh locals (see
  * fold.c). */
 Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
-                   const RowRead *rr);
+                   const CgRowRead *rr);
 /* The fold's or scan's z, of type elt (its thunk's parameters). */
 Val cpu_zval(G *g, const Type *elt);
 /* Opens the part kernel of a fold or scan and its task loop: task t is
  * chunk k of row `row`, positions [lo, hi); *q the partials in scratch. */
-RowRead cpu_part_begin(G *g, const Type *elt, Val *q);
+CgRowRead cpu_part_begin(G *g, const Type *elt, Val *q);
 /* A commutative primitive (cg_comm_op) on two values of scalar type s, and
  * its identity, as C expressions; NULL for another primitive. */
 const char *cpu_leaf_op(G *g, Prim op, ax_scalar s, const char *a, const char *b);

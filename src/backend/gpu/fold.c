@@ -39,7 +39,7 @@ void gpu_team_reduce(G *g, GpuRedKind kind)
     cg_line(g, "const i64 row = live ? t / nch_ : 0, k = live ? t %% nch_ : 0;");
     if (kind == GPU_RED_SEG) cg_line(g, "const i64 lo = row * n_ + (live ? off[k] : 0), hi = live ? row * n_ + off[k + 1] : lo;");
     else cg_line(g, "const i64 lo = row * n_ + k * ch_, hi = live ? ax_min64(lo + ch_, row * n_ + n_) : lo;");
-    RowRead rr = gpu_row_read(g, "row", "row * n_");
+    CgRowRead rr = cg_row_read(g, "row", "row * n_", false);
     Val acc = cg_decl(g, elt, "y");
     cg_line(g, "int have = 0;");
     if (cn->comm) {
@@ -50,7 +50,7 @@ void gpu_team_reduce(G *g, GpuRedKind kind)
     }
     cg_open(g);
     g->pos = "j";
-    gpu_accumulate(g, f, elt, acc, "have", gpu_read_row(g, &rr, "j"));
+    gpu_accumulate(g, f, elt, acc, "have", cg_read_row(g, &rr, "j"));
     cg_close(g);
     /* The tree: a left neighbour with its right one.  On CUDA a team of a
      * warp or more does its first five levels within each warp by

@@ -62,7 +62,7 @@ void gpu_emit_loop(G *g)
     cg_line(g, "const int live = t < m_;");
     cg_line(g, "const i64 row = live ? t / nch_ : 0, k = live ? t %% nch_ : 0;");
     cg_line(g, "const i64 lo = row * n_ + k * ch_, hi = live ? ax_min64(lo + ch_, row * n_ + n_) : lo;");
-    RowRead rr = gpu_row_read(g, "row", "row * n_");
+    CgRowRead rr = cg_row_read(g, "row", "row * n_", false);
     Val acc = cg_decl(g, rt, "y");
     for (int q = 0; q < ng; q++) {
         if (lp->gen[q].kind == LOOP_REDUCE) cg_line(g, "int have%d = 0;", q);
@@ -76,7 +76,7 @@ void gpu_emit_loop(G *g)
     }
     cg_open(g);
     g->pos = "j";
-    Val v = gpu_snap(g, x->kid[0]->type->elt, gpu_read_row(g, &rr, "j"));
+    Val v = gpu_snap(g, x->kid[0]->type->elt, cg_read_row(g, &rr, "j"));
     for (int q = 0; q < ng; q++) {
         const LoopGen *gn = &lp->gen[q];
         const Type *ct = loop_comp_type(x, gn->comp);

@@ -90,35 +90,6 @@ Val gpu_index_of(G *g, int slot, int r, const char *lin)
     return ix;
 }
 
-RowRead gpu_row_read(G *g, const char *row, const char *base)
-{
-    RowRead rr = {false, cg_val(g, 0), base};
-    const CgNode *cn = g->cn;
-    const Node *y = cg_opd_node(cn, 0);
-    int r = y->type->rank, slot = cg_opd_slot(cn, 0);
-    if (y->op != OP_DELAYED || r < 2) return rr;
-    rr.ix = true;
-    rr.outer = cg_val(g, r - 1);
-    const char *q = cg_fresh(g, "t");
-    cg_line(g, "i64 %s = %s;", q, row);
-    for (int d = r - 2; d >= 0 && rr.outer.n == r - 1; d--) {
-        rr.outer.v[d] = cg_fresh(g, "o");
-        if (d > 0) cg_line(g, "const i64 %s = %s %% s%d_%d; %s /= s%d_%d;", rr.outer.v[d], q, slot, d, q, slot, d);
-        else cg_line(g, "const i64 %s = %s;", rr.outer.v[d], q);
-    }
-    return rr;
-}
-
-Val gpu_read_row(G *g, const RowRead *rr, const char *pos)
-{
-    if (!rr->ix) return cg_read_lin(g, 0, pos);
-    Val ix = cg_val(g, rr->outer.n + 1);
-    if (ix.n != rr->outer.n + 1) return cg_read_lin(g, 0, pos);
-    for (int d = 0; d < rr->outer.n; d++) ix.v[d] = rr->outer.v[d];
-    ix.v[rr->outer.n] = cg_atom(g, cg_fmt(g, "%s - %s", pos, rr->base));
-    return cg_read_ix(g, 0, ix);
-}
-
 Val gpu_zval(G *g, const Type *elt) { return cg_param(g, g->cn->kid_thunk[1], elt); }
 
 /* acc = have ? f(acc, v) : v; have = 1 */

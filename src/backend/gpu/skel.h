@@ -29,16 +29,7 @@ void gpu_grid_loop(G *g, const char *i, const char *count);
 /* The index of row-major position lin in the shape of slot (rank r). */
 Val gpu_index_of(G *g, int slot, int r, const char *lin);
 
-/* How a row skeleton reads operand 0 at position pos: linearly, or, for
- * a delayed operand of rank >= 2, through its index form at (the row's
- * outer index, pos - base), which needs no division per element. */
-typedef struct RowRead {
-    bool ix;
-    Val outer;
-    const char *base;
-} RowRead;
-RowRead gpu_row_read(G *g, const char *row, const char *base);
-Val gpu_read_row(G *g, const RowRead *rr, const char *pos);
+/* (A row skeleton reads operand 0 through cgen's CgRowRead.) */
 /* The fold's or scan's z, of type elt. */
 Val gpu_zval(G *g, const Type *elt);
 /* acc = have ? f(acc, v) : v; have = 1 */
