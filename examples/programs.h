@@ -45,11 +45,30 @@ typedef struct ex_program {
      * micro-benchmarks; radix sort against another sorting
      * algorithm): `axle bench` runs it only when named. */
     bool extra;
+    /* A program of a public suite ("polybench", "rodinia"; NULL for the
+     * built-in ones): listed apart (ex_suite), run by `axle bench --suite
+     * NAME`, tested by tests/test_suites.c.  Its size parameter n is the
+     * suite's first dimension; the others follow from n by the ratios of
+     * the suite's datasets (each program's comment says how). */
+    const char *suite;
+    /* The suite's own serial loop nest, as the suite publishes it (the
+     * plain loop a user would otherwise write), computing what `baseline`
+     * computes (which is the same loops with OpenMP where the suite or a
+     * user would add it); keeps its result where baseline does, so
+     * check_baseline compares it.  Variant as for baseline.  NULL: none. */
+    int (*baseline_serial)(void *state, int variant);
 } ex_program;
 
 extern const ex_program *const ex_programs[];
 extern const int ex_nprograms;
 const ex_program *ex_find(const char *name);
+
+/* The programs of a public suite ("polybench", "rodinia"), NULL-terminated;
+ * NULL for an unknown suite.  ex_suite_find looks a name up in every
+ * suite. */
+const ex_program *const *ex_suite(const char *suite);
+const ex_program *ex_suite_find(const char *name);
+extern const char *const ex_suites[];   /* the suites' names, NULL-terminated */
 
 /* A deterministic pseudo-random generator (xorshift64*): inputs are the
  * same on every run and machine. */
