@@ -829,5 +829,5 @@ const ex_program *ex_find(const char *name)
 {
     for (int i = 0; i < ex_nprograms; i++)
         if (!strcmp(ex_programs[i]->name, name)) return ex_programs[i];
-    return NULL;
+    return ex_suite_find(name);
 }

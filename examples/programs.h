@@ -61,6 +61,7 @@ typedef struct ex_program {
 
 extern const ex_program *const ex_programs[];
 extern const int ex_nprograms;
+/* A program by name: a built-in one, or one of a suite's. */
 const ex_program *ex_find(const char *name);
 
 /* The programs of a public suite ("polybench", "rodinia"), NULL-terminated;

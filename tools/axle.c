@@ -329,6 +329,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(a.cmd, "list")) {
         for (int i = 0; i < ex_nprograms; i++) printf("%-14s %s\n", ex_programs[i]->name, ex_programs[i]->about);
+        for (int s = 0; ex_suites[s]; s++) {
+            const ex_program *const *l = ex_suite(ex_suites[s]);
+            if (*l) printf("\nfrom %s (axle bench --suite %s):\n", ex_suites[s], ex_suites[s]);
+            for (; *l; l++) printf("%-14s %s\n", (*l)->name, (*l)->about);
+        }
         return 0;
     }
     if (!a.program) {

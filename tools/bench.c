@@ -32,6 +32,13 @@
  *              axle command (or AXLE_CUDA_BASELINES), run where a GPU is;
  *              the median device time of its runs; then "the" baseline
  *
+ * With --suite polybench|rodinia (examples/polybench, examples/rodinia),
+ * each program of that suite runs fused and fast only, against four C rows:
+ * the parallel baseline (baseline-std, baseline-fastmath) and the suite's
+ * own serial loop nest (serial-std, serial-fastmath); "the" baseline is the
+ * fastest of the four, and a last line gives the geometric means of
+ * axle's ratios to it and how many programs are within 1.2x.
+ *
  * Each is timed as the median of --runs runs (default 5) after one
  * warm-up run, the configurations of a program taking turns run by run
  * (time_rounds: a drift of the machine's speed falls on all of them
@@ -85,7 +92,9 @@
 
 int axle_bench(int argc, char **argv);
 
-enum { MAX_RES = 8, MAX_SIZES = 32 };
+enum { MAX_RES = 8, MAX_SIZES = 32, MAX_PROGS = 64 };
+/* --suite's target: within 1.2x of the faster C baseline. */
+#define SUITE_TARGET 1.2
 
 typedef struct {
     const ex_program **progs;
@@ -95,6 +104,10 @@ typedef struct {
     int runs;
     double max_time_ms;     /* per configuration; 0: no limit */
     bool json;
+    const char *suite;      /* --suite: that suite's programs, fused and fast against
+                               the serial and parallel C; a summary at the end */
+    int nsuite, nsuite_ok;  /* its programs with a ratio, and those within SUITE_TARGET */
+    double suite_log[2];    /* the sum of log(ratio) of fused and fast */
     FILE *json_file;        /* --json-file: the JSON lines also go here */
     const char *matrix;
     ax_options opt;
@@ -156,6 +169,7 @@ static void usage(FILE *f)
             "                  [--backend interp|cpu|cuda|opencl] [--json] [--matrix FILE]\n"
             "                  [--mem-limit BYTES] [--threads N] [--max-time SECONDS]\n"
             "                  [--json-file FILE]\n"
+            "       axle bench --suite polybench|rodinia [PROGRAM...] [options as above]\n"
             "       axle bench --compile [PROGRAM...] [--runs N] [--threads N] [--json]\n"
             "  each program (default: those with a baseline, less the skeleton micro-benchmarks\n"
             "  map-explog, fold-sum and scanl1-sum, which run only when named) fused, without\n"
@@ -167,6 +181,9 @@ static void usage(FILE *f)
             "  Market file instead of a random matrix.  --max-time: stop timing a configuration\n"
             "  after this long (at least one timed run).  --json-file: also append the JSON\n"
             "  lines to FILE (the table still goes to the terminal).\n"
+            "  --suite: a public suite's programs (axle list names them), fused and fast against the\n"
+            "  suite's serial loops and their parallel version (both builds each), the ratio to the\n"
+            "  fastest, and the geometric mean of the ratios.\n"
             "  --compile: compile times instead (cold, from the disk cache in a new process, from\n"
             "  the memory cache), see axle bench --compile --help.\n");
 }
@@ -266,6 +283,18 @@ static int parse(int argc, char **argv, Bench *b)
             else if (!strcmp(v, "default")) b->opt.backend = AX_BACKEND_DEFAULT;
             else { fprintf(stderr, "axle bench: unknown backend '%s'\n", v); return -1; }
             i++;
+        } else if (!strcmp(s, "--suite") && v) {
+            const ex_program *const *l = ex_suite(v);
+            if (!l) {
+                fprintf(stderr, "axle bench: unknown suite '%s' (polybench, rodinia)\n", v);
+                return -1;
+            }
+            b->suite = v;
+            for (; *l; l++) {
+                if (b->nprogs == MAX_PROGS) { fprintf(stderr, "axle bench: too many programs\n"); return -1; }
+                b->progs[b->nprogs++] = *l;
+            }
+            i++;
         } else if (!strcmp(s, "--json")) {
             b->json = true;
         } else if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
@@ -277,6 +306,7 @@ static int parse(int argc, char **argv, Bench *b)
                 fprintf(stderr, "axle bench: unknown program '%s' (see axle list)\n", s);
                 return -1;
             }
+            if (b->nprogs == MAX_PROGS) { fprintf(stderr, "axle bench: too many programs\n"); return -1; }
             b->progs[b->nprogs++] = p;
         } else {
             fprintf(stderr, "axle bench: unknown or incomplete argument '%s'\n", s);
@@ -370,7 +400,7 @@ static int ax_once(void *arg)
 }
 
 typedef struct {
-    const ex_program *p;
+    int (*fn)(void *state, int variant);   /* the program's baseline or baseline_serial */
     void *st;
     int variant;
 } BlRun;
@@ -378,7 +408,7 @@ typedef struct {
 static int bl_once(void *arg)
 {
     BlRun *r = arg;
-    return r->p->baseline(r->st, r->variant);
+    return r->fn(r->st, r->variant);
 }
 
 /* Checks res against the reference and, where the program has one,
@@ -551,23 +581,34 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
 
 /* One program at one size: all configurations, timed in rounds
  * (time_rounds), then checked; returns the number of failures that count
- * against the exit status. */
-static int bench_one(const Bench *b, const ex_program *p, int64_t n)
+ * against the exit status.  With --suite, axle runs fused and fast only,
+ * against four C rows: the parallel baseline and the suite's serial loop,
+ * each in both builds; "the" baseline is the fastest of them. */
+static int bench_one(Bench *b, const ex_program *p, int64_t n)
 {
-    enum { FUSED, NOPLANNER, NOFUSION, NOSHARING, FAST, FINITE, BL_STD, BL_FAST, BL_BEST, BL_CUDA, NROWS };
-    enum { NAX = FINITE + 1 };   /* axle's configurations */
+    enum { FUSED, NOPLANNER, NOFUSION, NOSHARING, FAST, FINITE, BL_STD, BL_FAST, SER_STD, SER_FAST, BL_BEST,
+           BL_CUDA, NROWS };
+    enum { NAX = FINITE + 1, NBL = SER_FAST - BL_STD + 1 };   /* axle's configurations; the C ones */
     Row rows[NROWS];
     memset(rows, 0, sizeof rows);
     static const char *const names[NROWS] = {"fused", "noplanner", "nofusion", "nosharing", "fast", "finite",
-                                             "baseline-std", "baseline-fastmath", "baseline", "baseline-cuda"};
+                                             "baseline-std", "baseline-fastmath", "serial-std",
+                                             "serial-fastmath", "baseline", "baseline-cuda"};
     static const unsigned debug[NAX] = {0, AX_DEBUG_NO_PLANNER, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING, 0, 0};
     for (int i = 0; i < NROWS; i++) rows[i].config = names[i];
     bool have_bl = p->baseline && p->check_baseline;
+    bool suite = b->suite != NULL;
+    bool on[NROWS];
+    for (int i = 0; i < NROWS; i++)
+        on[i] = i < NAX ? !suite || i == FUSED || i == FAST
+                        : i < SER_STD ? have_bl : i <= SER_FAST ? have_bl && p->baseline_serial : false;
 
     Cfg cfg[NAX];
-    Timed ts[NAX + 2];
+    memset(cfg, 0, sizeof cfg);
+    Timed ts[NAX + NBL];
     memset(ts, 0, sizeof ts);
     for (int i = 0; i < NAX; i++) {
+        if (!on[i]) continue;
         /* a configuration that cannot run keeps cfg_open's reason */
         ts[i] = (Timed){ax_once, &cfg[i].run, &rows[i], NULL, 0, 0, 0,
                         cfg_open(b, p, n, debug[i], i == FAST ? 1 : i == FINITE ? 2 : 0, &rows[i], &cfg[i])};
@@ -577,18 +618,21 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
     ax_ctx *c2 = NULL;
     void *bst = ts[FUSED].live ? cfg[FUSED].st : NULL;
     if (have_bl && !bst && (c2 = ax_ctx_new(&b->opt))) bst = p->setup(c2, n);
-    BlRun br[2] = {{p, bst, 0}, {p, bst, 1}};
-    for (int v = 0; have_bl && v < 2; v++) {
+    BlRun br[NBL];
+    for (int v = 0; v < NBL; v++) {
         Row *r = &rows[BL_STD + v];
+        if (!on[BL_STD + v]) continue;
+        br[v] = (BlRun){v < 2 ? p->baseline : p->baseline_serial, bst, v & 1};
         r->backend = rows[FUSED].backend;
         r->run_ms = -1;
         r->compile_ms = r->compile_cached_ms = 0;   /* compiled ahead of time */
         ts[BL_STD + v] = (Timed){bl_once, &br[v], r, NULL, 0, 0, 0, bst != NULL};
         if (!bst) snprintf(r->error, sizeof r->error, "could not make the inputs");
     }
-    time_rounds(b, ts, have_bl ? NAX + 2 : NAX);
+    time_rounds(b, ts, NAX + NBL);
 
     for (int i = 0; i < NAX; i++) {
+        if (!on[i]) continue;
         if (ts[i].rc != 0) {
             rows[i].run_ms = -1;
             fail_row(&rows[i], cfg[i].cx, "run failed");
@@ -596,10 +640,10 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
             check_all(p, cfg[i].st, cfg[i].run.res, cfg[i].run.nres, &rows[i]);
         }
     }
-    for (int v = 0; have_bl && v < 2; v++) {
+    for (int v = 0; v < NBL; v++) {
         Row *r = &rows[BL_STD + v];
-        if (!bst) continue;
-        if (ts[BL_STD + v].rc != 0 || p->baseline(bst, v) != 0) {
+        if (!on[BL_STD + v] || !bst) continue;
+        if (ts[BL_STD + v].rc != 0 || bl_once(&br[v]) != 0) {
             r->run_ms = -1;
             r->ok = false;
             r->nomem = true;
@@ -617,6 +661,7 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
     /* The CUDA baseline, on the same inputs, after the CPU ones (it keeps
      * its result where they keep theirs). */
     bool have_cuda = b->opt.backend == AX_BACKEND_CUDA && p->cuda_baseline && have_bl;
+    on[BL_CUDA] = have_cuda;
     if (have_cuda) {
         Row *r = &rows[BL_CUDA];
         r->backend = "cuda";
@@ -648,26 +693,53 @@ static int bench_one(const Bench *b, const ex_program *p, int64_t n)
         ax_ctx_free(c2);
     }
 
-    /* The better build is "the" baseline. */
+    /* The fastest C build is "the" baseline. */
     double best = -1;
-    if (have_bl) {
-        Row *s = &rows[BL_STD], *f = &rows[BL_FAST];
-        Row *w = s->run_ms >= 0 && (f->run_ms < 0 || s->run_ms <= f->run_ms) ? s : f;
+    Row *w = NULL;
+    for (int v = BL_STD; v <= SER_FAST; v++)
+        if (on[v] && rows[v].run_ms >= 0 && (!w || rows[v].run_ms < w->run_ms)) w = &rows[v];
+    if (w) {
         rows[BL_BEST] = *w;
         rows[BL_BEST].config = "baseline";
-        rows[BL_BEST].variant = w == s ? "std" : "fastmath";
+        static const char *const variants[NBL] = {"std", "fastmath", "serial-std", "serial-fastmath"};
+        rows[BL_BEST].variant = variants[w - &rows[BL_STD]];
+        on[BL_BEST] = true;
         best = w->run_ms;
     }
     /* On a GPU, axle is compared with the GPU's baseline */
     if (have_cuda && rows[BL_CUDA].run_ms >= 0) best = rows[BL_CUDA].run_ms;
     int bad = 0;
     for (int i = 0; i < NROWS; i++) {
-        if (!have_bl && i >= BL_STD) break;
-        if (i == BL_CUDA && !have_cuda) break;
+        if (!on[i]) continue;
         print_row(b, p, n, &rows[i], best);
         if (!rows[i].ok && !rows[i].nomem && !rows[i].unchecked) bad++;
     }
+    if (suite && best > 0 && rows[FUSED].run_ms > 0 && rows[FAST].run_ms > 0) {
+        b->nsuite++;
+        b->suite_log[0] += log(rows[FUSED].run_ms / best);
+        b->suite_log[1] += log(rows[FAST].run_ms / best);
+        if (fmin(rows[FUSED].run_ms, rows[FAST].run_ms) <= SUITE_TARGET * best) b->nsuite_ok++;
+    }
     return bad;
+}
+
+/* --suite's last lines: the geometric means of axle's ratios to the
+ * fastest C baseline, and how many programs are within the target. */
+static void suite_summary(const Bench *b)
+{
+    if (!b->nsuite) return;
+    double g0 = exp(b->suite_log[0] / b->nsuite), g1 = exp(b->suite_log[1] / b->nsuite);
+    FILE *outs[2] = {b->json ? stdout : NULL, b->json_file};
+    for (int k = 0; k < 2; k++)
+        if (outs[k])
+            fprintf(outs[k],
+                    "{\"suite\":\"%s\",\"programs\":%d,\"geomean_fused\":%.4f,\"geomean_fast\":%.4f,"
+                    "\"within_%.1fx\":%d}\n",
+                    b->suite, b->nsuite, g0, g1, SUITE_TARGET, b->nsuite_ok);
+    if (!b->json)
+        printf("%s: %d programs; geometric mean of run ms / the fastest C baseline: fused %.2fx, fast %.2fx;"
+               " %d of %d within %.1fx (fused or fast)\n",
+               b->suite, b->nsuite, g0, g1, b->nsuite_ok, b->nsuite, SUITE_TARGET);
 }
 
 /* The CUDA baselines' library: AXLE_CUDA_BASELINES, else beside this
@@ -725,9 +797,9 @@ int axle_bench(int argc, char **argv)
     Bench b;
     memset(&b, 0, sizeof b);
     b.runs = 5;
-    const ex_program *progs[64];
+    const ex_program *progs[MAX_PROGS];
     b.progs = progs;
-    if (argc - 1 > 64 || parse(argc, argv, &b) != 0) {
+    if (parse(argc, argv, &b) != 0) {
         usage(stderr);
         if (b.json_file) fclose(b.json_file);
         return 2;
@@ -736,8 +808,13 @@ int axle_bench(int argc, char **argv)
      * programs (ex_program.extra) have baselines too, but they are not
      * Table 2 rows: the skeleton micro-benchmarks, and radix sort
      * against an 8-bit counting sort (a different algorithm). */
+    if (b.nprogs == 0 && b.suite) {
+        fprintf(stderr, "axle bench: the suite %s has no programs in this build\n", b.suite);
+        if (b.json_file) fclose(b.json_file);
+        return 2;
+    }
     if (b.nprogs == 0)
-        for (int i = 0; i < ex_nprograms && b.nprogs < 64; i++)
+        for (int i = 0; i < ex_nprograms && b.nprogs < MAX_PROGS; i++)
             if (ex_programs[i]->baseline && !ex_programs[i]->extra) b.progs[b.nprogs++] = ex_programs[i];
     FILE *mf = b.matrix ? fopen(b.matrix, "r") : NULL;
     if (b.matrix && !mf) {
@@ -763,6 +840,7 @@ int axle_bench(int argc, char **argv)
         if (b.nsizes == 0) bad += bench_one(&b, p, dflt);
         for (int s = 0; s < b.nsizes; s++) bad += bench_one(&b, p, b.sizes[s]);
     }
+    suite_summary(&b);
     if (b.json_file) fclose(b.json_file);
     if (b.cuda_lib) dlclose(b.cuda_lib);
     return bad ? 1 : 0;
