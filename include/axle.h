@@ -210,8 +210,13 @@ enum {
                                         operation's messages and bytes, per rank and run */
     AX_DEBUG_NO_LOOPS    = 1u << 14, /* [no-loops]    the planner makes no multi-generator
                                         loops (its sibling and filter rewrites stay) */
-    AX_DEBUG_NO_EPILOGUES = 1u << 15 /* [no-epilogues] a map over a fold's, a scan's or a
+    AX_DEBUG_NO_EPILOGUES = 1u << 15,/* [no-epilogues] a map over a fold's, a scan's or a
                                         stencil's result stays a pass of its own */
+    AX_DEBUG_NO_COST_MODEL = 1u << 16 /* [no-cost-model] fusion inlines every producer its
+                                        rules allow, even a transpose that a fold would then
+                                        read with a stride, again and again (a matrix
+                                        product's); `axle dump P --stage plan` shows the
+                                        model's decisions and costs */
 };
 
 /* Options for a context.  Zero-initialise and set what you need; a zero

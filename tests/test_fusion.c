@@ -73,7 +73,7 @@ static Program *pipeline(ax_ctx *cx, ax_acc a, bool fuse, bool post, Node **befo
     CHECKF(ir_verify(p, msg, sizeof msg) == 0, "after simplify: %s", msg);
     if (before) *before = p->root;
     if (fuse) {
-        CHECKF(fuse_program(cx, p) == 0, "fusion: %s", ax_error(cx));
+        CHECKF(fuse_program(cx, p, 0) == 0, "fusion: %s", ax_error(cx));
         CHECKF(ir_verify(p, msg, sizeof msg) == 0, "after fusion: %s", msg);
         if (post) {
             CHECK(simplify_program(cx, p, true) == 0);
@@ -839,7 +839,7 @@ TEST(let_used_once_inside_a_loop_stays_manifest)
     char msg[512];
     CHECKF(ir_verify(b.p, msg, sizeof msg) == 0, "%s", msg);
     CHECK(interp_f32(cx, b.p, want, 5) == 0);
-    CHECK(fuse_program(cx, b.p) == 0);
+    CHECK(fuse_program(cx, b.p, 0) == 0);
     CHECKF(ir_verify(b.p, msg, sizeof msg) == 0, "%s", msg);
     /* still: alet p = map ... in awhile ... */
     Node *r = b.p->root;
@@ -870,7 +870,7 @@ TEST(fusing_twice_is_harmless)
             ax_array *a[MAXOUT], *b[MAXOUT];
             int na = interp_run(cx, p, a, MAXOUT);
             char msg[1024];
-            CHECKF(fuse_program(cx, p) == 0, "%s: %s", chains[c].name, ax_error(cx));
+            CHECKF(fuse_program(cx, p, 0) == 0, "%s: %s", chains[c].name, ax_error(cx));
             CHECKF(ir_verify(p, msg, sizeof msg) == 0, "%s: %s", chains[c].name, msg);
             int nb = interp_run(cx, p, b, MAXOUT);
             CHECKF(na > 0 && nb > 0 && randprog_compare(a, na, b, nb, 0, 0, msg, sizeof msg), "%s: %s",
@@ -1239,4 +1239,101 @@ TEST(random_programs_fusion_on_off_cpu)
                  &pc);
     differential("cpu unfused vs interp", AX_BACKEND_INTERP, AX_DEBUG_NO_FUSION, AX_BACKEND_CPU, AX_DEBUG_NO_FUSION,
                  1e-4, 1e-5, s0, n, &pc);
+}
+
+/* ------------------------------------------------------------ the cost model */
+
+/* A matrix product as the README writes it: fold (+) 0 (zipWith (*)
+ * (replicate A) (replicate (transpose B))), with A (m x k) and B (k x n);
+ * `left`: A is given as its transpose (k x m) and transposed back. */
+static ax_acc matmul(ax_ctx *cx, ax_array *A, ax_array *B, int64_t m, int64_t n, bool left)
+{
+    ax_acc a = ax_use(cx, A), b = ax_use(cx, B);
+    if (left) a = ax_transpose(a, NULL);
+    b = ax_transpose(b, NULL);
+    ax_slice ra[3] = {ax_all(), ax_fixed(ax_i64(n)), ax_all()};
+    ax_slice rb[3] = {ax_fixed(ax_i64(m)), ax_all(), ax_all()};
+    return ax_fold(ax_fn_add, NULL, ax_f64(0),
+                   ax_zip_with(ax_fn_mul, NULL, ax_replicate(3, ra, a), ax_replicate(3, rb, b)));
+}
+
+TEST(cost_model_stores_a_transpose_that_a_fold_would_stride_through)
+{
+    enum { M = 7, K = 5, N = 6 };
+    double A[M * K], At[K * M], B[K * N], want[M * N];
+    for (int i = 0; i < M * K; i++) A[i] = (double)((i * 7) % 11) - 5;
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
+    for (int i = 0; i < K * N; i++) B[i] = (double)((i * 5) % 13) / 4;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+            want[i * N + j] = s;
+        }
+    int64_t sa[2] = {M, K}, sat[2] = {K, M}, sb[2] = {K, N};
+    bool cpu = cpu_available();
+    for (int left = 0; left < 2; left++)
+        for (int off = 0; off < 2; off++)
+            for (int be = 0; be < (cpu ? 2 : 1); be++) {
+                ax_ctx *cx = ctx(be ? AX_BACKEND_CPU : AX_BACKEND_INTERP, off ? AX_DEBUG_NO_COST_MODEL : 0);
+                REQUIRE(cx);
+                ax_array *a = left ? ax_array_wrap(cx, AX_F64, 2, sat, At) : ax_array_wrap(cx, AX_F64, 2, sa, A);
+                ax_array *b = ax_array_wrap(cx, AX_F64, 2, sb, B);
+                REQUIRE(a && b);
+                ax_acc p = matmul(cx, a, b, M, N, left);
+                /* the decision, with its costs, in the plan dump */
+                char *plan = ax_dump(cx, p, "plan", false);
+                REQUIRE(plan);
+                CHECKF(off ? !strstr(plan, "cost model") : strstr(plan, "stored a backpermute reading dimension 0 of 2 of its source") != NULL,
+                       "left %d off %d:\n%s", left, off, plan);
+                /* per element of the source, S = 8 doubles a cache line:
+                 * B^T is read m = 7 times, A^T n = 6 times */
+                if (!off) CHECKF(strstr(plan, "read 7 times: cost fused 56, stored 16"), "%s", plan);
+                if (!off) CHECKF(!left == !strstr(plan, "read 6 times: cost fused 48, stored 15"), "%s", plan);
+                free(plan);
+                int64_t kern = 0, inter = 0;
+                CHECK(dump_counts(cx, p, &kern, &inter));
+                /* stored: each transpose's kernel, then the product's */
+                CHECK_EQ_I(kern, off ? 1 : 2 + left);
+                ax_array *r = RUN(cx, p);
+                if (r) {
+                    REQUIRE(ax_array_rank(r) == 2 && ax_array_shape(r)[0] == M && ax_array_shape(r)[1] == N);
+                    const double *got = ax_array_data(r, 0);
+                    for (int i = 0; i < M * N; i++) CHECK_CLOSE(got[i], want[i], 1e-12);
+                    ax_array_release(r);
+                }
+                ax_ctx_free(cx);
+            }
+}
+
+/* What the model leaves fused: a transpose read once (a fold of it walks
+ * its source with a stride whether or not it is stored), one read in
+ * order (the fold runs along the source's rows), and one replicated by a
+ * single copy. */
+TEST(cost_model_leaves_fused_what_storing_would_not_speed_up)
+{
+    ax_ctx *cx = ctx(AX_BACKEND_INTERP, 0);
+    REQUIRE(cx);
+    int64_t sh[2] = {4, 3};
+    double x[12];
+    for (int i = 0; i < 12; i++) x[i] = i;
+    ax_acc b = ax_use(cx, ax_array_wrap(cx, AX_F64, 2, sh, x));
+    ax_slice once[3] = {ax_fixed(ax_i64(1)), ax_all(), ax_all()};
+    ax_slice along[3] = {ax_all(), ax_all(), ax_fixed(ax_i64(5))};
+    ax_acc progs[3] = {
+        ax_fold(ax_fn_add, NULL, ax_f64(0), ax_transpose(b, NULL)),
+        ax_fold(ax_fn_add, NULL, ax_f64(0), ax_replicate(3, once, ax_transpose(b, NULL))),
+        ax_fold(ax_fn_add, NULL, ax_f64(0), ax_replicate(3, along, ax_transpose(b, NULL))),
+    };
+    for (int i = 0; i < 3; i++) {
+        char *plan = ax_dump(cx, progs[i], "plan", false);
+        REQUIRE(plan);
+        CHECKF(!strstr(plan, "stored a backpermute"), "program %d:\n%s", i, plan);
+        free(plan);
+        int64_t kern = 0, inter = 0;
+        CHECK(dump_counts(cx, progs[i], &kern, &inter));
+        CHECK_EQ_I(kern, 1);
+    }
+    ax_ctx_free(cx);
 }

@@ -82,6 +82,7 @@ static const RunConfig configs[] = {
     /* the planner's last two steps off, each alone */
     {"interp/no-loops",     AX_BACKEND_INTERP, AX_DEBUG_NO_LOOPS,                    0,    0,    false, 1, 0, false, false},
     {"interp/no-epilogues", AX_BACKEND_INTERP, AX_DEBUG_NO_EPILOGUES,                0,    0,    false, 1, 0, false, false},
+    {"interp/no-cost-model", AX_BACKEND_INTERP, AX_DEBUG_NO_COST_MODEL,              0,    0,    false, 1, 0, false, false},
     /* the greedy planner (AXLE_PLANNER=greedy, a row named so) rather than
      * the ILP, where CBC loads (src/opt/ilp.c) */
     {"interp/greedy-planner", AX_BACKEND_INTERP, 0,                                  0,    0,    false, 1, 0, false, false},
@@ -96,6 +97,7 @@ static const RunConfig configs[] = {
     {"cpu/no-licm",         AX_BACKEND_CPU,    AX_DEBUG_NO_LICM,                     1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/no-loops",        AX_BACKEND_CPU,    AX_DEBUG_NO_LOOPS,                    1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/no-epilogues",    AX_BACKEND_CPU,    AX_DEBUG_NO_EPILOGUES,                1e-4, 1e-5, false, 25, VS_CPU, false, false},
+    {"cpu/no-cost-model",   AX_BACKEND_CPU,    AX_DEBUG_NO_COST_MODEL,               1e-4, 1e-5, false, 25, VS_CPU, false, false},
     {"cpu/unsafe",          AX_BACKEND_CPU,    0,                                    1e-4, 1e-5, true,  25, VS_CPU, false, false},
     /* The GPU backends likewise, against the interpreter (the device's
      * maths functions are its own); OpenCL runs on PoCL where there is no

@@ -783,7 +783,7 @@ static Program *optimised(ax_ctx *cx, ax_acc a)
     if (!p) return NULL;
     bool ch = false;
     simplify_program(cx, p, true);
-    fuse_program(cx, p);
+    fuse_program(cx, p, 0);
     opt_array_cse(cx, p, &ch);
     simplify_program(cx, p, true);
     opt_licm(cx, p);

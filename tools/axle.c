@@ -4,7 +4,7 @@
  *   axle list
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
- *                    [--no-licm] [--no-loops] [--no-epilogues] [--fast-math[=finite]] [--check] [--json]
+ *                    [--no-licm] [--no-loops] [--no-epilogues] [--no-cost-model] [--fast-math[=finite]] [--check] [--json]
  *                    [--mpi [--comm]]
  *   axle dump PROGRAM --stage STAGE [--size N] [--no-sharing] [--no-planner] [--json]
  *   (run and dump: --planner ilp|cbc|greedy sets AXLE_PLANNER, the planner's solver)
@@ -53,6 +53,7 @@ static void usage(FILE *f)
             "  --planner P              ilp (default: an integer program, CBC where a search is needed),\n"
             "                           cbc (CBC always) or greedy; also AXLE_PLANNER\n"
             "  --no-sharing --no-fusion --no-simplify --no-cse --no-planner --no-licm --no-loops --no-epilogues\n"
+            "  --no-cost-model\n"
             "                           turn one optimisation off\n"
             "  --fast-math[=finite]     relaxed floating point (see ax_options.fast_math in axle.h)\n"
             "  --json                   JSON output\n"
@@ -114,6 +115,7 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--no-licm")) a->opt.debug |= AX_DEBUG_NO_LICM;
         else if (!strcmp(s, "--no-loops")) a->opt.debug |= AX_DEBUG_NO_LOOPS;
         else if (!strcmp(s, "--no-epilogues")) a->opt.debug |= AX_DEBUG_NO_EPILOGUES;
+        else if (!strcmp(s, "--no-cost-model")) a->opt.debug |= AX_DEBUG_NO_COST_MODEL;
         else if (!strcmp(s, "--planner") && v) {
             /* the library reads it when a context is made (src/opt/ilp.c) */
             if (strcmp(v, "ilp") && strcmp(v, "greedy") && strcmp(v, "cbc")) {

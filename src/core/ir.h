@@ -376,6 +376,8 @@ typedef struct Program {
     const Type **vartype;     /* nvars entries */
     int capvars;              /* room in vartype (0: exactly nvars) */
     double codegen_ms;        /* set by a backend's prepare: generating its code */
+    char *notes;              /* the passes' decisions worth showing, a line each, in
+                                 the arena (fusion's cost model); `--stage plan` prints them */
 } Program;
 
 /* Per array variable id, the number of reads of a let's variable in its

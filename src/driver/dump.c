@@ -30,7 +30,7 @@ static void dump_dot(ax_ctx *cx, Program *p, FILE *f)
     Node *before = p->root;
     if (!(dbg & AX_DEBUG_NO_FUSION)) {
         double t = now_ms();
-        if (fuse_program(cx, p) == 0) pass_done(cx, p, "fusion", t);
+        if (fuse_program(cx, p, dbg) == 0) pass_done(cx, p, "fusion", t);
         if (cx->status == AX_OK && !(dbg & AX_DEBUG_NO_SIMPLIFY)) {
             t = now_ms();
             if (simplify_program(cx, p, !(dbg & AX_DEBUG_NO_CSE)) == 0) pass_done(cx, p, "simplify after fusion", t);
@@ -135,6 +135,8 @@ static char *dump(ax_ctx *cx, ax_acc a, const char *stage, bool json)
                 PlanChoice ch;
                 memset(&ch, 0, sizeof ch);
                 if (on) plan_choose(cx, g, &ch, true);
+                /* fusion's cost model decided before the planner: its notes first */
+                if (!json && p->notes) fprintf(f, "fusion's cost model:\n%s\n", p->notes);
                 if (!on || opt_plan(cx, p, log, ch.cl) >= 0) plan_graph_print(f, g, log, json, on ? &ch : NULL);
                 plan_choice_free(&ch);
             }

@@ -125,8 +125,7 @@ static int pass_simplify(ax_ctx *cx, Program *p, unsigned dbg)
 
 static int pass_fuse(ax_ctx *cx, Program *p, unsigned dbg)
 {
-    (void)dbg;
-    return fuse_program(cx, p);
+    return fuse_program(cx, p, dbg);
 }
 
 static int pass_array_cse(ax_ctx *cx, Program *p, unsigned dbg)

@@ -90,6 +90,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "rewrite.h"
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +121,18 @@ typedef struct Cunc {
     const Org *org;
 } Cunc;
 
+/* The cost model's view of a term: how the consumer that will read it
+ * walks it.  `inner` is the term's dimension that the consumer's innermost
+ * loop runs along (a fold's or a scan's row; -1: none known, as for a
+ * kernel that writes its result in row-major order, where a transposed
+ * read is strided whether it is fused or stored); `reuse` is how many
+ * times each element is read (a replicate on the way multiplies it; 0:
+ * more than once, by extents known only at run time). */
+typedef struct Access {
+    int inner;
+    int64_t reuse;
+} Access;
+
 /* What a source array variable stands for while its binding's body is
  * fused: another variable (let floating, Done), or an inlined delayed value
  * (let elimination). */
@@ -140,6 +154,10 @@ typedef struct FuseState {
     int nb, capb;
     AlphaEq eq;           /* binders paired while comparing (aeq) */
     int ntag;             /* kernels numbered so far */
+    Access acc;           /* how the consumer being built reads the term being embedded */
+    bool costs;           /* the cost model is on (not AX_DEBUG_NO_COST_MODEL) */
+    char *notes;          /* its decisions, a line each (malloc'd; the plan dump shows them) */
+    size_t nnotes, capnotes;
 } FuseState;
 
 /* ------------------------------------------------------------ plumbing */
@@ -682,6 +700,128 @@ static Node *level(FuseState *f, Node *x)
     return r;
 }
 
+/* ------------------------------------------------------------ the cost model
+ *
+ * Fusion inlines a producer into its consumer whenever the rules above
+ * allow.  One case makes that slower than storing the producer, and the
+ * model below finds it: a producer that permutes dimensions (a transpose,
+ * any backpermute whose index function is a reordering of its index's
+ * components) read by a fold or a scan along a dimension that is not its
+ * source's innermost, so that the consumer's innermost loop strides
+ * through the source, and read more than once per element (a replicate
+ * between them: a matrix product's transposed operand).  Per element of
+ * the source, with S the elements of a cache line that a strided read
+ * wastes (64 bytes over the element's size) and R the reuse:
+ *
+ *   fused:   R strided reads                        cost R * S
+ *   stored:  one strided read and a write, then R   cost S + 1 + R
+ *            reads in order
+ *
+ * and the producer is stored when that is cheaper (R >= 2 for any S >= 4;
+ * an R known only at run time counts as 2).  The decision and both costs
+ * go to the program's notes, which `axle dump P --stage plan` prints;
+ * AX_DEBUG_NO_COST_MODEL turns the model off. */
+
+/* Is operand k of consumer x the array whose rows its innermost loop
+ * walks (a fold's or a scan's input; not the segment lengths)? */
+static bool reduces_rows(const Node *x, int k)
+{
+    switch (x->op) {
+    case OP_FOLD: case OP_FOLDSEG: case OP_SCANL: case OP_SCANR: case OP_SCANLEX: case OP_SCANREX: return k == 2;
+    case OP_FOLD1: case OP_FOLD1SEG: case OP_SCANL1: case OP_SCANR1: return k == 1;
+    default: return false;
+    }
+}
+
+/* The source dimension that a backpermute's index function q reads from
+ * the result's dimension d, when q only reorders components (source
+ * component i is `ixget j x`); -1 when d is not read, q does more, or d is
+ * -1. */
+static int perm_inner(const Node *q, int d)
+{
+    if (d < 0 || !q || q->op != OP_LAM || q->nparam != 1) return -1;
+    const Node *b = q->kid[0];
+    int x = q->param[0]->id, found = -1;
+    if (b->op != OP_IXCONS) return -1;
+    for (int i = 0; i < b->n; i++) {
+        const Node *c = b->kid[i];
+        if (c->op != OP_IXGET || c->kid[0]->op != OP_VAR || c->kid[0]->id != x) return -1;
+        if ((int)c->a == d) found = i;
+    }
+    return found;
+}
+
+/* A replicate's or a slice's source seen through it: the dimension the
+ * consumer walks, renumbered, and the reuse times each constant extent
+ * the replicate adds (0 for one known only at run time). */
+static Access slice_access(const Node *x, Access a)
+{
+    const Slice *sp = x->slice;
+    bool rep = x->op == OP_REPLICATE;
+    int inner = -1;
+    for (int d = 0, k = 0, ord = 0; d < sp->n; d++) {
+        if (sp->fixed[d]) {
+            if (rep) {
+                const Node *e = x->kid[1 + k];
+                int64_t n = e->op == OP_CONST ? e->c.i : 0;
+                a.reuse = a.reuse > 0 && a.reuse < (INT64_C(1) << 31) && n > 0 && n < (INT64_C(1) << 31) ? a.reuse * n : 0;
+            }
+            k++;
+        } else {
+            /* replicate: entry d is the result's dimension d and the
+             * source's ord; slice: the source's d and the result's ord */
+            if (rep ? d == a.inner : ord == a.inner) inner = rep ? ord : d;
+            ord++;
+        }
+    }
+    a.inner = inner;
+    return a;
+}
+
+static void note(FuseState *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(FuseState *f, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    size_t len = strlen(line);
+    if (f->nnotes + len + 2 > f->capnotes) {
+        size_t cap = f->capnotes ? f->capnotes * 2 : 1024;
+        while (cap < f->nnotes + len + 2) cap *= 2;
+        char *p = ax__realloc(f->notes, cap);
+        if (!p) return;   /* the notes are for the dump: their loss changes no decision */
+        f->notes = p, f->capnotes = cap;
+    }
+    memcpy(f->notes + f->nnotes, line, len);
+    f->nnotes += len;
+    f->notes[f->nnotes++] = '\n';
+    f->notes[f->nnotes] = 0;
+}
+
+/* The model's decision for backpermute x over a source of type st, read
+ * through access a, its result's dimension a.inner coming from source
+ * dimension sdim: true to store it. */
+static bool store_strided(FuseState *f, const Node *x, const Type *st, Access a, int sdim)
+{
+    int sr = st->rank;
+    if (a.inner < 0 || sdim < 0 || sdim == sr - 1 || a.reuse == 1) return false;
+    int bytes = st->elt->width > 0 ? sc_bits(ty_leaf(st->elt, 0)) / 8 : 0;
+    int64_t S = bytes > 0 && bytes < 64 ? 64 / bytes : 1;
+    int64_t R = a.reuse > 1 ? a.reuse : 2;
+    double fused = (double)R * (double)S, stored = (double)S + 1 + (double)R;
+    bool store = stored < fused;
+    note(f, "%s a backpermute reading dimension %d of %d of its source in its consumer's inner loop "
+            "(stride), each element read %s%lld times: cost fused %.0f, stored %.0f (per element, "
+            "S=%lld)",
+         store ? "stored" : "fused", sdim, sr, a.reuse > 1 ? "" : "at least ", (long long)R, fused, stored,
+         (long long)S);
+    (void)x;
+    return store;
+}
+
 /* How a consumer takes operand k: 0 not an array, 1 delayed or manifest,
  * 2 manifest only (stencil inputs, permute's defaults). */
 static int role(const Node *x, int k)
@@ -711,6 +851,7 @@ static bool consumer(FuseState *f, Node *x, Cunc *out)
             y->kid[k] = rw_copy(&f->rw, x->kid[k]);
         } else {
             Cunc c;
+            f->acc = (Access){reduces_rows(x, k) ? x->kid[k]->type->rank - 1 : -1, 1};
             if (!embed(f, x->kid[k], &c)) return false;
             y->kid[k] = r == 2 ? rw_var(&f->rw, manifest_var(f, &c)) : delayed(f, &c, &org);
         }
@@ -782,9 +923,10 @@ static bool reshape(FuseState *f, Node *x, Cunc *out)
 static bool slice(FuseState *f, Node *x, Cunc *out)
 {
     Cunc in;
-    if (!embed(f, x->kid[0], &in)) return false;
     const Slice *sp = x->slice;
     bool rep = x->op == OP_REPLICATE;
+    f->acc = slice_access(x, f->acc);
+    if (!embed(f, x->kid[0], &in)) return false;
     int rr = x->type->rank, sr = in.type->rank, s, i;
     const Type *sixt = rw_tindex(&f->rw, sr), *rixt = rw_tindex(&f->rw, rr);
     /* extent: let s = source extent in (...) */
@@ -840,7 +982,11 @@ static bool alet(FuseState *f, Node *x, Cunc *out)
     for (; x->op == OP_ALET; x = x->kid[1]) {
         int a = x->id, nb0 = f->nb;
         Cunc c;
-        if (!embed(f, x->kid[0], &c)) return false;
+        Access body = f->acc;
+        f->acc = (Access){-1, 1};   /* its reader is not known yet */
+        bool ok = embed(f, x->kid[0], &c);
+        f->acc = body;
+        if (!ok) return false;
         if (c.k == C_DONE) {
             /* let floating: manifest data needs no binding of its own.  A
              * manifest computation made just now takes a's name. */
@@ -880,10 +1026,24 @@ static void yield_of(FuseState *f, const Node *x, Cunc *out)
 }
 
 /* Phase 1: the delayed value of array term x (thesis embedPreAcc); the
- * manifest arrays it needs are bound on the current level. */
+ * manifest arrays it needs are bound on the current level.  The cost
+ * model's view (f->acc) is x's on entry; each case sets its operands'
+ * (access_through) and embed restores it after. */
+static bool embed_node(FuseState *f, Node *x, Cunc *out);
 static bool embed(FuseState *f, Node *x, Cunc *out)
 {
+    Access saved = f->acc;
+    bool ok = embed_node(f, x, out);
+    f->acc = saved;
+    return ok;
+}
+
+static bool embed_node(FuseState *f, Node *x, Cunc *out)
+{
     if (f->rw.failed) return false;
+    if (x && x->op != OP_MAP && x->op != OP_ZIPWITH && x->op != OP_ALET && x->op != OP_BACKPERMUTE &&
+        x->op != OP_TRANSFORM && x->op != OP_REPLICATE && x->op != OP_SLICE)
+        f->acc = (Access){-1, 1};   /* map and zipWith keep their element's view; the rest set their own */
     if (!x || !op_is_array(x->op)) return rw_internal(&f->rw, "not an array term"), false;
     Cunc in, *ins;
     Node *y;
@@ -920,12 +1080,23 @@ static bool embed(FuseState *f, Node *x, Cunc *out)
     }
     case OP_BACKPERMUTE: case OP_TRANSFORM: {
         bool tr = x->op == OP_TRANSFORM;
-        if (!embed(f, x->kid[tr ? 3 : 2], &in)) return false;
+        Node *src = x->kid[tr ? 3 : 2];
+        Access at = f->acc;
+        int sdim = perm_inner(x->kid[1], at.inner);
+        bool store = f->costs && store_strided(f, x, src->type, at, sdim);
+        f->acc = (Access){sdim, store ? 1 : at.reuse};
+        if (!embed(f, src, &in)) return false;
         Node *q = rw_copy(&f->rw, x->kid[1]);
         const Type *mid = tr ? rw_tarray(&f->rw, in.type->elt, x->type->rank) : x->type;
         *out = backpermute_d(f, mid, rw_copy(&f->rw, x->kid[0]), is_id(q) ? NULL : q, &in);
         if (tr && !f->rw.failed) *out = map_d(f, x->type, rw_copy(&f->rw, x->kid[2]), out);
         out->org = org_join(f, out->org, org_leaf(f, x));
+        if (store && !f->rw.failed) {
+            /* computed here, once: its consumer reads it row by row */
+            int v = manifest_var(f, out);
+            if (v < 0) return false;
+            *out = done(x->type, v);
+        }
         return !f->rw.failed;
     }
     case OP_REPLICATE: case OP_SLICE:
@@ -1024,12 +1195,14 @@ static void count(FuseState *f, Node *x, int depth, int *bdepth)
     }
 }
 
-int fuse_program(ax_ctx *cx, Program *p)
+int fuse_program(ax_ctx *cx, Program *p, unsigned dbg)
 {
     if (!p || !p->root) return 0;
     FuseState f;
     memset(&f, 0, sizeof f);
     f.nvars0 = p->nvars;
+    f.costs = !(dbg & AX_DEBUG_NO_COST_MODEL);
+    f.acc = (Access){-1, 1};
     int *bdepth = NULL;
     if (rw_open(&f.rw, cx, p)) {
         f.rw.pass = &f;
@@ -1044,6 +1217,17 @@ int fuse_program(ax_ctx *cx, Program *p)
         Node *r = level(&f, p->root);
         if (r && !f.rw.failed) p->root = r;
     }
+    if (f.notes && !f.rw.failed) {
+        /* the program's notes (for the plan dump), after any earlier pass's */
+        size_t had = p->notes ? strlen(p->notes) : 0;
+        char *n = arena_alloc(&p->arena, had + f.nnotes + 1);
+        if (n) {
+            if (had) memcpy(n, p->notes, had);
+            memcpy(n + had, f.notes, f.nnotes + 1);
+            p->notes = n;
+        }
+    }
+    free(f.notes);
     bool failed = f.rw.failed;
     const char *internal = f.rw.internal;
     rw_close(&f.rw);

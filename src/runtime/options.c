@@ -25,7 +25,7 @@ static const struct { const char *name; unsigned flag; } debug_flags[] = {
     {"profile", AX_DEBUG_PROFILE}, {"no-planner", AX_DEBUG_NO_PLANNER},
     {"no-licm", AX_DEBUG_NO_LICM}, {"no-reuse", AX_DEBUG_NO_REUSE},
     {"no-loops", AX_DEBUG_NO_LOOPS}, {"no-epilogues", AX_DEBUG_NO_EPILOGUES},
-    {"comm", AX_DEBUG_COMM},
+    {"comm", AX_DEBUG_COMM}, {"no-cost-model", AX_DEBUG_NO_COST_MODEL},
 };
 
 /* Parses a comma-separated AXLE_DEBUG value; an unknown word is named in
@@ -118,7 +118,7 @@ int options_apply(ax_ctx *cx)
     if (bad[0])
         bad_env(cx, 0, "AXLE_DEBUG", bad,
                 "a comma-separated list of no-sharing, no-fusion, no-simplify, no-cse, dump, timing, verify, "
-                "cache, code, profile, no-planner, no-licm, comm");
+                "cache, code, profile, no-planner, no-licm, no-cost-model, comm");
     if ((e = getenv("AXLE_THREADS")) && *e) {
         long t = parse_count(e, MAX_POOL_THREADS);
         if (t < 0) bad_env(cx, 1, "AXLE_THREADS", e, "a number of threads, 1 or more");
