@@ -783,6 +783,25 @@ ax_acc ax_stencil(ax_fnv f, void *env, const int *size, ax_boundary b, ax_acc a)
  * has the intersection of the shapes. */
 ax_acc ax_stencil2(ax_fnv f, void *env, const int *size_a, ax_boundary ba, ax_acc a,
                    const int *size_b, ax_boundary bb, ax_acc b);
+/* The same, with f also receiving the element's index ix (an index of
+ * rank(a) components: ax_index_get(ix, d)), so that one pass can treat
+ * the border apart from the interior.  Jacobi's sweep, updating the
+ * interior and keeping the border:
+ *
+ *   static ax_exp sweep(ax_exp ix, const ax_exp *v, void *env) {
+ *       ax_exp n = *(ax_exp *)env, i = ax_index_get(ix, 0), j = ax_index_get(ix, 1);
+ *       ax_exp border = ax_or(ax_or(ax_eq(i, ax_i64(0)), ax_eq(j, ax_i64(0))),
+ *                             ax_or(ax_eq(i, ax_sub(n, ax_i64(1))), ax_eq(j, ax_sub(n, ax_i64(1)))));
+ *       ax_exp mean = ax_mul(ax_f64(0.2), ax_add(ax_add(ax_add(v[1], v[3]), ax_add(v[4], v[5])), v[7]));
+ *       return ax_cond(border, v[4], mean);
+ *   }
+ *   ... ax_stencil_ix(sweep, &n, (int[]){3, 3}, ax_clamp(), a) ...
+ *
+ * (n the side, e.g. ax_index_get(ax_shape(a), 0) captured by the caller). */
+typedef ax_exp (*ax_fnvi)(ax_exp ix, const ax_exp *xs, void *env);
+ax_acc ax_stencil_ix(ax_fnvi f, void *env, const int *size, ax_boundary b, ax_acc a);
+ax_acc ax_stencil2_ix(ax_fnvi f, void *env, const int *size_a, ax_boundary ba, ax_acc a,
+                      const int *size_b, ax_boundary bb, ax_acc b);
 
 /* Control flow.  ax_acond: c is a bool expression; evaluates one branch
  * (both of one type).  ax_awhile: starting from init, while cond(x) (a

@@ -1,6 +1,7 @@
 /*
  * The stencils: stencil and stencil2, ranks 1 to 3, with each boundary
- * (clamp, mirror, wrap, a constant).
+ * (clamp, mirror, wrap, a constant), and their forms that see the
+ * element's index (stencil_ix, stencil2_ix).
  *
  * Backends (tests/ops/ops.h): the OP_TESTs on every backend, against
  * values computed in plain C here (arrays smaller than the stencil, where
@@ -218,6 +219,118 @@ OP_TEST(stencil2)
         free(b);
         free(want);
     }
+    op_ctx_done(cx);
+}
+
+/* ax_stencil_ix: the weighted sum plus a term of the element's index,
+ * and an interior update that keeps the border (one pass: Jacobi's
+ * sweep), on every shape and boundary of the stencil cases. */
+static int64_t ix_term(int rank, const int64_t *ix)
+{
+    int64_t t = 0;
+    for (int d = 0; d < rank; d++) t += (int64_t)(d + 1) * 1000 * (ix[d] + 1);
+    return t;
+}
+typedef struct StenIxEnv { int n, rank; int64_t sh[3]; } StenIxEnv;
+static ax_exp sten_ix_sum(ax_exp ix, const ax_exp *xs, void *env)
+{
+    const StenIxEnv *e = env;
+    StenEnv se = {e->n};
+    ax_exp s = sten_sum(xs, &se);
+    for (int d = 0; d < e->rank; d++)
+        s = ax_add(s, ax_mul(ax_i64((int64_t)(d + 1) * 1000), ax_add(ax_index_get(ix, d), ax_i64(1))));
+    return s;
+}
+static ax_exp sten_ix_interior(ax_exp ix, const ax_exp *xs, void *env)
+{
+    const StenIxEnv *e = env;
+    StenEnv se = {e->n};
+    ax_exp border = ax_bool(false);
+    for (int d = 0; d < e->rank; d++) {
+        ax_exp i = ax_index_get(ix, d);
+        border = ax_or(border, ax_or(ax_eq(i, ax_i64(0)), ax_eq(i, ax_i64(e->sh[d] - 1))));
+    }
+    return ax_cond(border, xs[e->n / 2], sten_sum(xs, &se));
+}
+
+OP_TEST(stencil_ix)
+{
+    static const StenCase cases[] = {
+        {1, {3}, {0}}, {1, {3}, {1}}, {1, {3}, {7}}, {1, {5}, {2}}, {1, {3}, {1001}},
+        {2, {3, 3}, {5, 6}}, {2, {3, 3}, {1, 1}}, {2, {3, 3}, {2, 9}}, {2, {5, 3}, {7, 6}}, {2, {3, 3}, {0, 4}},
+        {3, {3, 3, 3}, {3, 4, 5}}, {3, {3, 3, 3}, {1, 2, 3}},
+    };
+    const int64_t cval = -7;
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    for (int t = 0; t < NELEM(cases); t++) {
+        op_case();
+        const StenCase *c = &cases[t];
+        int64_t n = shape_size(c->rank, c->sh);
+        int64_t *a = alloc_i64(n), *want = alloc_i64(n), *keep = alloc_i64(n), ix[3];
+        for (int64_t k = 0; k < n; k++) a[k] = val_of(k);
+        ax_acc x = use_data(cx, AX_I64, c->rank, c->sh, a);
+        StenIxEnv env = {1, c->rank, {0, 0, 0}};
+        for (int d = 0; d < c->rank; d++) env.n *= c->size[d], env.sh[d] = c->sh[d];
+        for (int b = 0; b < 4; b++) {
+            ax_boundary_kind kind = (ax_boundary_kind)b;
+            for (int64_t k = 0; k < n; k++) {
+                unravel(k, c->rank, c->sh, ix);
+                int64_t s = ref_sten_at(c->rank, c->sh, c->size, kind, cval, a, ix, 0);
+                bool border = false;
+                for (int d = 0; d < c->rank; d++) border |= ix[d] == 0 || ix[d] == c->sh[d] - 1;
+                want[k] = s + ix_term(c->rank, ix);
+                keep[k] = border ? a[k] : s;
+            }
+            ax_array *r = RUN(cx, ax_stencil_ix(sten_ix_sum, &env, c->size, mk_bnd(kind, cval), x));
+            ax_array *r2 = RUN(cx, ax_stencil_ix(sten_ix_interior, &env, c->size, mk_bnd(kind, cval), x));
+            if (r && SHAPE_ISV(r, c->rank, c->sh)) {
+                Chk ch;
+                CHK(&ch, "stencil_ix case %d (rank %d, %d-wide), %s", t, c->rank, c->size[0], bnd_names[b]);
+                chk_arr_i(&ch, r, 0, want, n);
+                chk_done(&ch);
+            }
+            if (r2 && SHAPE_ISV(r2, c->rank, c->sh)) {
+                Chk ch;
+                CHK(&ch, "stencil_ix interior case %d (rank %d), %s", t, c->rank, bnd_names[b]);
+                chk_arr_i(&ch, r2, 0, keep, n);
+                chk_done(&ch);
+            }
+            ax_array_release(r);
+            ax_array_release(r2);
+        }
+        free(a);
+        free(want);
+        free(keep);
+    }
+    op_ctx_done(cx);
+}
+
+/* ax_stencil2_ix: both neighbourhoods, then the index. */
+OP_TEST(stencil2_ix)
+{
+    const int64_t sha[2] = {4, 6}, shb[2] = {5, 3}, shr[2] = {4, 3};
+    const int sa[2] = {3, 3}, sb[2] = {3, 1};
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    int64_t a[24], b[15], want[12], ix[2];
+    for (int k = 0; k < 24; k++) a[k] = val_of(k);
+    for (int k = 0; k < 15; k++) b[k] = val_of(k + 100) * 3;
+    for (int64_t k = 0; k < 12; k++) {
+        unravel(k, 2, shr, ix);
+        want[k] = ref_sten_at(2, sha, sa, AX_MIRROR, 0, a, ix, 0) + ref_sten_at(2, shb, sb, AX_WRAP, 0, b, ix, 9) +
+                  ix_term(2, ix);
+    }
+    StenIxEnv env = {12, 2, {4, 3, 0}};
+    ax_array *r = RUN(cx, ax_stencil2_ix(sten_ix_sum, &env, sa, ax_mirror(), use_data(cx, AX_I64, 2, sha, a), sb,
+                                         ax_wrap(), use_data(cx, AX_I64, 2, shb, b)));
+    if (r && SHAPE_ISV(r, 2, shr)) {
+        Chk ch;
+        CHK(&ch, "stencil2_ix");
+        chk_arr_i(&ch, r, 0, want, 12);
+        chk_done(&ch);
+    }
+    ax_array_release(r);
     op_ctx_done(cx);
 }
 

@@ -199,6 +199,7 @@ ax_exp pyexp_tramp1(ax_exp x, void *env);
 ax_exp pyexp_tramp2(ax_exp x, ax_exp y, void *env);
 ax_exp pyexp_tramp3(ax_exp x, ax_exp y, ax_exp z, void *env);
 ax_exp pyexp_tramp_stencil(const ax_exp *xs, void *env);
+ax_exp pyexp_tramp_stencil_ix(ax_exp ix, const ax_exp *xs, void *env);
 ax_acc pyexp_tramp_acond_(ax_acc x, void *env);
 ax_acc pyexp_tramp_abody(ax_acc x, void *env);
 int pyexp_check_callable(PyObject *f, const char *op);

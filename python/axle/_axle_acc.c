@@ -599,9 +599,10 @@ static int sizes_of(PyObject *o, int *size, int rank)
 
 PyObject *f_stencil(PyObject *m, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"f", "size", "a", "boundary", NULL};
+    static char *kwlist[] = {"f", "size", "a", "boundary", "index", NULL};
     PyObject *f, *size, *arr, *bnd = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|O:stencil", kwlist, &f, &size, &arr, &bnd)) return NULL;
+    int withix = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|Op:stencil", kwlist, &f, &size, &arr, &bnd, &withix)) return NULL;
     if (pyexp_check_callable(f, "stencil") < 0) return NULL;
     PyObject *ctxargs[2] = {arr, bnd};
     BEGIN(ctxargs, bnd ? 2 : 1)
@@ -612,15 +613,18 @@ PyObject *f_stencil(PyObject *m, PyObject *args, PyObject *kw)
     if (b.nsize < 1) { PyErr_SetString(PyExc_ValueError, "stencil: an array of rank 1 or more"); goto out; }
     ax_boundary bd;
     if (sizes_of(size, b.size_a, b.nsize) < 0 || boundary_of(c, bnd, elem_hint(a), &bd) < 0) goto out;
-    res = pyexp_done_acc(c, ax_stencil(pyexp_tramp_stencil, &b, b.size_a, bd, a), "ax_stencil");
+    res = withix ? pyexp_done_acc(c, ax_stencil_ix(pyexp_tramp_stencil_ix, &b, b.size_a, bd, a), "ax_stencil_ix")
+                 : pyexp_done_acc(c, ax_stencil(pyexp_tramp_stencil, &b, b.size_a, bd, a), "ax_stencil");
     END
 }
 
 PyObject *f_stencil2(PyObject *m, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"f", "size_a", "a", "size_b", "b", "boundary_a", "boundary_b", NULL};
+    static char *kwlist[] = {"f", "size_a", "a", "size_b", "b", "boundary_a", "boundary_b", "index", NULL};
     PyObject *f, *sa, *aa, *sb, *ab, *ba = NULL, *bb = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO|OO:stencil2", kwlist, &f, &sa, &aa, &sb, &ab, &ba, &bb))
+    int withix = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO|OOp:stencil2", kwlist, &f, &sa, &aa, &sb, &ab, &ba, &bb,
+                                     &withix))
         return NULL;
     if (pyexp_check_callable(f, "stencil2") < 0) return NULL;
     PyObject *ctxargs[2] = {aa, ab};
@@ -637,7 +641,10 @@ PyObject *f_stencil2(PyObject *m, PyObject *args, PyObject *kw)
     if (sizes_of(sa, b.size_a, b.nsize) < 0 || sizes_of(sb, b.size_b, b.nsize) < 0 ||
         boundary_of(c, ba, elem_hint(a), &bda) < 0 || boundary_of(c, bb, elem_hint(b2), &bdb) < 0)
         goto out;
-    res = pyexp_done_acc(c, ax_stencil2(pyexp_tramp_stencil, &b, b.size_a, bda, a, b.size_b, bdb, b2), "ax_stencil2");
+    res = withix ? pyexp_done_acc(c, ax_stencil2_ix(pyexp_tramp_stencil_ix, &b, b.size_a, bda, a, b.size_b, bdb, b2),
+                                  "ax_stencil2_ix")
+                 : pyexp_done_acc(c, ax_stencil2(pyexp_tramp_stencil, &b, b.size_a, bda, a, b.size_b, bdb, b2),
+                                  "ax_stencil2");
     END
 }
 

@@ -627,26 +627,23 @@ static PyObject *neighbourhood(CtxObject *c, const ax_exp *xs, const int *size, 
     return t;
 }
 
-ax_exp pyexp_tramp_stencil(const ax_exp *xs, void *env)
+/* f(neighbourhood[, neighbourhood of b][, ix]): ix (the element's index)
+ * for the stencils made with index=True. */
+static ax_exp tramp_stencil(const ax_exp *xs, const ax_exp *ix, Cb *b)
 {
-    Cb *b = env;
     if (PyErr_Occurred()) return pyexp_invalid();
-    int pos = 0;
-    PyObject *na = neighbourhood(b->c, xs, b->size_a, b->nsize, &pos);
-    if (!na) return pyexp_invalid();
-    PyObject *r;
-    if (b->two) {
-        PyObject *nb = neighbourhood(b->c, xs, b->size_b, b->nsize, &pos);
-        if (!nb) { Py_DECREF(na); return pyexp_invalid(); }
-        PyObject *args[2] = {na, nb};
-        r = PyObject_Vectorcall(b->fn, args, 2, NULL);
-        Py_DECREF(nb);
-    } else {
-        r = PyObject_CallOneArg(b->fn, na);
-    }
-    Py_DECREF(na);
+    int pos = 0, n = 0;
+    PyObject *args[3] = {NULL, NULL, NULL}, *r = NULL;
+    if ((args[n] = neighbourhood(b->c, xs, b->size_a, b->nsize, &pos))) n++;
+    if (n == 1 && b->two && (args[n] = neighbourhood(b->c, xs, b->size_b, b->nsize, &pos))) n++;
+    if (n == 1 + b->two && ix && (args[n] = wrap_exp(b->c, *ix))) n++;
+    if (n == 1 + b->two + (ix != NULL)) r = PyObject_Vectorcall(b->fn, args, (size_t)n, NULL);
+    for (int i = 0; i < n; i++) Py_DECREF(args[i]);
     return cb_result(b, r, b->hint);
 }
+
+ax_exp pyexp_tramp_stencil(const ax_exp *xs, void *env) { return tramp_stencil(xs, NULL, env); }
+ax_exp pyexp_tramp_stencil_ix(ax_exp ix, const ax_exp *xs, void *env) { return tramp_stencil(xs, &ix, env); }
 
 static ax_acc tramp_afn(ax_acc x, void *env, PyObject *fn)
 {

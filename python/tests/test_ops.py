@@ -187,6 +187,25 @@ def test_stencil_1d_and_stencil2(backend):
     np.testing.assert_array_equal(got2, x * 10 + 10)
 
 
+def test_stencil_with_index(backend, rng):
+    # Jacobi's sweep in one pass: the interior averaged, the border kept
+    m = rng.standard_normal((6, 7))
+    rows, cols = m.shape
+
+    def sweep(n, ix):
+        i, j = ix
+        border = (i == 0) | (j == 0) | (i == rows - 1) | (j == cols - 1)
+        return axle.where(border, n[1][1], 0.2 * (n[0][1] + n[1][0] + n[1][1] + n[1][2] + n[2][1]))
+
+    got = axle.stencil(sweep, (3, 3), m, index=True).numpy()
+    want = m.copy()
+    want[1:-1, 1:-1] = 0.2 * (m[:-2, 1:-1] + m[1:-1, :-2] + m[1:-1, 1:-1] + m[1:-1, 2:] + m[2:, 1:-1])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    x = np.arange(6, dtype=np.int64)
+    got2 = axle.stencil2(lambda a, b, ix: a[1] + b[0] * 100 + ix[0] * 1000, 3, x, 1, x, index=True).numpy()
+    np.testing.assert_array_equal(got2, x + x * 100 + np.arange(6) * 1000)
+
+
 def test_acond_awhile(backend):
     x = np.arange(5, dtype=np.int32)
     xs = axle.use(x)

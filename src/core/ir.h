@@ -270,6 +270,8 @@ typedef struct Stencil {
     int size[2][AX_MAX_RANK];
     ax_boundary_kind bound[2];
     int constkid[2];       /* kid index of the AX_CONSTANT value, or -1 */
+    bool ix;               /* the function's last parameter is the element's index
+                              (ax_stencil_ix): an index of `rank` components */
 } Stencil;
 
 /* Slice specifier (OP_REPLICATE, OP_SLICE): one entry per dimension of the

@@ -95,6 +95,7 @@ static void put_node(Out *o, const Node *x, int level)
                 putv(o, (int)s->bound[i]);
                 putv(o, s->constkid[i]);
             }
+            putv(o, s->ix);
             break;
         }
         case OP_REPLICATE: case OP_SLICE: {
@@ -242,6 +243,7 @@ static Node *get_body(In *in, int level)
             s->bound[i] = (ax_boundary_kind)getv(in, 0, 16);
             s->constkid[i] = (int)getv(in, -1, MAX_KIDS);
         }
+        s->ix = getv(in, 0, 1) != 0;
         x->sten = s;
         break;
     }

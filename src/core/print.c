@@ -322,6 +322,7 @@ static void pr_body(Pr *pr, const Node *n)
                     putf(pr, "%s%d", d ? "x" : "", n->sten->size[i][d]);
                 putf(pr, " %s", (unsigned)n->sten->bound[i] <= AX_CONSTANT ? bound_names[n->sten->bound[i]] : "?");
             }
+            if (n->sten->ix) put(pr, " ix");
         }
         break;
     case OP_REPLICATE: case OP_SLICE:

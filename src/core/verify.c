@@ -491,11 +491,12 @@ static bool stencil(V *v, const Node *n)
         if (!ty_eq(t, in[i]->elt))
             return bad(v, n, "the boundary constant is %s but input %d holds %s", ts(t, b1), i, ts(in[i]->elt, b2));
     }
-    int np = count[0] + (k > 1 ? count[1] : 0);
+    int np = count[0] + (k > 1 ? count[1] : 0) + (s->ix ? 1 : 0);
     const Type **pt = arena_alloc(&v->tmp, sizeof *pt * (size_t)np);
     if (!pt) return nomem(v);
     for (int i = 0, p = 0; i < k; i++)
         for (int j = 0; j < count[i]; j++) pt[p++] = in[i]->elt;
+    if (s->ix && !(pt[np - 1] = ty_index(&v->tmp, s->rank))) return nomem(v);
     const Type *r = lam(v, n, 0, np, pt, false);
     return r && want_arr(v, n, r, s->rank);
 }

@@ -529,7 +529,21 @@ static int64_t sten_input(ax_ctx *cx, const char *what, Stencil *st, int k, cons
     return n;
 }
 
-static ax_acc stencil_n(const char *what, ax_fnv f, void *env, int k, const int *const *size,
+/* A stencil function that also sees its element's index (ax_stencil_ix):
+ * the index is the lambda's last parameter, after the n neighbours. */
+typedef struct StenIx {
+    ax_fnvi f;
+    int n;
+} StenIx;
+
+static ax_exp invoke_ix(void *fn, const ax_exp *a, void *env)
+{
+    const StenIx *w = fn;
+    return w->f(a[w->n], a, env);
+}
+
+/* fi: the function with the index (f is NULL then), else f. */
+static ax_acc stencil_n(const char *what, ax_fnv f, ax_fnvi fi, void *env, int k, const int *const *size,
                         const ax_boundary *b, const ax_acc *as)
 {
     ax_ctx *cx = accs_ctx(k, as);
@@ -545,12 +559,19 @@ static ax_acc stencil_n(const char *what, ax_fnv f, void *env, int k, const int 
                              tstr(cx, as[0]->type), tstr(cx, as[i]->type));
         if ((counts[i] = sten_input(cx, what, st, i, size[i], b[i], as[i])) < 0) return NULL;
     }
-    int np = (int)(counts[0] + (k > 1 ? counts[1] : 0));
+    int nb = (int)(counts[0] + (k > 1 ? counts[1] : 0)), np = nb + (fi ? 1 : 0);
     const Type **pt = ax__malloc(sizeof *pt * (size_t)np);
     if (!pt) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
     for (int i = 0, p = 0; i < k; i++)
         for (int64_t j = 0; j < counts[i]; j++) pt[p++] = as[i]->type->elt;
-    Node *lam = build_lam(cx, what, np, pt, invokev, (void *)f, env, NULL);
+    st->ix = fi != NULL;
+    if (fi && !(pt[nb] = ty_index(&cx->arena, st->rank))) {
+        free(pt);
+        return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
+    }
+    StenIx w = {fi, nb};
+    Node *lam = fi ? build_lam(cx, what, np, pt, invoke_ix, &w, env, NULL)
+                   : build_lam(cx, what, np, pt, invokev, (void *)f, env, NULL);
     free(pt);
     if (!lam) return NULL;
     int nconst = 0;
@@ -575,7 +596,13 @@ static ax_acc stencil_n(const char *what, ax_fnv f, void *env, int k, const int 
 ax_acc ax_stencil(ax_fnv f, void *env, const int *size, ax_boundary b, ax_acc a)
 {
     const int *sz[1] = {size};
-    return stencil_n("ax_stencil", f, env, 1, sz, &b, &a);
+    return stencil_n("ax_stencil", f, NULL, env, 1, sz, &b, &a);
+}
+
+ax_acc ax_stencil_ix(ax_fnvi f, void *env, const int *size, ax_boundary b, ax_acc a)
+{
+    const int *sz[1] = {size};
+    return stencil_n("ax_stencil_ix", NULL, f, env, 1, sz, &b, &a);
 }
 
 ax_acc ax_stencil2(ax_fnv f, void *env, const int *size_a, ax_boundary ba, ax_acc a, const int *size_b,
@@ -584,7 +611,16 @@ ax_acc ax_stencil2(ax_fnv f, void *env, const int *size_a, ax_boundary ba, ax_ac
     const int *sz[2] = {size_a, size_b};
     ax_boundary bs[2] = {ba, bb};
     ax_acc as[2] = {a, b};
-    return stencil_n("ax_stencil2", f, env, 2, sz, bs, as);
+    return stencil_n("ax_stencil2", f, NULL, env, 2, sz, bs, as);
+}
+
+ax_acc ax_stencil2_ix(ax_fnvi f, void *env, const int *size_a, ax_boundary ba, ax_acc a, const int *size_b,
+                      ax_boundary bb, ax_acc b)
+{
+    const int *sz[2] = {size_a, size_b};
+    ax_boundary bs[2] = {ba, bb};
+    ax_acc as[2] = {a, b};
+    return stencil_n("ax_stencil2_ix", NULL, f, env, 2, sz, bs, as);
 }
 
 /* ------------------------------------------------------------ control */

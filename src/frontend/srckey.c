@@ -174,6 +174,7 @@ static bool put_node(W *w, ax_ctx *cx, const Node *x)
             put32(w, (int)s->bound[i]);
             put32(w, s->constkid[i]);
         }
+        put32(w, s->ix);
         break;
     }
     case OP_REPLICATE: case OP_SLICE: {

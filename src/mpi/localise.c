@@ -1003,6 +1003,12 @@ static void stencil_op(LocaliseState *l, MOp *o)
         o->why = "a stencil mixing the wrap and constant boundaries";
         return;
     }
+    if (st->ix) {
+        /* a rank's block would see its own row numbers, not the array's */
+        o->kind = MK_WHOLE;
+        o->why = "a stencil that sees its element's index (ax_stencil_ix)";
+        return;
+    }
     Node *y = clone_op(l, x, x->op, x->n);
     if (!y) return;
     y->kid[0] = lc_func(l, o, x->kid[0]);

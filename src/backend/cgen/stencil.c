@@ -101,9 +101,21 @@ static Val *sten_arg_slots(G *g)
         for (int d = 0; d < st->rank; d++) cnt *= st->size[q][d];
         np += cnt;
     }
+    np += st->ix;
     Val *args = arena_alloc(g->ar, sizeof *args * (size_t)(np > 0 ? np : 1));
     if (!args) cg_fail(g, "cpu codegen: out of memory");
     return args;
+}
+
+/* ax_stencil_ix's last argument: the element's index, its innermost
+ * component the row loop's j. */
+static void sten_index_arg(G *g, Val ix, const char *j, Val *args, int *a)
+{
+    const Stencil *st = g->cn->x->sten;
+    if (!st->ix) return;
+    Val v = cg_val(g, st->rank);
+    for (int d = 0; d < v.n; d++) v.v[d] = d == st->rank - 1 ? j : ix.v[d];
+    args[(*a)++] = v;
 }
 
 /* The neighbourhood of every input as function arguments: interior (no
@@ -184,6 +196,7 @@ Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
             }
         }
     }
+    sten_index_arg(g, ix, j, args, &a);
     *nargs = a;
     return args;
 }
@@ -277,6 +290,7 @@ Val *cg_sten_args_loop(G *g, bool interior, Val ix, const char *j, int *nargs)
             args[a++] = s1;
         }
     }
+    sten_index_arg(g, ix, j, args, &a);
     *nargs = a;
     return args;
 }

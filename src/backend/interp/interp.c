@@ -796,8 +796,9 @@ static int op_filter(Interp *in, const Node *x, ax_array **out)
 }
 
 /* STENCIL and STENCIL2: f receives each input's neighbourhood in row-major
- * order (input 0's, then input 1's); the result has the inputs'
- * intersection shape; each input is read with its own boundary rule. */
+ * order (input 0's, then input 1's), then, for ax_stencil_ix, the
+ * element's index; the result has the inputs' intersection shape; each
+ * input is read with its own boundary rule. */
 static int op_stencil(Interp *in, const Node *x, ax_array **out)
 {
     const Stencil *st = x->sten;
@@ -845,6 +846,7 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
             }
         }
     }
+    if (rc == 0 && st->ix) width += r;   /* the index's components */
     if (rc == 0) rc = eval_check_lam(in, f, -1, width);
     int64_t sh[AX_MAX_RANK], ix[AX_MAX_RANK] = {0};
     if (rc == 0) {
@@ -873,6 +875,7 @@ static int op_stencil(Interp *in, const Node *x, ax_array **out)
                 else if (sv[q].w > 0) memcpy(a, cval[q], sizeof *a * (size_t)sv[q].w);
             }
         }
+        for (int d = 0; st->ix && d < r; d++) a[d].i = ix[d];
         if ((rc = eval_call(in, f, args, y))) break;
         vstore(&rv, i, y);
     }
