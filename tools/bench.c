@@ -107,6 +107,7 @@ typedef struct {
     const char *suite;      /* --suite: that suite's programs, fused and fast against
                                the serial and parallel C; a summary at the end */
     int nsuite, nsuite_ok;  /* its programs with a ratio, and those within SUITE_TARGET */
+    bool small;             /* --small: each program at its test size (a smoke test) */
     double suite_log[2];    /* the sum of log(ratio) of fused and fast */
     FILE *json_file;        /* --json-file: the JSON lines also go here */
     const char *matrix;
@@ -168,7 +169,7 @@ static void usage(FILE *f)
             "usage: axle bench [PROGRAM...] [--size N | --sizes N,N,...] [--runs N]\n"
             "                  [--backend interp|cpu|cuda|opencl] [--json] [--matrix FILE]\n"
             "                  [--mem-limit BYTES] [--threads N] [--max-time SECONDS]\n"
-            "                  [--json-file FILE]\n"
+            "                  [--json-file FILE] [--small]\n"
             "       axle bench --suite polybench|rodinia [PROGRAM...] [options as above]\n"
             "       axle bench --compile [PROGRAM...] [--runs N] [--threads N] [--json]\n"
             "  each program (default: those with a baseline, less the skeleton micro-benchmarks\n"
@@ -184,6 +185,7 @@ static void usage(FILE *f)
             "  --suite: a public suite's programs (axle list names them), fused and fast against the\n"
             "  suite's serial loops and their parallel version (both builds each), the ratio to the\n"
             "  fastest, and the geometric mean of the ratios.\n"
+            "  --small: each program at its small test size (a quick check of the harness).\n"
             "  --compile: compile times instead (cold, from the disk cache in a new process, from\n"
             "  the memory cache), see axle bench --compile --help.\n");
 }
@@ -295,6 +297,8 @@ static int parse(int argc, char **argv, Bench *b)
                 b->progs[b->nprogs++] = *l;
             }
             i++;
+        } else if (!strcmp(s, "--small")) {
+            b->small = true;
         } else if (!strcmp(s, "--json")) {
             b->json = true;
         } else if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
@@ -836,7 +840,7 @@ int axle_bench(int argc, char **argv)
     int bad = 0;
     for (int i = 0; i < b.nprogs; i++) {
         const ex_program *p = b.progs[i];
-        int64_t dflt = p->bench_size > 0 ? p->bench_size : p->default_size;
+        int64_t dflt = b.small && p->test_size > 0 ? p->test_size : p->bench_size > 0 ? p->bench_size : p->default_size;
         if (b.nsizes == 0) bad += bench_one(&b, p, dflt);
         for (int s = 0; s < b.nsizes; s++) bad += bench_one(&b, p, b.sizes[s]);
     }
