@@ -306,6 +306,37 @@ OP_TEST(stencil_ix)
     op_ctx_done(cx);
 }
 
+/* A stencil_ix function reading another array at its own index (the
+ * edges of Jacobi's sweep): right when that array covers the result, and
+ * an index error, as the interpreter reports it, when it is smaller (the
+ * CPU reads it unchecked once its extent is known to fit). */
+static ax_exp sten_ix_other(ax_exp ix, const ax_exp *xs, void *env)
+{
+    ax_acc other = *(const ax_acc *)env;
+    return ax_add(ax_mul(xs[1], ax_i64(10)), ax_at(other, ix));
+}
+
+OP_TEST(stencil_ix_reads_at_its_index)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    int64_t a[35], b[35], want[35];
+    for (int k = 0; k < 35; k++) a[k] = val_of(k), b[k] = val_of(k + 50);
+    for (int k = 0; k < 35; k++) want[k] = a[k] * 10 + b[k];
+    ax_acc xa = use_data(cx, AX_I64, 2, SH(5, 7), a);
+    ax_acc xb = use_data(cx, AX_I64, 2, SH(5, 7), b), small = use_data(cx, AX_I64, 2, SH(5, 6), b);
+    ax_array *r = RUN(cx, ax_stencil_ix(sten_ix_other, &xb, (const int[]){1, 3}, ax_clamp(), xa));
+    if (r && SHAPE_IS(r, 2, 5, 7)) {
+        Chk ch;
+        CHK(&ch, "stencil_ix reading another array at its index");
+        chk_arr_i(&ch, r, 0, want, 35);
+        chk_done(&ch);
+    }
+    ax_array_release(r);
+    EXPECT_FAIL(cx, ax_stencil_ix(sten_ix_other, &small, (const int[]){1, 3}, ax_clamp(), xa), AX_ERR_INDEX);
+    op_ctx_done(cx);
+}
+
 /* ax_stencil2_ix: both neighbourhoods, then the index. */
 OP_TEST(stencil2_ix)
 {

@@ -9,7 +9,7 @@
  *
  * Sizes: n = NI; NJ, NK, NL = n * 900, 1100, 1200 / 800 (the LARGE
  * dataset's ratios), rounded.  Initialisation as the suite's (alpha 1.5,
- * beta 1.2).  Tolerance 1e-10 (pb_common.h): the suite scales each term
+ * beta 1.2).  Tolerance 1e-10 (polybench.h): the suite scales each term
  * by alpha and adds beta D first; axle scales once and may add in another
  * order.
  * SPDX-License-Identifier: BSD-3-Clause

@@ -8,7 +8,7 @@
  *
  * Sizes: n = NI; NJ, NK, NL, NM = n * 900, 1000, 1100, 1200 / 800 (the
  * LARGE dataset's ratios), rounded.  Initialisation as the suite's.
- * Tolerance 1e-10 (pb_common.h): axle may add in another order.
+ * Tolerance 1e-10 (polybench.h): axle may add in another order.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "polybench/polybench.h"

@@ -8,7 +8,7 @@
  *
  * Sizes: n (the size parameter) = M, the rows of A; N = n * 2100/1900
  * (the LARGE dataset's M = 1900, N = 2100), rounded.  Initialisation as
- * the suite's.  Tolerance 1e-10 (pb_common.h): axle may add in another
+ * the suite's.  Tolerance 1e-10 (polybench.h): axle may add in another
  * order.
  * SPDX-License-Identifier: BSD-3-Clause
  */

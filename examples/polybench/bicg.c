@@ -6,7 +6,7 @@
  *
  * Sizes: n (the size parameter) = N, the rows of A; M = n * 1900/2100
  * (the LARGE dataset's N = 2100, M = 1900), rounded.  Initialisation as
- * the suite's.  Tolerance 1e-10 (pb_common.h): axle may add in another
+ * the suite's.  Tolerance 1e-10 (polybench.h): axle may add in another
  * order.
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -14,7 +14,7 @@
  * Sizes: n = N (observations); M = n * 1200/1400 (the LARGE dataset's
  * N = 1400, M = 1200), rounded.  Initialisation as the suite's.  At n = 1
  * the suite divides 0 by 0: NaN everywhere, which the checks accept.
- * Tolerance 1e-10 (pb_common.h): axle may add in another order.
+ * Tolerance 1e-10 (polybench.h): axle may add in another order.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "polybench/polybench.h"

@@ -10,7 +10,7 @@
  *
  * Sizes: n = NR; NQ = n * 140/150 and NP = n * 160/150 (the LARGE
  * dataset's NR = 150, NQ = 140, NP = 160), rounded.  Initialisation as
- * the suite's.  Tolerance 1e-10 (pb_common.h): axle may add in another
+ * the suite's.  Tolerance 1e-10 (polybench.h): axle may add in another
  * order.
  * SPDX-License-Identifier: BSD-3-Clause
  */

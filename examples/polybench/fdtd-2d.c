@@ -16,7 +16,7 @@
  *
  * Sizes: n = NX; NY = n * 1200/1000 and TMAX = n * 500/1000 (the LARGE
  * dataset's NX = 1000, NY = 1200, TMAX = 500), rounded.  Initialisation
- * as the suite's (fict[t] = t).  Tolerance 1e-10 (pb_common.h): the same
+ * as the suite's (fict[t] = t).  Tolerance 1e-10 (polybench.h): the same
  * operations in the same order, so equal bits in the exact mode; the
  * bound covers the -ffast-math baseline.
  * SPDX-License-Identifier: BSD-3-Clause

@@ -12,7 +12,7 @@
  *
  * Sizes: n = NI; NJ = n * 1100/1000 and NK = n * 1200/1000 (the LARGE
  * dataset's NI = 1000, NJ = 1100, NK = 1200), rounded.  Initialisation as
- * the suite's (alpha 1.5, beta 1.2).  Tolerance 1e-10 (pb_common.h): the
+ * the suite's (alpha 1.5, beta 1.2).  Tolerance 1e-10 (polybench.h): the
  * suite adds alpha A[i][k] B[k][j] term by term, axle scales the sum once
  * and may add in another order.
  * SPDX-License-Identifier: BSD-3-Clause

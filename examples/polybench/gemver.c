@@ -12,7 +12,7 @@
  *
  * Sizes: n = N (LARGE: 2000).  Initialisation as the suite's (alpha 1.5,
  * beta 1.2; the suite's x and w start at 0).  Tolerance 1e-10
- * (pb_common.h): the suite scales each term, axle the sums, and may add
+ * (polybench.h): the suite scales each term, axle the sums, and may add
  * in another order.
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -5,7 +5,7 @@
  * zipWith.  Fusion and the planner let one loop read A, B and x.
  *
  * Sizes: n = N (LARGE: 1300).  Initialisation as the suite's (alpha 1.5,
- * beta 1.2).  Tolerance 1e-10 (pb_common.h): axle may add in another
+ * beta 1.2).  Tolerance 1e-10 (polybench.h): axle may add in another
  * order.
  * SPDX-License-Identifier: BSD-3-Clause
  */

@@ -4,14 +4,13 @@
  * arrays, A and B, both starting from the same values, and each step
  * updates B's interior from A, then A's from B; the edges never change.
  * That is a functional update, written here as a user writes it: an
- * ax_stencil (3 x 3 x 3, only the 7 points used; the boundary rule does
- * not matter: edge results are discarded), an edge rule that keeps the
- * initial edges (B's equal A's), and ax_awhile over (A, t) for the
+ * ax_stencil_ix (3 x 3 x 3, only the 7 points used) whose element is the
+ * initial array's on the edges (B's equal A's) and the update inside, and ax_awhile over (A, t) for the
  * steps, the step count a unit array (data).  The result is A.
  *
  * Sizes: n = N; TSTEPS = n * 500/120 (the LARGE dataset's N = 120,
  * TSTEPS = 500), rounded.  Initialisation as the suite's.  Tolerance
- * 1e-10 (pb_common.h): the same operations in the same order, so equal
+ * 1e-10 (polybench.h): the same operations in the same order, so equal
  * bits in the exact mode; the bound covers the -ffast-math baseline.
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -40,7 +39,7 @@ static ax_exp heat(const ax_exp *x, void *env)
 static ax_acc sweep(const Heat *h, ax_acc from)
 {
     static const int three[3] = {3, 3, 3};
-    return pb_keep_edges(h->cx, h->a0, ax_stencil(heat, NULL, three, ax_clamp(), from));
+    return pb_interior_stencil(heat, three, h->a0, from);
 }
 
 static ax_acc more(ax_acc st, void *env) { return pb_count_below(ax_aget(st, 1), ((Heat *)env)->steps); }

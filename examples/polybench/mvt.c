@@ -5,7 +5,7 @@
  * vectors; the result is the pair (x1, x2).
  *
  * Sizes: n = N (LARGE: 2000).  Initialisation as the suite's.  Tolerance
- * 1e-10 (pb_common.h): the suite adds each term into x[i], axle adds the
+ * 1e-10 (polybench.h): the suite adds each term into x[i], axle adds the
  * sum once and may sum in another order.
  * SPDX-License-Identifier: BSD-3-Clause
  */

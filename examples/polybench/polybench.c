@@ -185,11 +185,13 @@ ax_acc pb_count_below(ax_acc t, ax_acc steps) { return ax_map(lt_fn, steps, t); 
 ax_acc pb_succ(ax_acc t) { return ax_map(succ_fn, NULL, t); }
 
 typedef struct {
-    ax_acc edge, inner;
+    ax_fnv f;
+    ax_acc edge;
     int rank;
 } Edges;
 
-static ax_exp keep_edges_fn(ax_exp ix, void *env)
+/* The stencil's function inside; on the edges, the edge array's element. */
+static ax_exp interior_fn(ax_exp ix, const ax_exp *xs, void *env)
 {
     const Edges *e = env;
     ax_exp sh = ax_shape(e->edge), inside = ax_bool(true);
@@ -198,11 +200,11 @@ static ax_exp keep_edges_fn(ax_exp ix, void *env)
         ax_exp in_d = ax_and(ax_ge(i, ax_i64(1)), ax_lt(i, ax_sub(ax_index_get(sh, d), ax_i64(1))));
         inside = ax_and(inside, in_d);
     }
-    return ax_cond(inside, ax_at(e->inner, ix), ax_at(e->edge, ix));
+    return ax_cond(inside, e->f(xs, NULL), ax_at(e->edge, ix));
 }
 
-ax_acc pb_keep_edges(ax_ctx *cx, ax_acc edge, ax_acc inner)
+ax_acc pb_interior_stencil(ax_fnv f, const int *size, ax_acc edge, ax_acc from)
 {
-    Edges e = {edge, inner, ax_acc_rank(edge)};
-    return ax_generate(cx, ax_shape(edge), keep_edges_fn, &e);
+    Edges e = {f, edge, ax_acc_rank(edge)};
+    return ax_stencil_ix(interior_fn, &e, size, ax_clamp(), from);
 }

@@ -80,8 +80,9 @@ int pb_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_
  * another count does not compile the program anew). */
 ax_acc pb_count_below(ax_acc t, ax_acc steps);   /* t < steps, rank-0 bool */
 ax_acc pb_succ(ax_acc t);                         /* t + 1 */
-/* The array whose interior (every index 1 .. extent-2 in each dimension)
- * comes from inner and whose edges come from edge: the stencils of the
- * suite update the interior only. */
-ax_acc pb_keep_edges(ax_ctx *cx, ax_acc edge, ax_acc inner);
+/* The suite's stencils update the interior only: an ax_stencil_ix (one
+ * pass) whose element is f of the neighbourhood of `from` inside (every
+ * index 1 .. extent-2 in each dimension), and edge's element on the edges
+ * (clamped reads; the edges' neighbourhoods are not used). */
+ax_acc pb_interior_stencil(ax_fnv f, const int *size, ax_acc edge, ax_acc from);
 #endif

@@ -10,7 +10,7 @@
  *
  * Sizes: n = N (the rows of A and C); M = n * 1000/1200 (the LARGE
  * dataset's N = 1200, M = 1000), rounded.  Initialisation as the suite's
- * (alpha 1.5, beta 1.2).  Tolerance 1e-10 (pb_common.h): the suite adds
+ * (alpha 1.5, beta 1.2).  Tolerance 1e-10 (polybench.h): the suite adds
  * each scaled term into C, axle scales the sum once and may add in
  * another order.
  * SPDX-License-Identifier: BSD-3-Clause

@@ -362,6 +362,9 @@ void cg_value_fact(G *g, const Node *f, int i, const char *pos);
 /* A range fact (G.fact): lam's parameter only holds positions (lin) or
  * indices inside the extent of slot. */
 void cg_range_fact(G *g, const Node *lam, int slot, bool lin);
+/* The same for the index an ax_stencil_ix's function receives (its last
+ * parameter: inside the result's extent, slot 0). */
+void cg_stencil_index_fact(G *g, const Node *lam);
 
 /* The element of operand i at linear position pos / at index ix (in
  * bounds: callers check). */

@@ -106,6 +106,16 @@ void cg_range_fact(G *g, const Node *lam, int slot, bool lin)
         push_fact(g, lam->param[0]->id, slot, lin, AX_I64, NULL);
 }
 
+/* ax_stencil_ix's function receives its element's index, inside the
+ * result's extent, as its last parameter: a read of another array at that
+ * index (the edge of Jacobi's sweep) is unchecked once pre_ holds. */
+void cg_stencil_index_fact(G *g, const Node *lam)
+{
+    const Stencil *st = g->cn->x->sten;
+    if (st && st->ix && lam && lam->op == OP_LAM && lam->nparam >= 1 && lam->param[lam->nparam - 1])
+        push_fact(g, lam->param[lam->nparam - 1]->id, 0, false, AX_I64, NULL);
+}
+
 /* A value fact (G.fact) about the parameter of f, which is applied to the
  * elements of operand i: when i is DELAYED and its element at position p
  * is p itself, or p converted to an integer type (generate's \ix -> i32

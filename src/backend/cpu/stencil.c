@@ -22,6 +22,7 @@ void cpu_emit_stencil(G *g)
     /* the interior, and the neighbours' offsets unless they are read in loops */
     bool looped = cg_sten_looped(st);
     cg_sten_prologue(g, !looped);
+    cg_stencil_index_fact(g, x->kid[0]);
     /* Positions as in cpu_loop_ix, one row segment [j0, j1) at a time. */
     Val ix = cg_val(g, r);
     for (int d = 0; d < ix.n; d++) {

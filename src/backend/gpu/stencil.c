@@ -20,6 +20,7 @@ void gpu_emit_stencil(G *g)
     if (!cg_sten_check(g)) return;
     gpu_kernel_begin(g, R_MAIN);
     cg_sten_prologue(g, true);
+    cg_stencil_index_fact(g, x->kid[0]);
     gpu_grid_loop(g, "i", "n0");
     g->pos = "i";
     Val ix = gpu_index_of(g, 0, r, "i");
