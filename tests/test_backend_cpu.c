@@ -275,9 +275,11 @@ TEST(checked_copies_on_first_need)
 {
     char dir[] = "/tmp/axle-test-checked-XXXXXX";
     REQUIRE(mkdtemp(dir));
-    for (int k = 0; k < 2; k++) {
+    for (int kk = 0; kk < 4; kk++) {
         /* index faults, whose checks the fast kernels defer: a
-           backpermute's and an ax_at's */
+           backpermute's, an ax_at's, and reads at a constant position
+           and index */
+        int k = (const int[]){0, 1, 5, 6}[kk];
         ax_ctx *cx = ctx_cache(dir, 2, NULL, NULL), *ci = kind_ctx(AX_BACKEND_INTERP, false);
         REQUIRE(cx && ci);
         CpuCounters c0 = {0}, c1;

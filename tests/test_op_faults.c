@@ -1,7 +1,7 @@
 /*
  * Faults in safe mode, and unsafe mode: reads outside an array
  * (backpermute, ax_at in generate, a filter over more indices than its
- * array has), permute targets outside the defaults, division by zero, and
+ * array has, a constant position or index past an array's end in a map), permute targets outside the defaults, division by zero, and
  * reads evaluated speculatively in a branch not taken.
  *
  * Backends (tests/ops/ops.h): the compiling backends, each against the
@@ -24,8 +24,9 @@ static ax_acc b_fault(ax_ctx *cx, const void *e) { return ops_fault(cx, ((const 
 
 DIFF_TEST(safe_mode_faults_match_the_interpreter)
 {
-    const Fault fs[] = {{0, AX_ERR_INDEX}, {1, AX_ERR_INDEX}, {2, AX_ERR_INDEX}, {3, AX_ERR_DIVZERO}, {4, AX_ERR_INDEX}};
-    for (int k = 0; k < 5; k++) {
+    const Fault fs[] = {{0, AX_ERR_INDEX}, {1, AX_ERR_INDEX}, {2, AX_ERR_INDEX}, {3, AX_ERR_DIVZERO}, {4, AX_ERR_INDEX},
+                        {5, AX_ERR_INDEX}, {6, AX_ERR_INDEX}};
+    for (int k = 0; k < 7; k++) {
         ax_ctx *ci = kind_ctx(AX_BACKEND_INTERP, false), *cc = be_ctx_unsafe(be, false);
         CHECK(ax_run(ci, b_fault(ci, &fs[k])) == NULL);
         CHECK(ax_run(cc, b_fault(cc, &fs[k])) == NULL);

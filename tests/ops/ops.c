@@ -930,8 +930,14 @@ static ax_exp g_at_bad(ax_exp ix, void *env)
 }
 static ax_exp f_div0(ax_exp x, void *env) { (void)env; return ax_quot(ax_i32(100), x); }
 
+/* x plus the element at constant position 3 of env's array (a scalar
+ * parameter read inside the loop), or at constant index (1, 2). */
+static ax_exp f_at_const(ax_exp x, void *env) { return ax_add(x, ax_at_linear(*(ax_acc *)env, ax_i64(3))); }
+static ax_exp f_at_const2(ax_exp x, void *env) { return ax_add(x, ax_at(*(ax_acc *)env, ax_ix2(ax_i64(1), ax_i64(2)))); }
+
 ax_acc ops_fault(ax_ctx *cx, int which)
 {
+    ax_acc v;   /* (the builder calls f_at_const* before it returns) */
     ax_acc a = input(cx, AX_I32, 1, SH(100000), 140, 5);
     switch (which) {
     case 0: return ax_backpermute(ax_ix1(ax_i64(100000)), ops_shift, (void *)(intptr_t)1, a);
@@ -939,6 +945,8 @@ ax_acc ops_fault(ax_ctx *cx, int which)
     case 2: return ax_permute(ax_fn_add, NULL, input(cx, AX_I32, 1, SH(50000), 141, 0), ops_shift, (void *)(intptr_t)3, a);
     case 3: return ax_map(f_div0, NULL, ax_map(ax_fn_abs, NULL, a));
     case 4: return ops_filter_indices(cx, 100000, -40000);
+    case 5: v = input(cx, AX_I32, 1, SH(3), 142, 5); return ax_map(f_at_const, &v, a);
+    case 6: v = input(cx, AX_I32, 2, SH(2, 2), 143, 5); return ax_map(f_at_const2, &v, a);
     default: return NULL;
     }
 }

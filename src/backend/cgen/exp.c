@@ -414,6 +414,12 @@ static int value_read(G *g, const Node *e)
     return f >= 0 && g->fact[f].pos ? f : -1;
 }
 
+/* A non-negative i64 constant's value, else -1. */
+static int64_t const_pos(const Node *x)
+{
+    return x->op == OP_CONST && x->type->kind == TY_SCALAR && x->type->s == AX_I64 && x->c.i >= 0 ? x->c.i : -1;
+}
+
 /* The condition under which read e (of array slot `slot`, type at) is in
  * bounds for every value its index can take (see G.fact), added to the
  * kernel's pre_; NULL if unknown. */
@@ -448,13 +454,24 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
          * in bounds when that extent's size fits (a fused unzip read at
          * a linear position, as the segmented folds read smvm's matrix) */
         c = cg_fmt(g, "n%d <= s%d_0", g->fact[f].slot, slot);
+    } else if (e->op == OP_LINDEX && const_pos(i) >= 0) {
+        /* a constant position (a scalar parameter read from a unit or a
+         * table inside the loop): in bounds when the array is that long;
+         * checked per element, the conditional load of a value that never
+         * changes keeps GCC from vectorising the loop */
+        c = cg_fmt(g, "(%lld < n%d)", (long long)const_pos(i), slot);
     } else if (e->op == OP_INDEX && i->op == OP_IXCONS && i->n == at->rank && i->n > 0) {
         /* ix(ixget k0 p, ixget k1 q, ...) with p, q inside extents: in
          * bounds when each such extent's dimension fits the array's
-         * (N-body reads a[ixget 1 p] along its rows) */
+         * (N-body reads a[ixget 1 p] along its rows); constant components
+         * when the array's extent passes them */
         c = "1";
         for (int d = 0; d < i->n; d++) {
             const Node *k = i->kid[d];
+            if (const_pos(k) >= 0) {
+                c = cg_fmt(g, "%s & (%lld < s%d_%d)", c, (long long)const_pos(k), slot, d);
+                continue;
+            }
             int fk = k->op == OP_IXGET ? fact_of(g, k->kid[0]) : -1;
             if (fk < 0 || g->fact[fk].lin) return NULL;
             c = cg_fmt(g, "%s & (s%d_%d <= s%d_%d)", c, g->fact[fk].slot, k->a, slot, d);
