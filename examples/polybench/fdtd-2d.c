@@ -9,9 +9,9 @@
  *                                            for i < nx-1, j < ny-1
  * (hz from the new ex and ey).  Each update reads only the previous
  * array, so the in-place loops are a functional update, written here as
- * a user writes it: each difference an ax_stencil2 of the field and hz
- * (or of ex and ey), a generate that applies the suite's row and column
- * rules, and ax_awhile over (ex, ey, hz, t) for the steps, the step
+ * a user writes it: each update an ax_stencil2_ix of the field and hz
+ * (or of ex and ey) whose function applies the suite's row and column
+ * rules at its element's index, and ax_awhile over (ex, ey, hz, t) for the steps, the step
  * count a unit array (data).  The result is (ex, ey, hz).
  *
  * Sizes: n = NX; NY = n * 1200/1000 and TMAX = n * 500/1000 (the LARGE
@@ -26,7 +26,7 @@
 typedef struct {
     ax_ctx *cx;
     ax_acc fict, steps;
-    ax_acc t, old, upd;     /* for the generates: the step, the old field, its update */
+    ax_acc t, old;          /* for the stencils' functions: the step, the old hz */
 } Fdtd;
 
 /* f - 0.5 (h - h_prev): x[0] the field, x[1], x[2] hz at the previous and
@@ -46,26 +46,28 @@ static ax_exp curl(const ax_exp *x, void *env)
     return ax_sub(ax_add(ax_sub(x[2], x[1]), x[5]), x[4]);
 }
 
-static ax_exp ey_rule(ax_exp ix, void *env)
+/* The suite's row and column rules, each in its stencil's function
+ * (ax_stencil2_ix: the element's index after the neighbourhoods). */
+static ax_exp ey_rule(ax_exp ix, const ax_exp *x, void *env)
 {
     const Fdtd *f = env;
     ax_exp source = ax_at(f->fict, ax_ix1(ax_at(f->t, ax_index(0, NULL))));
-    return ax_cond(ax_eq(ax_index_get(ix, 0), ax_i64(0)), source, ax_at(f->upd, ix));
+    return ax_cond(ax_eq(ax_index_get(ix, 0), ax_i64(0)), source, minus_half_diff(x, NULL));
 }
 
-static ax_exp ex_rule(ax_exp ix, void *env)
+static ax_exp ex_rule(ax_exp ix, const ax_exp *x, void *env)
 {
-    const Fdtd *f = env;
-    return ax_cond(ax_eq(ax_index_get(ix, 1), ax_i64(0)), ax_at(f->old, ix), ax_at(f->upd, ix));
+    (void)env;
+    return ax_cond(ax_eq(ax_index_get(ix, 1), ax_i64(0)), x[0], minus_half_diff(x, NULL));
 }
 
-static ax_exp hz_rule(ax_exp ix, void *env)
+static ax_exp hz_rule(ax_exp ix, const ax_exp *x, void *env)
 {
     const Fdtd *f = env;
     ax_exp sh = ax_shape(f->old), h = ax_at(f->old, ix);
     ax_exp inside = ax_and(ax_lt(ax_index_get(ix, 0), ax_sub(ax_index_get(sh, 0), ax_i64(1))),
                            ax_lt(ax_index_get(ix, 1), ax_sub(ax_index_get(sh, 1), ax_i64(1))));
-    return ax_cond(inside, ax_sub(h, ax_mul(ax_f64(0.7), ax_at(f->upd, ix))), h);
+    return ax_cond(inside, ax_sub(h, ax_mul(ax_f64(0.7), curl(x, NULL))), h);
 }
 
 static ax_acc more(ax_acc st, void *env) { return pb_count_below(ax_aget(st, 3), ((Fdtd *)env)->steps); }
@@ -75,24 +77,19 @@ static ax_acc step(ax_acc st, void *env)
     const Fdtd *f0 = env;
     static const int one[2] = {1, 1}, down[2] = {3, 1}, across[2] = {1, 3};
     ax_acc ex = ax_aget(st, 0), ey = ax_aget(st, 1), hz = ax_aget(st, 2), t = ax_aget(st, 3);
-    ax_exp sh = ax_shape(hz);
     Fdtd f = *f0;
     f.t = t;
-    f.upd = ax_stencil2(minus_half_diff, NULL, one, ax_clamp(), ey, down, ax_clamp(), hz);
-    ax_acc ey2 = ax_generate(f.cx, sh, ey_rule, &f);
-    f.old = ex;
-    f.upd = ax_stencil2(minus_half_diff, NULL, one, ax_clamp(), ex, across, ax_clamp(), hz);
-    ax_acc ex2 = ax_generate(f.cx, sh, ex_rule, &f);
     f.old = hz;
-    f.upd = ax_stencil2(curl, NULL, across, ax_clamp(), ex2, down, ax_clamp(), ey2);
-    ax_acc hz2 = ax_generate(f.cx, sh, hz_rule, &f);
+    ax_acc ey2 = ax_stencil2_ix(ey_rule, &f, one, ax_clamp(), ey, down, ax_clamp(), hz);
+    ax_acc ex2 = ax_stencil2_ix(ex_rule, &f, one, ax_clamp(), ex, across, ax_clamp(), hz);
+    ax_acc hz2 = ax_stencil2_ix(hz_rule, &f, across, ax_clamp(), ex2, down, ax_clamp(), ey2);
     return ax_atuple(4, (ax_acc[]){ex2, ey2, hz2, pb_succ(t)});
 }
 
 static ax_acc fdtd2d_build(ax_ctx *cx, void *st)
 {
     pb_state *s = st;
-    Fdtd f = {cx, pb_use(cx, s, 0), ax_unit(cx, ax_i32((int32_t)s->d[1])), NULL, NULL, NULL};
+    Fdtd f = {cx, pb_use(cx, s, 0), ax_unit(cx, ax_i32((int32_t)s->d[1])), NULL, NULL};
     ax_acc init = ax_atuple(4, (ax_acc[]){pb_use(cx, s, 1), pb_use(cx, s, 2), pb_use(cx, s, 3), ax_unit(cx, ax_i32(0))});
     ax_acc r = ax_awhile(more, step, &f, init);
     return ax_atuple(3, (ax_acc[]){ax_aget(r, 0), ax_aget(r, 1), ax_aget(r, 2)});
