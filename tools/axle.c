@@ -1,7 +1,7 @@
 /*
  * The axle command: runs and inspects the built-in example programs.
  *
- *   axle list
+ *   axle list [--suite polybench|rodinia]
  *   axle run PROGRAM [--size N] [--backend interp|cpu|cuda|opencl] [--runs N]
  *                    [--no-sharing] [--no-fusion] [--no-simplify] [--no-cse] [--no-planner]
  *                    [--no-licm] [--no-loops] [--no-epilogues] [--no-cost-model] [--fast-math[=finite]] [--check] [--json]
@@ -42,6 +42,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: axle list                 the built-in programs\n"
+            "       axle list --suite S       a public suite's programs (polybench, rodinia)\n"
             "       axle run PROGRAM [options] run one (--check compares with plain C)\n"
             "       axle dump PROGRAM --stage STAGE [options]\n"
             "       axle bench [PROGRAM...] [...] benchmark against hand-written C (see axle bench --help)\n"
@@ -324,19 +325,28 @@ int main(int argc, char **argv)
         fprintf(stderr, "axle: unknown command '%s' (the commands: list, run, dump, bench, cache, help)\n", cmd);
         return 2;
     }
+    if (!strcmp(cmd, "list")) {
+        /* one program a line, name first (scripts read the names): the
+         * built-in programs, or with --suite NAME a public suite's */
+        const ex_program *const *l = NULL;
+        if (argc == 4 && !strcmp(argv[2], "--suite") && !(l = ex_suite(argv[3]))) {
+            fprintf(stderr, "axle: unknown suite '%s' (polybench, rodinia)\n", argv[3]);
+            return 2;
+        }
+        if (argc != 2 && !l) {
+            fprintf(stderr, "axle: usage: axle list [--suite polybench|rodinia]\n");
+            return 2;
+        }
+        if (l)
+            for (; *l; l++) printf("%-14s %s\n", (*l)->name, (*l)->about);
+        else
+            for (int i = 0; i < ex_nprograms; i++) printf("%-14s %s\n", ex_programs[i]->name, ex_programs[i]->about);
+        return 0;
+    }
     Args a;
     if (parse_args(argc, argv, &a) != 0) {
         fprintf(stderr, "axle: see axle help\n");
         return 2;
-    }
-    if (!strcmp(a.cmd, "list")) {
-        for (int i = 0; i < ex_nprograms; i++) printf("%-14s %s\n", ex_programs[i]->name, ex_programs[i]->about);
-        for (int s = 0; ex_suites[s]; s++) {
-            const ex_program *const *l = ex_suite(ex_suites[s]);
-            if (*l) printf("\nfrom %s (axle bench --suite %s):\n", ex_suites[s], ex_suites[s]);
-            for (; *l; l++) printf("%-14s %s\n", (*l)->name, (*l)->about);
-        }
-        return 0;
     }
     if (!a.program) {
         fprintf(stderr, "axle: %s needs a PROGRAM (see axle list)\n", a.cmd);
