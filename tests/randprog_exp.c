@@ -624,6 +624,18 @@ static ax_exp cb3(ax_exp x, ax_exp y, ax_exp z, void *env)
     return lam_run(env, a);
 }
 static ax_exp cbv(const ax_exp *xs, void *env) { return lam_run(env, xs); }
+/* ax_stencil_ix's: the neighbourhood, then the index as the last parameter. */
+static ax_exp cbvi(ax_exp ix, const ax_exp *xs, void *env)
+{
+    Lam *l = env;
+    ax_exp *a = malloc(sizeof *a * (size_t)l->np);
+    if (!a) oom();
+    for (int i = 0; i < l->np - 1; i++) a[i] = xs[i];
+    a[l->np - 1] = ix;
+    ax_exp r = lam_run(l, a);
+    free(a);
+    return r;
+}
 
 /* ax_while takes one env for its two callbacks. */
 typedef struct LamPair {

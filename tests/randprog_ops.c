@@ -779,23 +779,30 @@ static Arr *op_stencil(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
         bd[i] = sten_bound(g, as[i]->elt, &val[i]);
         btxt[i] = bound_txt(g, bd[i], val[i].txt);
     }
+    /* sometimes the function also sees its element's index (ax_stencil_ix:
+     * the last parameter) */
+    bool ix = pct(g, 25);
     Lam l;
-    lam_init(&l, g, LK_STENCIL, cnt[0] + (n > 1 ? cnt[1] : 0), elt);
+    lam_init(&l, g, LK_STENCIL, cnt[0] + (n > 1 ? cnt[1] : 0) + ix, elt);
     l.nsten = cnt[0];
-    for (int i = 0, p = 0; i < n; i++)
+    int p = 0;
+    for (int i = 0; i < n; i++)
         for (int j = 0; j < cnt[i]; j++) l.pt[p++] = as[i]->elt;
+    if (ix) l.pt[p] = &GI[rank];
     Arr tmp;
     tmp.rank = rank;
     intersect(&tmp, as, n);
-    ax_acc r = n == 1 ? ax_stencil(cbv, &l, size[0], bd[0], as[0]->a)
-                      : ax_stencil2(cbv, &l, size[0], bd[0], as[0]->a, size[1], bd[1], as[1]->a);
+    ax_acc r = n == 1 ? ix ? ax_stencil_ix(cbvi, &l, size[0], bd[0], as[0]->a) : ax_stencil(cbv, &l, size[0], bd[0], as[0]->a)
+               : ix ? ax_stencil2_ix(cbvi, &l, size[0], bd[0], as[0]->a, size[1], bd[1], as[1]->a)
+                    : ax_stencil2(cbv, &l, size[0], bd[0], as[0]->a, size[1], bd[1], as[1]->a);
     double own = elems(&tmp) * (l.cost + l.np + 1), kids = l.awork + val[0].awork + val[1].awork;
     for (int i = 0; i < n; i++) kids += as[i]->work;
     if (n == 1)
         return arr_mk(g, RP_STENCIL, r, elt, rank, tmp.lo, tmp.hi, own,
-                      kids, "ax_stencil(%s, %s, %s, %s)", ltxt(&l), size_txt(g, rank, size[0]), btxt[0], as[0]->name);
+                      kids, "ax_stencil%s(%s, %s, %s, %s)", ix ? "_ix" : "", ltxt(&l), size_txt(g, rank, size[0]), btxt[0],
+                      as[0]->name);
     return arr_mk(g, RP_STENCIL2, r, elt, rank, tmp.lo,
-                  tmp.hi, own, kids, "ax_stencil2(%s, %s, %s, %s, %s, %s, %s)", ltxt(&l),
+                  tmp.hi, own, kids, "ax_stencil2%s(%s, %s, %s, %s, %s, %s, %s)", ix ? "_ix" : "", ltxt(&l),
                   size_txt(g, rank, size[0]), btxt[0], as[0]->name, size_txt(g, rank, size[1]), btxt[1], as[1]->name);
 }
 
