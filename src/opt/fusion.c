@@ -801,10 +801,10 @@ static void note(FuseState *f, const char *fmt, ...)
     f->notes[f->nnotes] = 0;
 }
 
-/* The model's decision for backpermute x over a source of type st, read
+/* The model's decision for a backpermute over a source of type st, read
  * through access a, its result's dimension a.inner coming from source
  * dimension sdim: true to store it. */
-static bool store_strided(FuseState *f, const Node *x, const Type *st, Access a, int sdim)
+static bool store_strided(FuseState *f, const Type *st, Access a, int sdim)
 {
     int sr = st->rank;
     if (a.inner < 0 || sdim < 0 || sdim == sr - 1 || a.reuse == 1) return false;
@@ -818,7 +818,6 @@ static bool store_strided(FuseState *f, const Node *x, const Type *st, Access a,
             "S=%lld)",
          store ? "stored" : "fused", sdim, sr, a.reuse > 1 ? "" : "at least ", (long long)R, fused, stored,
          (long long)S);
-    (void)x;
     return store;
 }
 
@@ -1083,7 +1082,7 @@ static bool embed_node(FuseState *f, Node *x, Cunc *out)
         Node *src = x->kid[tr ? 3 : 2];
         Access at = f->acc;
         int sdim = perm_inner(x->kid[1], at.inner);
-        bool store = f->costs && store_strided(f, x, src->type, at, sdim);
+        bool store = f->costs && store_strided(f, src->type, at, sdim);
         f->acc = (Access){sdim, store ? 1 : at.reuse};
         if (!embed(f, src, &in)) return false;
         Node *q = rw_copy(&f->rw, x->kid[1]);
