@@ -14,4 +14,7 @@ BL_DECLARE(void, bl_map_explog, (const float *x, float *y, int64_t n))
 BL_DECLARE(float, bl_fold_sum, (const float *x, int64_t n))
 /* The inclusive prefix sums: y[i] = x[0] + ... + x[i] for i < n. */
 BL_DECLARE(void, bl_scanl1_sum, (const float *x, float *y, int64_t n))
+/* The running sums within segments: lens[0..m) (none negative) cut x into
+ * consecutive segments; y[i] = the sum of x from its segment's start to i. */
+BL_DECLARE(void, bl_scanl1_seg_sum, (const float *x, const int32_t *lens, int64_t m, float *y))
 #endif

@@ -10,6 +10,10 @@
  *   map-explog  map (\x -> exp (x * 0.001) + log x) xs
  *   fold-sum    fold (+) 0 xs                    (a rank-0 result)
  *   scanl1-sum  scanl1 (+) xs
+ *   scanl1-seg-sum  scanl1_seg (+) xs lens: running sums within segments
+ *               whose lengths are 0..126 (a fifth of them empty, mean
+ *               about 50): per-group running totals, the segmented
+ *               scans' everyday use
  *
  * Input: x[i] = 1 + ((i * 7919) mod 1000) / 1000, rounded to f32: in
  * [1, 2) (log is defined, and the sums have no cancellation), cycling
@@ -81,6 +85,9 @@ typedef struct {
     int64_t n;
     float *x;
     ax_array *ax;
+    int32_t *lens;   /* scanl1-seg-sum: the segment lengths (m of them) */
+    int64_t m;
+    ax_array *alens;
     float *bl;       /* the baseline's vector (map, scan): n elements */
     float bl_sum;    /* the baseline's sum (fold) */
     bool bl_done;
@@ -105,7 +112,9 @@ static void skel_teardown(void *st)
     Skel *s = st;
     if (!s) return;
     ax_array_release(s->ax);
+    ax_array_release(s->alens);
     free(s->x);
+    free(s->lens);
     free(s->bl);
     free(s);
 }
@@ -402,6 +411,107 @@ const ex_program ex_prog_scanl1_sum = {
     .baseline = scan_baseline,
     .check_baseline = scan_check_baseline,
     .cuda_baseline = scan_cuda,
+    .bench_size = 20000000,
+    .test_size = 1000,
+    .extra = true,
+};
+
+/* ------------------------------------------------------------ scanl1-seg-sum */
+
+/* skel_setup's vector, cut into segments of 0..126 elements from a fixed
+ * generator (a fifth of them empty). */
+static void *sseg_setup(ax_ctx *cx, int64_t n)
+{
+    Skel *s = skel_setup(cx, n);
+    if (!s) return NULL;
+    if (!(s->lens = malloc(sizeof(int32_t) * (size_t)(n + 1)))) {
+        skel_teardown(s);
+        return NULL;
+    }
+    ex_rng r = {0x5e95ca9u};
+    for (int64_t left = n; left > 0;) {
+        uint64_t v = ex_next(&r) % 160;
+        int64_t l = v < 33 ? 0 : (int64_t)(v - 33);
+        if (l > left) l = left;
+        s->lens[s->m++] = (int32_t)l;
+        left -= l;
+    }
+    s->alens = ax_array_wrap(cx, AX_I32, 1, &s->m, s->lens);
+    if (!s->ax || !s->alens) {
+        skel_teardown(s);
+        return NULL;
+    }
+    return s;
+}
+
+static ax_acc sseg_build(ax_ctx *cx, void *st)
+{
+    Skel *s = st;
+    return ax_scanl1_seg(ax_fn_add, NULL, ax_use(cx, s->ax), ax_use(cx, s->alens));
+}
+
+/* Element by element against the exact running sum of its segment (in
+ * double; with `other`, against that f32 result), within k times the
+ * bound for its number of terms (the header's; k = 2 between two f32
+ * results). */
+static int sseg_compare(const Skel *s, const float *got, const float *other, double k, const char *what, char *msg,
+                        size_t size)
+{
+    int64_t i = 0;
+    for (int64_t j = 0; j < s->m; j++) {
+        double want = 0, mag = 0;
+        for (int64_t t = 0; t < s->lens[j]; t++, i++) {
+            want += s->x[i];
+            mag += fabs((double)s->x[i]);
+            const double ref = other ? (double)other[i] : want, tol = k * sum_tol(t + 1, mag);
+            if (!(fabs((double)got[i] - ref) <= tol)) {
+                snprintf(msg, size, "scanl1-seg-sum: %s element %lld (segment %lld): %.9g, expected %.9g (tolerance %.3g)",
+                         what, (long long)i, (long long)j, got[i], ref, tol);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int sseg_check(void *st, ax_array *const *res, int nres, char *msg, size_t size)
+{
+    Skel *s = st;
+    const float *got = skel_vector(s, "scanl1-seg-sum", res, nres, msg, size);
+    return got ? sseg_compare(s, got, NULL, 1, "axle's", msg, size) : -1;
+}
+
+static int sseg_baseline(void *st, int variant)
+{
+    Skel *s = st;
+    float *y = skel_bl_vector(s);
+    if (!y) return -1;
+    (variant ? bl_scanl1_seg_sum_fast : bl_scanl1_seg_sum_std)(s->x, s->lens, s->m, y);
+    s->bl_done = true;
+    return 0;
+}
+
+static int sseg_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
+{
+    Skel *s = st;
+    if (!s->bl_done || !s->bl) {
+        snprintf(msg, size, "scanl1-seg-sum: the baseline has not run");
+        return -1;
+    }
+    const float *got = skel_vector(s, "scanl1-seg-sum", res, nres, msg, size);
+    return got ? sseg_compare(s, got, s->bl, 2, "axle's against the baseline's", msg, size) : -1;
+}
+
+const ex_program ex_prog_scanl1_seg_sum = {
+    .name = "scanl1-seg-sum",
+    .about = "skeleton micro-benchmark: scanl1_seg (+) over an f32 vector in segments of 0..126 (running sums per group)",
+    .default_size = 1000000,
+    .setup = sseg_setup,
+    .build = sseg_build,
+    .check = sseg_check,
+    .teardown = skel_teardown,
+    .baseline = sseg_baseline,
+    .check_baseline = sseg_check_baseline,
     .bench_size = 20000000,
     .test_size = 1000,
     .extra = true,

@@ -755,6 +755,29 @@ ax_acc ax_scanr1(ax_fn2 f, void *env, ax_acc a);
 ax_acc ax_scanl_ex(ax_fn2 f, void *env, ax_exp z, ax_acc a);
 ax_acc ax_scanr_ex(ax_fn2 f, void *env, ax_exp z, ax_acc a);
 
+/* Segmented scans: the scans above, each segment of the innermost
+ * dimension scanned on its own.  segs gives the segment lengths as
+ * ax_fold_seg takes them (a vector of any integer type, none negative,
+ * adding up to the innermost extent: a run-time shape error otherwise,
+ * worded as ax_fold_seg's); a segment of length 0 is allowed.  f must be
+ * associative; its operand order is kept.  With m segments and innermost
+ * extent n:
+ *   scanl_seg     each segment gets z in front: extent n + m
+ *                 ([1,2 | | 3] with (+), 0: [0,1,3 | 0 | 0,3])
+ *   scanl1_seg    extent n ([1,2 | | 3]: [1,3 | | 3])
+ *   scanl_ex_seg  exclusive, extent n, and each segment's total (extent m;
+ *                 z for an empty one), as an array pair
+ *   scanr_seg, scanr1_seg, scanr_ex_seg: from the right (z behind each
+ *                 segment; the total is f(a0, f(a1, ... f(a_last, z))))
+ * They are built from ordinary scans of (flag, element) pairs, so they
+ * run on every backend and fuse like any scan (docs/guide/language.md). */
+ax_acc ax_scanl_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
+ax_acc ax_scanl1_seg(ax_fn2 f, void *env, ax_acc a, ax_acc segs);
+ax_acc ax_scanr_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
+ax_acc ax_scanr1_seg(ax_fn2 f, void *env, ax_acc a, ax_acc segs);
+ax_acc ax_scanl_ex_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
+ax_acc ax_scanr_ex_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
+
 /* The elements of a (any rank, row-major order) that satisfy p, as a
  * vector. */
 ax_acc ax_filter(ax_fn1 p, void *env, ax_acc a);
@@ -809,6 +832,19 @@ ax_acc ax_stencil2_ix(ax_fnvi f, void *env, const int *size_a, ax_boundary ba, a
 typedef ax_acc (*ax_afn)(ax_acc x, void *env);
 ax_acc ax_acond(ax_exp c, ax_acc t, ax_acc e);
 ax_acc ax_awhile(ax_afn cond, ax_afn body, void *env, ax_acc init);
+/* A counted loop: starting from init, n times x = body(step, x), step
+ * being 0, 1, ..., n-1 (an i64 expression the body's scalar functions may
+ * read; it is data, read from the loop's state, not compiled in); n <= 0
+ * gives init.  n is an integer expression: a constant is compiled in, an
+ * ax_param_exp (or a read of an array) varies without recompiling.  It is
+ * an ax_awhile whose state carries the step:
+ *
+ *   static ax_acc relax(ax_exp step, ax_acc x, void *env) {
+ *       return ax_map(halve, NULL, x);         (step unused here)
+ *   }
+ *   ... ax_for(ax_i64(100), relax, NULL, ax_use(cx, a)) ... */
+typedef ax_acc (*ax_afni)(ax_exp step, ax_acc x, void *env);
+ax_acc ax_for(ax_exp n, ax_afni body, void *env, ax_acc init);
 
 /* Several results: a tuple of array computations, and its projection. */
 ax_acc ax_atuple(int n, const ax_acc *as);
@@ -817,6 +853,9 @@ ax_acc ax_aget(ax_acc t, int i);
 
 /* The type of a computation ([elem]^rank or a tuple of those), or NULL. */
 const ax_type *ax_acc_type(ax_acc a);
+/* The context a computation was built in (NULL for NULL): an ax_awhile
+ * or ax_for body reaches it from its argument, with no global. */
+ax_ctx *ax_acc_ctx(ax_acc a);
 /* For a single array: its element type and rank (-1 if not an array). */
 const ax_type *ax_acc_elem(ax_acc a);
 int ax_acc_rank(ax_acc a);

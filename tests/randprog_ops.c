@@ -579,8 +579,62 @@ static Arr *op_epilogue(G *g, const GT *elt, int rank, int d, int fl, int64_t ca
 static Arr *op_fold1(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_fold(g, elt, rank, d, fl, cap, RP_FOLD1); }
 static Arr *op_foldall(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_fold(g, elt, rank, d, fl, cap, RP_FOLDALL); }
 
-static Arr *op_foldseg(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, bool one)
+/* One of the six segmented scans (k in RP_SCANL .. RP_SCANREX order) of
+ * a with f over segs (klo .. khi segments); an exclusive one gives its
+ * scan or its totals (the other goes into the pool). */
+static Arr *scan_seg(G *g, int k, const GT *elt, Arr *a, Arr *segs, const Fn2 *f, int64_t klo, int64_t khi)
 {
+    static const char *const nm[] = {"ax_scanl_seg", "ax_scanl1_seg", "ax_scanr_seg", "ax_scanr1_seg",
+                                     "ax_scanl_ex_seg", "ax_scanr_ex_seg"};
+    int rank = a->rank, m = rank - 1;
+    bool withz = k == 0 || k == 2 || k >= 4;
+    Ex z = {0};
+    if (withz) z = gen_exp(g, elt, 1);
+    ax_acc r;
+    switch (k) {
+    case 0: r = ax_scanl_seg(f->f, f->env, z.e, a->a, segs->a); break;
+    case 1: r = ax_scanl1_seg(f->f, f->env, a->a, segs->a); break;
+    case 2: r = ax_scanr_seg(f->f, f->env, z.e, a->a, segs->a); break;
+    case 3: r = ax_scanr1_seg(f->f, f->env, a->a, segs->a); break;
+    case 4: r = ax_scanl_ex_seg(f->f, f->env, z.e, a->a, segs->a); break;
+    default: r = ax_scanr_ex_seg(f->f, f->env, z.e, a->a, segs->a); break;
+    }
+    Arr tmp;
+    tmp.rank = rank;
+    for (int d = 0; d < rank; d++) tmp.lo[d] = a->lo[d], tmp.hi[d] = a->hi[d];
+    /* the flags, the pairs' scan and its projection: about three passes */
+    double own = 3 * elems(a) * (fn2_cost(f) + 2) + z.cost, kids = a->work + segs->work + f->lam.awork + z.awork;
+    if (k == 0 || k == 2) tmp.lo[m] += klo, tmp.hi[m] += khi;
+    if (k < 4) {
+        Arr *res;
+        if (withz)
+            res = arr_mk(g, RP_SCANSEG, r, elt, rank, tmp.lo, tmp.hi, own, kids, "%s(%s, %s, %s, %s)", nm[k], fn2_txt(f),
+                         z.txt, a->name, segs->name);
+        else
+            res = arr_mk(g, RP_SCANSEG, r, elt, rank, tmp.lo, tmp.hi, own, kids, "%s(%s, %s, %s)", nm[k], fn2_txt(f),
+                         a->name, segs->name);
+        return res;
+    }
+    const char *sn = sfmt(g, "S%d", ++g->nstate);
+    emit(g, "%s = %s(%s, %s, %s, %s)", sn, nm[k], fn2_txt(f), z.txt, a->name, segs->name);
+    count(g, RP_SCANSEG);
+    if (!r) bad(g, "%s: the builder failed: %s", sn, ax_error(g->cx));
+    g->work += own;
+    Arr *c0 = arr_mk(g, RP_AGET, ax_aget(r, 0), elt, rank, tmp.lo, tmp.hi, 0, own + kids, "ax_aget(%s, 0)", sn);
+    tmp.lo[m] = klo, tmp.hi[m] = khi;
+    Arr *c1 = arr_mk(g, RP_AGET, ax_aget(r, 1), elt, rank, tmp.lo, tmp.hi, 0, own + kids, "ax_aget(%s, 1)", sn);
+    return pct(g, 40) ? c1 : c0;
+}
+
+/* A segmented fold (SG_FOLD, SG_FOLD1) or one of the six segmented scans
+ * (SG_SCAN + the scan's index in RP_SCANL .. RP_SCANREX order): the
+ * segments as an input array (a random composition of the extent) or
+ * computed (even segments). */
+enum { SG_FOLD, SG_FOLD1, SG_SCAN };
+
+static Arr *op_foldseg(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int kind)
+{
+    bool one = kind == SG_FOLD1;
     Arr *a = gen_arr(g, elt, rank, d - 1, one ? (fl | (pct(g, 50) ? NE : 0)) : fl, cap);
     int m = rank - 1;
     static const ax_scalar segt[] = {AX_I32, AX_I64, AX_I16, AX_U16, AX_U32, AX_I32};
@@ -630,6 +684,7 @@ static Arr *op_foldseg(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
     Fn2 f;
     assoc_fn(g, as, &f);
     double own = elems(&tmp);
+    if (kind >= SG_SCAN) return scan_seg(g, kind - SG_SCAN, elt, a, segs, &f, tmp.lo[m], tmp.hi[m]);
     if (one) {
         ax_acc acc_5 = ax_fold1_seg(f.f, f.env, a->a, segs->a);
         own += elems(a) * fn2_cost(&f);
@@ -644,8 +699,14 @@ static Arr *op_foldseg(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
                   a->name, segs->name);
 }
 
-static Arr *op_foldseg0(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_foldseg(g, elt, rank, d, fl, cap, false); }
-static Arr *op_fold1seg(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_foldseg(g, elt, rank, d, fl, cap, true); }
+static Arr *op_foldseg0(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_foldseg(g, elt, rank, d, fl, cap, SG_FOLD); }
+static Arr *op_fold1seg(G *g, const GT *elt, int rank, int d, int fl, int64_t cap) { return op_foldseg(g, elt, rank, d, fl, cap, SG_FOLD1); }
+static Arr *op_scanseg(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    /* the scans with z make one element more per segment: half the size */
+    int k = rn(g, 6);
+    return op_foldseg(g, elt, rank, d, fl, k == 0 || k == 2 ? cap / 2 : cap, SG_SCAN + k);
+}
 
 static Arr *op_scan(G *g, const GT *elt, int rank, int d, int fl, int64_t cap, int op)
 {

@@ -1,8 +1,8 @@
 /*
  * The benchmark programs at small sizes: radix sort, SMVM, dot
  * product and Black-Scholes, and the single-skeleton micro-benchmarks
- * map-explog, fold-sum and scanl1-sum, and the awhile step's cost
- * loop-steps, on the interpreter, the
+ * map-explog, fold-sum, scanl1-sum and scanl1-seg-sum, and the awhile
+ * step's cost loop-steps, on the interpreter, the
  * CPU backend and OpenCL (skipped, with a note, where there is none),
  * with the optimiser's switches on and off, each result checked against
  * the plain-C reference and against both builds of the hand-written
@@ -22,7 +22,8 @@
 /* ------------------------------------------------------------ the programs */
 
 static const char *const bench_programs[] = {"radixsort", "smvm", "dotp", "blackscholes",
-                                             "map-explog", "fold-sum", "scanl1-sum", "loop-steps"};
+                                             "map-explog", "fold-sum", "scanl1-sum", "scanl1-seg-sum",
+                                             "loop-steps"};
 
 static const struct { const char *name; unsigned flags; } switches[] = {
     {"default", 0},

@@ -2,7 +2,9 @@
  * Control flow: acond (branches of different shapes, the untaken branch
  * never run, tuples of arrays), awhile (zero and many iterations, over an
  * array tuple), array tuples and their projections, and the scalar while
- * loop (in map and generate, from a constant start, zero trips).
+ * loop (in map and generate, from a constant start, zero trips); the
+ * counted loop ax_for (no, one and many steps, the step read by the body,
+ * a tuple state, the count a parameter).
  *
  * Backends (tests/ops/ops.h): the OP_TESTs on every backend, against
  * values computed in plain C here; the DIFF_TESTs on the compiling
@@ -121,6 +123,95 @@ OP_TEST(awhile)
             ax_array_release(out[1]);
         }
     }
+    op_ctx_done(cx);
+}
+
+/* ax_for: x[k] = x[k] * 2 + step at each step (the step read in the
+ * body's function), and a counter of steps beside it in a tuple state;
+ * the body finds its context from its argument (ax_acc_ctx). */
+typedef struct ForEnv {
+    ax_ctx *cx;
+    bool ctx_ok;
+} ForEnv;
+
+static ax_exp for_dbl_plus(ax_exp x, void *env) { return ax_add(ax_mul(x, ax_i64(2)), *(const ax_exp *)env); }
+static ax_exp for_inc(ax_exp x, void *env) { (void)env; return ax_add(x, ax_i32(1)); }
+
+static ax_acc for_step(ax_exp step, ax_acc st, void *env)
+{
+    ForEnv *e = env;
+    e->ctx_ok &= ax_acc_ctx(st) == e->cx;
+    ax_acc v = ax_map(for_dbl_plus, &step, ax_aget(st, 0));
+    return ax_atuple2(v, ax_map(for_inc, NULL, ax_aget(st, 1)));
+}
+
+static ax_acc for_step1(ax_exp step, ax_acc x, void *env)
+{
+    (void)env;
+    return ax_map(for_dbl_plus, &step, x);
+}
+
+OP_TEST(for_loop)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    const int64_t v[4] = {1, -2, 3, 0};
+    static const int64_t steps[] = {0, 1, 7, -3};
+    for (int t = 0; t < NELEM(steps); t++) {
+        int64_t w[4];
+        memcpy(w, v, sizeof w);
+        for (int64_t s = 0; s < steps[t]; s++)
+            for (int k = 0; k < 4; k++) w[k] = w[k] * 2 + s;
+        int32_t count = steps[t] > 0 ? (int32_t)steps[t] : 0;
+        ax_acc x = use_data(cx, AX_I64, 1, SH(4), v);
+        ForEnv fe = {cx, true};
+        ax_array *out[2] = {NULL, NULL};
+        int n = RUN_N(cx, ax_for(ax_i64(steps[t]), for_step, &fe, ax_atuple2(x, ax_unit(cx, ax_i32(0)))), out, 2);
+        CHECK(fe.ctx_ok);
+        CHECKF(n == 2, "ax_run_n: %d: %s", n, ax_error(cx));
+        if (n == 2) {
+            if (SHAPE_IS(out[0], 1, 4))
+                for (int k = 0; k < 4; k++) CHECK_EQ_I(((int64_t *)ax_array_data(out[0], 0))[k], w[k]);
+            if (SHAPE_IS(out[1], 0, 0)) CHECK_EQ_I(((int32_t *)ax_array_data(out[1], 0))[0], count);
+            ax_array_release(out[0]);
+            ax_array_release(out[1]);
+        }
+        /* the count as an i32 expression, a single array as the state */
+        ax_array *r = RUN(cx, ax_for(ax_i32((int32_t)steps[t]), for_step1, NULL, x));
+        if (r && SHAPE_IS(r, 1, 4))
+            for (int k = 0; k < 4; k++) CHECK_EQ_I(((int64_t *)ax_array_data(r, 0))[k], w[k]);
+        ax_array_release(r);
+    }
+    op_ctx_done(cx);
+}
+
+/* ax_for's count is data when it is a parameter: one compile for every n;
+ * a count that is not an integer is a build error naming ax_for. */
+BE_TEST(for_loop_count_is_a_parameter)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    int64_t v[3] = {1, 2, 3};
+    ax_acc x = use_data(cx, AX_I64, 1, SH(3), v);
+    ax_program *p = ax_compile(cx, ax_for(ax_param_exp(cx, 0, ax_type_scalar(AX_I64)), for_step1, NULL, x));
+    CHECKF(p != NULL, "%s", ax_error(cx));
+    for (int64_t n = 0; p && n < 4; n++) {
+        ax_array *arg = ax_array_wrap(cx, AX_I64, 0, NULL, &n), *r = NULL;
+        int got = ax_program_run_with(p, &arg, 1, &r, 1);
+        CHECKF(got == 1, "%s", ax_error(cx));
+        int64_t w[3] = {1, 2, 3};
+        for (int64_t s = 0; s < n; s++)
+            for (int k = 0; k < 3; k++) w[k] = w[k] * 2 + s;
+        if (got == 1 && SHAPE_IS(r, 1, 3))
+            for (int k = 0; k < 3; k++) CHECK_EQ_I(((int64_t *)ax_array_data(r, 0))[k], w[k]);
+        ax_array_release(r);
+        ax_array_release(arg);
+    }
+    ax_program_free(p);
+    CHECK(ax_for(ax_f32(2), for_step1, NULL, x) == NULL);
+    CHECKF(strstr(ax_error(cx), "ax_for") != NULL, "%s", ax_error(cx));
+    ax_clear_error(cx);
+    CHECK(ax_acc_ctx(NULL) == NULL);
     op_ctx_done(cx);
 }
 

@@ -299,3 +299,210 @@ DIFF_TEST(scan_large_arrays)
     e.which = 6 + 5;
     SAME("scanr' affine 1e6", b_scan, &e, 0);
 }
+
+/* ======================================================== segmented scans */
+
+enum { SEG_MAXN = 5 };
+typedef struct SegScanCase {
+    int rank;
+    int64_t sh[2];
+    int nseg;
+    int64_t segs[SEG_MAXN];
+} SegScanCase;
+
+static ax_acc seg_scan_build(int kind, bool affine, ax_acc a, ax_acc segs)
+{
+    ax_fn2 f = affine ? aff_op : ax_fn_add;
+    ax_exp z = affine ? aff_z_exp() : ax_i64(100);
+    switch (kind) {
+    case SC_L: return ax_scanl_seg(f, NULL, z, a, segs);
+    case SC_L1: return ax_scanl1_seg(f, NULL, a, segs);
+    case SC_R: return ax_scanr_seg(f, NULL, z, a, segs);
+    case SC_R1: return ax_scanr1_seg(f, NULL, a, segs);
+    case SC_LEX: return ax_scanl_ex_seg(f, NULL, z, a, segs);
+    default: return ax_scanr_ex_seg(f, NULL, z, a, segs);
+    }
+}
+
+/* Every segmented scan against each segment scanned on its own in plain C
+ * (ref_scan), with the non-commutative affine operator and with sums;
+ * empty segments (first, last, several in a row, all), one segment, no
+ * segment of an empty row, rows of a matrix, and segments given in five
+ * integer types. */
+OP_TEST(segmented_scans)
+{
+    static const SegScanCase cases[] = {
+        {1, {10}, 4, {3, 0, 5, 2}},
+        {1, {10}, 4, {0, 4, 1, 5}},
+        {1, {10}, 5, {2, 8, 0, 0, 0}},
+        {1, {10}, 1, {10}},
+        {1, {1}, 1, {1}},
+        {1, {7}, 5, {0, 7, 0, 0, 0}},
+        {2, {3, 10}, 3, {4, 0, 6}},
+        {2, {2, 1001}, 3, {500, 1, 500}},
+        {1, {0}, 0, {0}},
+        {1, {0}, 2, {0, 0}},
+        {2, {0, 10}, 2, {4, 6}},
+        {2, {3, 0}, 3, {0, 0, 0}},
+    };
+    static const ax_scalar seg_types[] = {AX_I32, AX_I64, AX_I16, AX_U8, AX_U32};
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    for (int t = 0; t < NELEM(cases); t++) {
+        op_case();
+        const SegScanCase *c = &cases[t];
+        RedIn in;
+        red_in(cx, &in, c->rank, c->sh);
+        for (int affine = 0; affine < 2; affine++) {
+            AffOp op = affine ? aff_compose : aff_add;
+            Aff z = affine ? aff_z : sum_z;
+            for (int kind = 0; kind < SC_N; kind++) {
+                bool plus1 = kind == SC_L || kind == SC_R, ex = kind == SC_LEX || kind == SC_REX;
+                int64_t rlen = in.inner + (plus1 ? c->nseg : 0);
+                Aff *want = calloc((size_t)(in.rows * rlen) + 1, sizeof *want);
+                Aff *tot = calloc((size_t)(in.rows * c->nseg) + 1, sizeof *tot);
+                for (int64_t r = 0; r < in.rows; r++) {
+                    int64_t at = 0, out = r * rlen;
+                    for (int i = 0; i < c->nseg; i++) {
+                        out += ref_scan(kind, op, z, in.v + r * in.inner + at, c->segs[i], want + out,
+                                        tot + r * c->nseg + i);
+                        if (ex && c->segs[i] == 0) tot[r * c->nseg + i] = z;
+                        at += c->segs[i];
+                    }
+                }
+                int64_t rsh[2] = {c->sh[0], rlen}, tsh[2] = {c->sh[0], c->nseg};
+                if (c->rank == 1) rsh[0] = rlen, tsh[0] = c->nseg;
+                /* one segment type per case and kind, all five over the cases */
+                /* (the GPUs: i32 only, so that the cases share their
+                 * kernels; each OpenCL program costs PoCL seconds) */
+                ax_scalar st = AX_I32;
+                for (int k = 0; !be->gpu && k < NELEM(seg_types); k++) {
+                    ax_scalar try = seg_types[(t + kind + k) % NELEM(seg_types)];
+                    bool fits = true;
+                    for (int i = 0; i < c->nseg; i++) fits &= c->segs[i] <= type_max(try);
+                    if (fits) {
+                        st = try;
+                        break;
+                    }
+                }
+                uint64_t buf[SEG_MAXN];
+                for (int i = 0; i < c->nseg; i++) st_i(buf, st, i, c->segs[i]);
+                ax_acc p = seg_scan_build(kind, affine, affine ? in.aff : in.sum,
+                                          use_data(cx, st, 1, SH(c->nseg), buf));
+                Chk ch;
+                CHK(&ch, "%s_seg %s, case %d, segments %s", scan_names[kind], affine ? "affine" : "add", t,
+                    ax_scalar_name(st));
+                if (!ex) {
+                    ax_array *r = RUN(cx, p);
+                    if (r && SHAPE_ISV(r, c->rank, rsh)) chk_aff(&ch, r, affine, want, in.rows * rlen);
+                    ax_array_release(r);
+                } else {
+                    ax_array *o[2] = {NULL, NULL};
+                    int nout = RUN_N(cx, p, o, 2);
+                    CHECKF(nout == 2, "ax_run_n gave %d: %s", nout, ax_error(cx));
+                    if (nout == 2) {
+                        if (SHAPE_ISV(o[0], c->rank, rsh)) chk_aff(&ch, o[0], affine, want, in.rows * rlen);
+                        if (SHAPE_ISV(o[1], c->rank, tsh)) chk_aff(&ch, o[1], affine, tot, in.rows * c->nseg);
+                        ax_array_release(o[0]);
+                        ax_array_release(o[1]);
+                    }
+                }
+                chk_done(&ch);
+                free(want);
+                free(tot);
+            }
+        }
+        red_free(&in);
+    }
+    op_ctx_done(cx);
+}
+
+/* Segments that do not fit are a run-time shape error on every backend
+ * (negative, adding up to more or less than the extent), and the context
+ * stays usable; operands of the wrong kind are build errors naming the
+ * operation. */
+BE_TEST(segmented_scan_errors)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    int32_t a[6] = {1, 2, 3, 4, 5, 6};
+    static const int32_t bad[3][3] = {{2, -1, 5}, {2, 2, 1}, {2, 2, 3}};
+    ax_acc v = use_data(cx, AX_I32, 1, SH(6), a);
+    for (int b = 0; b < 3; b++) {
+        ax_acc segs = use_data(cx, AX_I32, 1, SH(3), bad[b]);
+        EXPECT_FAIL(cx, ax_scanl1_seg(ax_fn_add, NULL, v, segs), AX_ERR_SHAPE);
+        EXPECT_FAIL(cx, ax_scanr_seg(ax_fn_add, NULL, ax_i32(0), v, segs), AX_ERR_SHAPE);
+        ax_array *r = ax_run(cx, ax_aget(ax_scanr_ex_seg(ax_fn_add, NULL, ax_i32(0), v, segs), 1));
+        CHECK(r == NULL);
+        CHECKF(strstr(ax_error(cx), "segment") != NULL, "%s", ax_error(cx));
+        ax_array_release(r);
+        ax_clear_error(cx);
+    }
+    ax_acc good = use_data(cx, AX_I32, 1, SH(3), (const int32_t[]){2, 0, 4});
+    ax_array *r = ax_run(cx, ax_scanl1_seg(ax_fn_add, NULL, v, good));
+    CHECKF(r && ax_array_size(r) == 6, "after the errors: %s", r ? "wrong size" : ax_error(cx));
+    if (r && ax_array_size(r) == 6) {
+        const int32_t want[6] = {1, 3, 3, 7, 12, 18};
+        for (int k = 0; k < 6; k++) CHECK(((int32_t *)ax_array_data(r, 0))[k] == want[k]);
+    }
+    ax_array_release(r);
+    CHECK(ax_scanl_seg(ax_fn_add, NULL, ax_i32(0), v, NULL) == NULL);
+    CHECK(strstr(ax_error(cx), "ax_scanl_seg") != NULL);
+    ax_clear_error(cx);
+    CHECK(ax_scanr1_seg(ax_fn_add, NULL, v, ax_map(ax_fn_id, NULL, v)) != NULL);
+    CHECK(ax_scanr1_seg(ax_fn_add, NULL, v, use_data(cx, AX_F32, 1, SH(1), (const float[]){6})) == NULL);
+    CHECKF(strstr(ax_error(cx), "ax_scanr1_seg") != NULL, "%s", ax_error(cx));
+    ax_clear_error(cx);
+    CHECK(ax_scanl_ex_seg(ax_fn_add, NULL, ax_f64(0), v, good) == NULL);
+    CHECKF(strstr(ax_error(cx), "ax_scanl_ex_seg") != NULL, "%s", ax_error(cx));
+    ax_clear_error(cx);
+    op_ctx_done(cx);
+}
+
+/* Large inputs against the interpreter: a million elements in segments of
+ * random lengths (many of them empty), every segmented scan, + on f32 and
+ * the affine operator on i32 pairs; rows of a matrix. */
+static ax_acc b_seg_scan(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    int64_t n = v->sh[v->rank - 1];
+    int32_t *len = calloc((size_t)n + 1, sizeof *len);
+    int64_t m = 0, left = n;
+    uint64_t x = 0x9e3779b97f4a7c15u ^ (uint64_t)n;
+    while (left > 0) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        int64_t l = (int64_t)(x >> 33) % 9 - 2;   /* a third empty */
+        if (l < 0) l = 0;
+        if (l > left) l = left;
+        len[m++] = (int32_t)l;
+        left -= l;
+    }
+    ax_acc segs = use_data(cx, AX_I32, 1, SH(m), len);
+    free(len);
+    bool affine = v->which == 1;
+    ax_acc a = affine ? input_n(cx, 2, (const ax_scalar[]){AX_I32, AX_I32}, v->rank, v->sh, 130, 3)
+                      : ax_map(ax_fn_abs, NULL, input(cx, AX_F32, v->rank, v->sh, 131, 100));
+    ax_fn2 f = affine ? op_aff : ax_fn_add;
+    ax_exp z = affine ? ax_tuple2(ax_i32(2), ax_i32(1)) : ax_f32(0.5f);
+    ax_acc r[6] = {
+        ax_scanl_seg(f, NULL, z, a, segs), ax_scanl1_seg(f, NULL, a, segs),
+        ax_scanr_seg(f, NULL, z, a, segs), ax_scanr1_seg(f, NULL, a, segs),
+        ax_scanl_ex_seg(f, NULL, z, a, segs), ax_scanr_ex_seg(f, NULL, z, a, segs),
+    };
+    return ax_atuple(6, r);
+}
+
+DIFF_TEST(segmented_scans_large)
+{
+    const int64_t big = ops_small() ? 4000 : 1000000, mat[2] = {3, ops_small() ? 1001 : 5001};
+    /* (the GPUs: each of the two kinds once, PoCL's compiles being slow) */
+    for (int w = 0; w < 2; w++) {
+        Env e = {1, &big, w};
+        if (!be->gpu || w == 1)
+            SAME(w ? "segmented scans, affine, long vector" : "segmented scans, f32 +, long vector", b_seg_scan, &e,
+                 w ? 0 : 1e-3);
+        Env m = {2, mat, w};
+        if (!be->gpu || w == 0)
+            SAME(w ? "segmented scans, affine, rows" : "segmented scans, f32 +, rows", b_seg_scan, &m, w ? 0 : 1e-3);
+    }
+}

@@ -423,6 +423,56 @@ PyObject *f_fold1_seg(PyObject *m, PyObject *const *args, Py_ssize_t n)
     END
 }
 
+/* The segmented scans (axle.h): f, [z,] a, segs; the exclusive ones give
+ * (the scan, the totals). */
+typedef ax_acc (*SegZ)(ax_fn2, void *, ax_exp, ax_acc, ax_acc);
+typedef ax_acc (*Seg1)(ax_fn2, void *, ax_acc, ax_acc);
+
+static PyObject *seg_z(PyObject *const *args, Py_ssize_t n, SegZ f, const char *name)
+{
+    if (pyexp_nargs_check(n, 4, 4, name) < 0 || pyexp_check_callable(args[0], name) < 0) return NULL;
+    BEGIN(args + 1, 3)
+    ax_acc a = pyexp_acc_of(c, args[2]), s = a ? pyexp_acc_of(c, args[3]) : NULL;
+    if (!s) goto out;
+    const ax_type *h = elem_hint(a);
+    ax_exp z;
+    if (pyexp_of(c, args[1], h, &z) < 0) goto out;
+    Cb b = {.c = c, .fn = args[0], .hint = h};
+    res = pyexp_done_acc(c, f(pyexp_tramp2, &b, z, a, s), name);
+    END
+}
+
+/* An array pair as a Python pair (as scan_ex). */
+static PyObject *as_pair(PyObject *t)
+{
+    if (!t) return NULL;
+    PyObject *x = PySequence_GetItem(t, 0), *y = x ? PySequence_GetItem(t, 1) : NULL;
+    Py_DECREF(t);
+    if (!y) { Py_XDECREF(x); return NULL; }
+    PyObject *r = PyTuple_Pack(2, x, y);
+    Py_DECREF(x);
+    Py_DECREF(y);
+    return r;
+}
+
+static PyObject *seg_1(PyObject *const *args, Py_ssize_t n, Seg1 f, const char *name)
+{
+    if (pyexp_nargs_check(n, 3, 3, name) < 0 || pyexp_check_callable(args[0], name) < 0) return NULL;
+    BEGIN(args + 1, 2)
+    ax_acc a = pyexp_acc_of(c, args[1]), s = a ? pyexp_acc_of(c, args[2]) : NULL;
+    if (!s) goto out;
+    Cb b = {.c = c, .fn = args[0], .hint = elem_hint(a)};
+    res = pyexp_done_acc(c, f(pyexp_tramp2, &b, a, s), name);
+    END
+}
+
+PyObject *f_scanl_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_z(a, n, ax_scanl_seg, "scanl_seg"); }
+PyObject *f_scanr_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_z(a, n, ax_scanr_seg, "scanr_seg"); }
+PyObject *f_scanl_ex_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return as_pair(seg_z(a, n, ax_scanl_ex_seg, "scanl_ex_seg")); }
+PyObject *f_scanr_ex_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return as_pair(seg_z(a, n, ax_scanr_ex_seg, "scanr_ex_seg")); }
+PyObject *f_scanl1_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_1(a, n, ax_scanl1_seg, "scanl1_seg"); }
+PyObject *f_scanr1_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_1(a, n, ax_scanr1_seg, "scanr1_seg"); }
+
 PyObject *f_backpermute(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {
     if (pyexp_nargs_check(n, 3, 3, "backpermute") < 0 || pyexp_check_callable(args[1], "backpermute") < 0) return NULL;
@@ -682,6 +732,19 @@ PyObject *f_awhile(PyObject *m, PyObject *const *args, Py_ssize_t n)
     if (!init) goto out;
     Cb b = {.c = c, .fn = args[1], .cond = args[0]};
     res = pyexp_done_acc(c, ax_awhile(pyexp_tramp_acond_, pyexp_tramp_abody, &b, init), "ax_awhile");
+    END
+}
+
+PyObject *f_for_loop(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (pyexp_nargs_check(n, 3, 3, "for_loop") < 0 || pyexp_check_callable(args[1], "for_loop") < 0) return NULL;
+    BEGIN(args + 2, 1)
+    ax_acc init = pyexp_acc_of(c, args[2]);
+    if (!init) goto out;
+    ax_exp steps;
+    if (pyexp_of(c, args[0], ax_type_scalar(AX_I64), &steps) < 0) goto out;
+    Cb b = {.c = c, .fn = args[1]};
+    res = pyexp_done_acc(c, ax_for(steps, pyexp_tramp_astep, &b, init), "ax_for");
     END
 }
 

@@ -661,6 +661,22 @@ static ax_acc tramp_afn(ax_acc x, void *env, PyObject *fn)
 ax_acc pyexp_tramp_acond_(ax_acc x, void *env) { return tramp_afn(x, env, ((Cb *)env)->cond); }
 ax_acc pyexp_tramp_abody(ax_acc x, void *env) { return tramp_afn(x, env, ((Cb *)env)->fn); }
 
+/* for_loop's body: fn(step, x). */
+ax_acc pyexp_tramp_astep(ax_exp step, ax_acc x, void *env)
+{
+    Cb *b = env;
+    if (PyErr_Occurred()) return NULL;
+    PyObject *args[2] = {wrap_exp(b->c, step), NULL};
+    if (args[0]) args[1] = pyexp_wrap_acc(b->c, x);
+    PyObject *r = args[1] ? PyObject_Vectorcall(b->fn, args, 2, NULL) : NULL;
+    Py_XDECREF(args[0]);
+    Py_XDECREF(args[1]);
+    if (!r) return NULL;
+    ax_acc res = pyexp_acc_of(b->c, r);
+    Py_DECREF(r);
+    return res;
+}
+
 int pyexp_check_callable(PyObject *f, const char *op)
 {
     if (!PyCallable_Check(f)) {

@@ -74,6 +74,69 @@ def test_segmented_folds(backend):
     np.testing.assert_array_equal(axle.fold1_seg(axle.max, x, segs1).numpy(), [2, 7, 9])
 
 
+def _seg_rows(a, segs, fn):
+    """fn applied to each segment of each row of a (innermost dimension), concatenated."""
+    out = []
+    for row in a.reshape(-1, a.shape[-1]):
+        parts, at = [], 0
+        for n in segs:
+            parts.append(fn(row[at:at + n]))
+            at += n
+        out.append(np.concatenate(parts) if parts else np.zeros(0, a.dtype))
+    return np.array(out).reshape(a.shape[:-1] + (-1,))
+
+
+def test_segmented_scans(backend, rng):
+    x = rng.integers(-50, 50, (3, 12)).astype(np.int64)
+    segs = np.array([0, 4, 1, 0, 7, 0], np.int32)
+    z = 5
+    cs = np.cumsum
+    want = {
+        "scanl1_seg": _seg_rows(x, segs, cs),
+        "scanr1_seg": _seg_rows(x, segs, lambda s: cs(s[::-1])[::-1]),
+        "scanl_seg": _seg_rows(x, segs, lambda s: np.concatenate([[z], z + cs(s)])),
+        "scanr_seg": _seg_rows(x, segs, lambda s: np.concatenate([z + cs(s[::-1])[::-1], [z]])),
+    }
+    got = {
+        "scanl1_seg": axle.scanl1_seg(axle.add, x, segs),
+        "scanr1_seg": axle.scanr1_seg(axle.add, x, segs),
+        "scanl_seg": axle.scanl_seg(axle.add, z, x, segs),
+        "scanr_seg": axle.scanr_seg(axle.add, z, x, segs),
+    }
+    for k in want:
+        np.testing.assert_array_equal(got[k].numpy(), want[k], err_msg=k)
+    ex, tot = axle.scanl_ex_seg(axle.add, z, x, segs)
+    np.testing.assert_array_equal(ex.numpy(), _seg_rows(x, segs, lambda s: z + cs(s) - s))
+    np.testing.assert_array_equal(tot.numpy(), _seg_rows(x, segs, lambda s: [z + s.sum()]))
+    ex, tot = axle.scanr_ex_seg(axle.add, z, x, segs)
+    np.testing.assert_array_equal(ex.numpy(), _seg_rows(x, segs, lambda s: z + cs(s[::-1])[::-1] - s))
+    np.testing.assert_array_equal(tot.numpy(), _seg_rows(x, segs, lambda s: [z + s.sum()]))
+
+
+def test_segmented_scans_keep_operand_order(backend):
+    # affine maps (a, b) . (c, d) = (a*c, a*d + b), composed in order within each segment
+    a = np.array([2, 3, 1, 5, 7, 2], np.int64)
+    b = np.array([1, 0, 4, 2, 3, 9], np.int64)
+    f = lambda p, q: (p[0] * q[0], p[0] * q[1] + p[1])   # noqa: E731
+    ra, rb = axle.scanl1_seg(f, axle.use((a, b)), np.array([2, 0, 4], np.int32)).numpy()
+    want = []
+    for lo, hi in ((0, 2), (2, 6)):
+        acc = None
+        for i in range(lo, hi):
+            acc = (a[i], b[i]) if acc is None else (acc[0] * a[i], acc[0] * b[i] + acc[1])
+            want.append(acc)
+    assert list(zip(ra.tolist(), rb.tolist())) == [tuple(int(v) for v in w) for w in want]
+
+
+def test_segmented_scan_bad_segments(backend):
+    x = np.arange(6, dtype=np.float32)
+    for segs in ([2, 2, 1], [2, -1, 5], [7]):
+        with pytest.raises(axle.AxleError, match="segment"):
+            axle.scanl1_seg(axle.add, x, np.array(segs, np.int32)).numpy()
+    with pytest.raises(axle.AxleError, match="scanl_seg"):
+        axle.scanl_seg(axle.add, 0, x, np.array([1.0, 5.0], np.float32))
+
+
 def test_scans(backend, rng):
     x = rng.integers(0, 10, 50).astype(np.int32)
     c = np.cumsum(x, dtype=np.int32)
@@ -230,6 +293,21 @@ def test_awhile_over_an_array_tuple(backend):
     a, k = axle.awhile(lambda t: t[1][()] < 3, body, init).numpy()
     np.testing.assert_array_equal(a, x + 3)
     assert int(k) == 3
+
+
+def test_for_loop(backend):
+    x = np.array([1, -2, 3, 0], np.int64)
+    for n in (0, 1, 6, -2):
+        want = x.copy()
+        for s in range(max(n, 0)):
+            want = want * 2 + s
+        got = axle.for_loop(n, lambda step, a: axle.map(lambda v: v * 2 + step, a), x).numpy()
+        np.testing.assert_array_equal(got, want)
+    # a tuple state, unpacked like awhile's
+    a, k = axle.for_loop(3, lambda step, t: (axle.map(lambda v: v + 1, t[0]), axle.map(lambda i: i + step, t[1])),
+                         axle.atuple(x, np.zeros((), np.int64))).numpy()
+    np.testing.assert_array_equal(a, x + 3)
+    assert int(k) == 0 + 1 + 2
 
 
 def test_scalar_language(backend):

@@ -39,6 +39,11 @@ ax_exp invoke2(void *fn, const ax_exp *a, void *env);
 ax_exp invoke3(void *fn, const ax_exp *a, void *env);
 ax_exp invokev(void *fn, const ax_exp *a, void *env);
 
+/* A fold, fold1, segmented fold or scan node (op) of a with f, checking
+ * every operand and naming `what` in messages (build_acc.c); the
+ * segmented scans (build_seg.c) check theirs with it. */
+ax_acc build_reduce(Op op, const char *what, ax_fn2 f, void *env, const ax_exp *z, ax_acc a, ax_acc segs);
+
 /* A readable type for messages (a rotating set of buffers in the context). */
 const char *tstr(ax_ctx *cx, const Type *t);
 #endif

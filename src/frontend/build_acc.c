@@ -412,7 +412,7 @@ static Node *op_lam(ax_ctx *cx, const char *what, ax_fn2 f, void *env, const Typ
     return build_lam(cx, what, 2, et, invoke2, (void *)f, env, elt);
 }
 
-static ax_acc reduce(Op op, const char *what, ax_fn2 f, void *env, const ax_exp *z, ax_acc a, ax_acc segs)
+ax_acc build_reduce(Op op, const char *what, ax_fn2 f, void *env, const ax_exp *z, ax_acc a, ax_acc segs)
 {
     ax_acc v[2] = {a, segs};
     int nacc = (op == OP_FOLDSEG || op == OP_FOLD1SEG) ? 2 : 1;
@@ -453,30 +453,30 @@ static ax_acc reduce(Op op, const char *what, ax_fn2 f, void *env, const ax_exp 
     return x;
 }
 
-ax_acc ax_fold(ax_fn2 f, void *env, ax_exp z, ax_acc a) { return reduce(OP_FOLD, "ax_fold", f, env, &z, a, NULL); }
-ax_acc ax_fold1(ax_fn2 f, void *env, ax_acc a) { return reduce(OP_FOLD1, "ax_fold1", f, env, NULL, a, NULL); }
+ax_acc ax_fold(ax_fn2 f, void *env, ax_exp z, ax_acc a) { return build_reduce(OP_FOLD, "ax_fold", f, env, &z, a, NULL); }
+ax_acc ax_fold1(ax_fn2 f, void *env, ax_acc a) { return build_reduce(OP_FOLD1, "ax_fold1", f, env, NULL, a, NULL); }
 ax_acc ax_fold_all(ax_fn2 f, void *env, ax_exp z, ax_acc a) { return ax_fold(f, env, z, ax_flatten(a)); }
 ax_acc ax_fold_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs)
 {
     if (!segs && a) return ctx_error(a->cx, AX_ERR_BUILD, "ax_fold_seg: the segments are NULL");
-    return reduce(OP_FOLDSEG, "ax_fold_seg", f, env, &z, a, segs);
+    return build_reduce(OP_FOLDSEG, "ax_fold_seg", f, env, &z, a, segs);
 }
 ax_acc ax_fold1_seg(ax_fn2 f, void *env, ax_acc a, ax_acc segs)
 {
     if (!segs && a) return ctx_error(a->cx, AX_ERR_BUILD, "ax_fold1_seg: the segments are NULL");
-    return reduce(OP_FOLD1SEG, "ax_fold1_seg", f, env, NULL, a, segs);
+    return build_reduce(OP_FOLD1SEG, "ax_fold1_seg", f, env, NULL, a, segs);
 }
-ax_acc ax_scanl(ax_fn2 f, void *env, ax_exp z, ax_acc a) { return reduce(OP_SCANL, "ax_scanl", f, env, &z, a, NULL); }
-ax_acc ax_scanl1(ax_fn2 f, void *env, ax_acc a) { return reduce(OP_SCANL1, "ax_scanl1", f, env, NULL, a, NULL); }
-ax_acc ax_scanr(ax_fn2 f, void *env, ax_exp z, ax_acc a) { return reduce(OP_SCANR, "ax_scanr", f, env, &z, a, NULL); }
-ax_acc ax_scanr1(ax_fn2 f, void *env, ax_acc a) { return reduce(OP_SCANR1, "ax_scanr1", f, env, NULL, a, NULL); }
+ax_acc ax_scanl(ax_fn2 f, void *env, ax_exp z, ax_acc a) { return build_reduce(OP_SCANL, "ax_scanl", f, env, &z, a, NULL); }
+ax_acc ax_scanl1(ax_fn2 f, void *env, ax_acc a) { return build_reduce(OP_SCANL1, "ax_scanl1", f, env, NULL, a, NULL); }
+ax_acc ax_scanr(ax_fn2 f, void *env, ax_exp z, ax_acc a) { return build_reduce(OP_SCANR, "ax_scanr", f, env, &z, a, NULL); }
+ax_acc ax_scanr1(ax_fn2 f, void *env, ax_acc a) { return build_reduce(OP_SCANR1, "ax_scanr1", f, env, NULL, a, NULL); }
 ax_acc ax_scanl_ex(ax_fn2 f, void *env, ax_exp z, ax_acc a)
 {
-    return reduce(OP_SCANLEX, "ax_scanl_ex", f, env, &z, a, NULL);
+    return build_reduce(OP_SCANLEX, "ax_scanl_ex", f, env, &z, a, NULL);
 }
 ax_acc ax_scanr_ex(ax_fn2 f, void *env, ax_exp z, ax_acc a)
 {
-    return reduce(OP_SCANREX, "ax_scanr_ex", f, env, &z, a, NULL);
+    return build_reduce(OP_SCANREX, "ax_scanr_ex", f, env, &z, a, NULL);
 }
 
 ax_acc ax_filter(ax_fn1 p, void *env, ax_acc a)
@@ -691,6 +691,42 @@ ax_acc ax_awhile(ax_afn cond, ax_afn body, void *env, ax_acc init)
     return x;
 }
 
+/* ax_for: an awhile over (step, x), the step a rank-0 i64 (data, so the
+ * loop compiles once for every n). */
+typedef struct ForLoop {
+    ax_exp n;
+    ax_afni body;
+    void *env;
+} ForLoop;
+
+static ax_exp for_below(ax_exp k, void *env) { return ax_lt(k, ((const ForLoop *)env)->n); }
+static ax_exp for_next(ax_exp k, void *env) { (void)env; return ax_add(k, ax_i64(1)); }
+static ax_acc for_cond(ax_acc st, void *env) { return ax_map(for_below, env, ax_aget(st, 0)); }
+static ax_acc for_body(ax_acc st, void *env)
+{
+    const ForLoop *l = env;
+    ax_acc k = ax_aget(st, 0);
+    ax_acc x = l->body(ax_at_linear(k, ax_i64(0)), ax_aget(st, 1), l->env);
+    return x ? ax_atuple2(ax_map(for_next, NULL, k), x) : NULL;
+}
+
+ax_acc ax_for(ax_exp n, ax_afni body, void *env, ax_acc init)
+{
+    const char *what = "ax_for";
+    if (!init) return NULL;
+    ax_ctx *cx = init->cx;
+    if (!check_accs(cx, what, 1, &init, false)) return NULL;
+    if (!body) return ctx_error(cx, AX_ERR_BUILD, "%s: the body is NULL", what);
+    Node *nn = exp_arg(cx, what, "the step count", n, NULL);
+    if (!nn) return NULL;
+    if (!ty_is_int(nn->type))
+        return ctx_error(cx, AX_ERR_BUILD, "%s: the step count is %s, not an integer", what, tstr(cx, nn->type));
+    ForLoop l = {exp_to_i64(exp_node(nn), what), body, env};
+    ax_acc st = ax_atuple2(ax_unit(cx, ax_i64(0)), init);
+    ax_acc r = ax_awhile(for_cond, for_body, &l, st);
+    return r ? ax_aget(r, 1) : NULL;
+}
+
 ax_acc ax_atuple(int n, const ax_acc *as)
 {
     const char *what = "ax_atuple";
@@ -731,5 +767,6 @@ ax_acc ax_aget(ax_acc t, int i)
 }
 
 const ax_type *ax_acc_type(ax_acc a) { return a ? a->type : NULL; }
+ax_ctx *ax_acc_ctx(ax_acc a) { return a ? a->cx : NULL; }
 const ax_type *ax_acc_elem(ax_acc a) { return a && a->type->kind == TY_ARRAY ? a->type->elt : NULL; }
 int ax_acc_rank(ax_acc a) { return a && a->type->kind == TY_ARRAY ? a->type->rank : -1; }
