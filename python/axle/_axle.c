@@ -232,6 +232,15 @@ PyMODINIT_FUNC PyInit__axle(void)
     if (PyType_Ready(&Ctx_Type) < 0 || PyType_Ready(&Exp_Type) < 0 || PyType_Ready(&Acc_Type) < 0 ||
         PyType_Ready(&ArrayRef_Type) < 0 || PyType_Ready(&Program_Type) < 0)
         return NULL;
+    /* __array_ufunc__ = None on the classes (NumPy looks it up on the type):
+     * NumPy then leaves `ndarray op axle` to axle's reflected operator
+     * (a @ of a NumPy array and an Acc builds axle's product) instead of
+     * converting the axle operand. */
+    if (PyDict_SetItemString(Exp_Type.tp_dict, "__array_ufunc__", Py_None) < 0 ||
+        PyDict_SetItemString(Acc_Type.tp_dict, "__array_ufunc__", Py_None) < 0)
+        return NULL;
+    PyType_Modified(&Exp_Type);
+    PyType_Modified(&Acc_Type);
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     AxleError = PyErr_NewExceptionWithDoc("axle.AxleError",

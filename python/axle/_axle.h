@@ -189,7 +189,6 @@ CtxObject *pyexp_ctx_of_args(PyObject *const *args, Py_ssize_t n, int need);
 PyObject *pyexp_tuple_of(PyObject *const *args, Py_ssize_t n);
 PyObject *Exp_richcompare(PyObject *a, PyObject *b, int op);
 PyObject *Exp_repr(ExpObject *x);
-PyObject *Exp_array_ufunc_none(PyObject *self, void *closure);
 extern PyNumberMethods Exp_as_number;
 extern PySequenceMethods Exp_as_sequence;
 extern PyMethodDef Exp_methods[];

@@ -233,8 +233,10 @@ static PyObject *Acc_item(AccObject *a, Py_ssize_t i)
     return r;
 }
 
+static PyObject *Acc_matmul(PyObject *x, PyObject *y);
+
 PyNumberMethods Acc_as_number = {
-    .nb_float = Acc_float, .nb_int = Acc_int, .nb_bool = Acc_bool,
+    .nb_float = Acc_float, .nb_int = Acc_int, .nb_bool = Acc_bool, .nb_matrix_multiply = Acc_matmul,
 };
 PyMappingMethods Acc_as_mapping = {
     .mp_subscript = (binaryfunc)Acc_subscript,
@@ -255,12 +257,19 @@ static PyObject *Acc_get_context(AccObject *a, void *closure)
     return (PyObject *)a->c;
 }
 
+/* a.T: the dimensions reversed (NumPy's), a backpermute that fuses. */
+static PyObject *Acc_get_T(PyObject *a, void *closure)
+{
+    (void)closure;
+    return f_transpose(NULL, &a, 1);
+}
+
 PyGetSetDef Acc_getset[] = {
+    {"T", (getter)Acc_get_T, NULL, "the transpose (the dimensions in reverse order), fused where it is read", NULL},
     {"type", (getter)Acc_get_type, NULL, "axle's name of the type", NULL},
     {"dtype", (getter)Acc_get_dtype, NULL, "the element type as a NumPy dtype (a tuple of them for tuples)", NULL},
     {"ndim", (getter)Acc_get_ndim, NULL, "the rank (None for an array tuple)", NULL},
     {"context", (getter)Acc_get_context, NULL, "the Context the computation belongs to", NULL},
-    {"__array_ufunc__", Exp_array_ufunc_none, NULL, NULL, NULL},
     {NULL}
 };
 
@@ -756,5 +765,53 @@ PyObject *f_atuple(PyObject *m, PyObject *const *args, Py_ssize_t n)
     ax_acc a = pyexp_acc_of(c, t);
     Py_DECREF(t);
     if (a) res = pyexp_wrap_acc(c, a);
+    END
+}
+
+/* a @ b, NumPy's matmul for vectors and matrices of one scalar type:
+ * fold (+) 0 (zipWith (*) ...) over the shared dimension, the operands
+ * replicated (the matrix product the README teaches; the optimiser's
+ * cost model stores the transposed right operand where its reuse pays). */
+static ax_acc matmul_of(ax_acc a, ax_acc b)
+{
+    int ra = ax_acc_rank(a), rb = ax_acc_rank(b);
+    const ax_type *t = ax_acc_elem(a);
+    if (ra < 1 || ra > 2 || rb < 1 || rb > 2) {
+        PyErr_Format(PyExc_ValueError, "matmul: the operands have ranks %d and %d; axle's @ takes vectors and matrices",
+                     ra, rb);
+        return NULL;
+    }
+    if (!t || ax_type_kind_of(t) != AX_KIND_SCALAR || !ax_type_equal(t, ax_acc_elem(b))) {
+        PyErr_SetString(PyExc_TypeError, "matmul: the operands must have one scalar element type");
+        return NULL;
+    }
+    ax_exp zero = ax_cvt(ax_i32(0), ax_type_scalar_of(t));
+    ax_exp sa = ax_shape(a), sb = ax_shape(b);
+    if (ra == 1 && rb == 1) return ax_fold(ax_fn_add, NULL, zero, ax_zip_with(ax_fn_mul, NULL, a, b));
+    if (ra == 2 && rb == 1) {
+        /* [n, k] . [k]: each row against b */
+        ax_slice s[2] = {ax_fixed(ax_index_get(sa, 0)), ax_all()};
+        return ax_fold(ax_fn_add, NULL, zero, ax_zip_with(ax_fn_mul, NULL, a, ax_replicate(2, s, b)));
+    }
+    ax_acc bt = ax_transpose(b, NULL);   /* [m, k] */
+    if (ra == 1) {
+        /* [k] . [k, m]: a against each column of b */
+        ax_slice s[2] = {ax_fixed(ax_index_get(sb, 1)), ax_all()};
+        return ax_fold(ax_fn_add, NULL, zero, ax_zip_with(ax_fn_mul, NULL, ax_replicate(2, s, a), bt));
+    }
+    /* [n, k] . [k, m]: [n, m, k] products, folded along k */
+    ax_slice s1[3] = {ax_all(), ax_fixed(ax_index_get(sb, 1)), ax_all()};
+    ax_slice s2[3] = {ax_fixed(ax_index_get(sa, 0)), ax_all(), ax_all()};
+    return ax_fold(ax_fn_add, NULL, zero, ax_zip_with(ax_fn_mul, NULL, ax_replicate(3, s1, a), ax_replicate(3, s2, bt)));
+}
+
+static PyObject *Acc_matmul(PyObject *x, PyObject *y)
+{
+    PyObject *args[2] = {x, y};
+    BEGIN(args, 2)
+    ax_acc a = pyexp_acc_of(c, x), b = a ? pyexp_acc_of(c, y) : NULL;
+    if (!b) goto out;
+    ax_acc r = matmul_of(a, b);
+    if (r || !PyErr_Occurred()) res = pyexp_done_acc(c, r, "matmul");
     END
 }

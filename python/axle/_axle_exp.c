@@ -525,8 +525,6 @@ static PyObject *Exp_item(ExpObject *x, Py_ssize_t i)
     return r;
 }
 
-PyObject *Exp_array_ufunc_none(PyObject *self, void *closure) { Py_RETURN_NONE; }
-
 PyNumberMethods Exp_as_number = {
     .nb_add = Exp_add, .nb_subtract = Exp_sub, .nb_multiply = Exp_mul, .nb_true_divide = Exp_truediv,
     .nb_floor_divide = Exp_floordiv, .nb_remainder = Exp_mod, .nb_power = Exp_pow, .nb_negative = Exp_neg,
@@ -546,7 +544,6 @@ PyMethodDef Exp_methods[] = {
 PyGetSetDef Exp_getset[] = {
     {"type", (getter)Exp_get_type, NULL, "axle's name of the type", NULL},
     {"dtype", (getter)Exp_get_dtype, NULL, "the NumPy dtype (a tuple of them for a tuple)", NULL},
-    {"__array_ufunc__", Exp_array_ufunc_none, NULL, NULL, NULL},
     {NULL}
 };
 

@@ -310,6 +310,26 @@ def test_for_loop(backend):
     assert int(k) == 0 + 1 + 2
 
 
+def test_transpose_property_and_matmul(backend, rng):
+    a = rng.integers(-9, 9, (5, 3)).astype(np.int64)
+    b = rng.integers(-9, 9, (3, 4)).astype(np.int64)
+    v = rng.integers(-9, 9, 3).astype(np.int64)
+    w = rng.integers(-9, 9, 5).astype(np.int64)
+    A, B = axle.use(a), axle.use(b)
+    np.testing.assert_array_equal(A.T.numpy(), a.T)
+    np.testing.assert_array_equal((A @ B).numpy(), a @ b)
+    np.testing.assert_array_equal((A @ v).numpy(), a @ v)
+    np.testing.assert_array_equal((w @ A).numpy(), w @ a)          # NumPy on the left
+    assert int((axle.use(v) @ v).numpy()) == int(v @ v)
+    np.testing.assert_array_equal((B.T @ A.T).numpy(), (a @ b).T)
+    x = rng.standard_normal((7, 6))
+    np.testing.assert_allclose((axle.use(x) @ x.T).numpy(), x @ x.T, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="matmul"):
+        axle.use(a) @ b.astype(np.float64)
+    with pytest.raises(ValueError, match="matmul"):
+        axle.use(np.zeros((2, 2, 2))) @ np.zeros((2, 2))
+
+
 def test_scalar_language(backend):
     x = np.linspace(-3, 3, 61)
     cases = [
