@@ -275,6 +275,10 @@ typedef struct G {
     /* The kernel being emitted prefers 256-bit vectors (cpu/skel.c
      * cpu_kernel_end writes the attribute): set by gen_run, exp.c. */
     bool narrow;
+    /* The kernel calls a libmvec function (math_fn, exp.c): where the
+     * target has AVX-512 it prefers 512-bit vectors (cpu/skel.c
+     * cpu_kernel_end; cpu/cpu.c says why). */
+    bool wide;
 } G;
 
 /* The generator's name in its messages: "cpu codegen" or "gpu codegen". */

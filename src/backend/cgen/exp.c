@@ -618,8 +618,10 @@ static const char *math_fn(G *g, Prim p, ax_scalar s)
     const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
     for (int k = 0; k < CG_NMATH && g->math_used; k++) {
         size_t n = strlen(cg_math_names[k]);
-        if (!strncmp(f, cg_math_names[k], n) && f[n] == (s == AX_F32 ? 'f' : 0))
+        if (!strncmp(f, cg_math_names[k], n) && f[n] == (s == AX_F32 ? 'f' : 0)) {
             *g->math_used |= (uint64_t)1 << (2 * k + (s == AX_F32 ? 0 : 1));
+            g->wide = true;
+        }
     }
     return f;
 }

@@ -149,7 +149,15 @@ static void probe_mvec(CpuCtx *cc)
  * wrappers), equal for the others but Mandelbrot's unrolled runs, which
  * are faster: cgen/exp.c gen_run asks for 256 bits on those kernels alone
  * (skel.c cpu_kernel_end writes the attribute, so the choice is in the
- * unit's text and so in the cache key). */
+ * unit's text and so in the cache key).  Other x86 CPUs with AVX-512 are
+ * tuned by GCC to prefer 256 bits (an Intel Xeon that GCC 12 names
+ * rocketlake: -mprefer-vector-width=256); there the loops that call
+ * libmvec ran at 256 bits through the half-width wrappers, two to four
+ * times slower than the 512-bit calls, and than hand-written C.  So a
+ * kernel that calls a libmvec function asks for 512 bits where the target
+ * has AVX-512 (math_fn marks it; the attribute is guarded by
+ * __AVX512F__); the others keep the target's preference (nbody, whose
+ * only maths is sqrt, is slower at 512 there). */
 /* -O3 against -O2: -O2 halves the C compiler's time, but GCC 12's -O2
  * vectorises only with its "very cheap" cost model, which leaves loops
  * that call libmvec scalar, several times slower.  -O3 stays.  With the

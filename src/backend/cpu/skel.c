@@ -113,7 +113,9 @@ void cpu_kernel_end(G *g)
     bool perm = g->role == R_PERM || g->role == R_PPRIV;
     if (head->oom || body->oom) cg_fail(g, "cpu codegen: out of memory");
     if (keep && g->narrow) buf_put(main, "__attribute__((target(\"prefer-vector-width=256\")))\n");
-    g->narrow = false;
+    else if (keep && g->wide)
+        buf_put(main, "#ifdef __AVX512F__\n__attribute__((target(\"prefer-vector-width=512\")))\n#endif\n");
+    g->narrow = g->wide = false;
     if (keep && head->s) buf_put(main, head->s);
     if (deferred && g->role == R_PERM)   /* the host's checked redo (permute.c) */
         cg_line(g, "if (start < 0) { ax_chk(c, %d, -1 - start, end); return; }", (int)g->role);
