@@ -17,7 +17,12 @@
  *   noplanner  AX_DEBUG_NO_PLANNER: Accelerate's fusion only, without the
  *              planner's multi-generator loops (src/opt/plan*.c)
  *   nofusion   AX_DEBUG_NO_FUSION: every operation its own kernel
- *   nosharing  AX_DEBUG_NO_SHARING: the graph unfolded into a tree
+ *   nosharing  AX_DEBUG_NO_SHARING and AX_DEBUG_NO_CSE: the graph unfolded
+ *              into a tree, and no common-subexpression elimination (of
+ *              scalar terms or of arrays) to find its sharing again: what
+ *              the seeds' "-sharing" measured.  (The C compiler's own CSE
+ *              stays: it sees one kernel's code, not the arrays a tree
+ *              computes twice.)
  *   fast       ax_options.fast_math (relaxed floating point), to be
  *              compared with baseline-fastmath as `fused` is with
  *              baseline-std
@@ -588,6 +593,34 @@ static void print_row(const Bench *b, const ex_program *p, int64_t n, const Row 
  * against the exit status.  With --suite, axle runs fused and fast only,
  * against four C rows: the parallel baseline and the suite's serial loop,
  * each in both builds; "the" baseline is the fastest of them. */
+/* The seeds' ablations (seed 004, the ICFP 2013 talk's slides: Accelerate
+ * on a GPU, each with and without one optimisation), shown beside axle's
+ * same ratio on this machine. */
+typedef struct SeedAblation {
+    const char *program;
+    bool nofusion;          /* the nofusion row; else nosharing */
+    double seed;            /* the seeds' "without / with" */
+    const char *where;
+} SeedAblation;
+
+static const SeedAblation seed_ablations[] = {
+    {"dotp", true, 2.0, "seed 004, slide 69: Accelerate without/with fusion, GPU"},
+    {"blackscholes", false, 17.0, "seed 004, slide 72: Accelerate without/with sharing recovery, GPU"},
+};
+
+static void print_ablation(const Bench *b, const ex_program *p, int64_t n, const SeedAblation *s, double axle)
+{
+    const char *what = s->nofusion ? "fusion" : "sharing";
+    FILE *outs[2] = {b->json ? stdout : NULL, b->json_file};
+    for (int k = 0; k < 2; k++)
+        if (outs[k])
+            fprintf(outs[k], "{\"ablation\":\"%s\",\"program\":\"%s\",\"size\":%lld,\"axle\":%.4f,\"seeds\":%.4f}\n",
+                    what, p->name, (long long)n, axle, s->seed);
+    if (!b->json)
+        printf("%-18s %8lld  ablation: without %s %.2fx slower (the seeds: %.0fx; %s)\n", p->name, (long long)n, what,
+               axle, s->seed, s->where);
+}
+
 static int bench_one(Bench *b, const ex_program *p, int64_t n)
 {
     enum { FUSED, NOPLANNER, NOFUSION, NOSHARING, FAST, FINITE, BL_STD, BL_FAST, SER_STD, SER_FAST, BL_BEST,
@@ -598,7 +631,8 @@ static int bench_one(Bench *b, const ex_program *p, int64_t n)
     static const char *const names[NROWS] = {"fused", "noplanner", "nofusion", "nosharing", "fast", "finite",
                                              "baseline-std", "baseline-fastmath", "serial-std",
                                              "serial-fastmath", "baseline", "baseline-cuda"};
-    static const unsigned debug[NAX] = {0, AX_DEBUG_NO_PLANNER, AX_DEBUG_NO_FUSION, AX_DEBUG_NO_SHARING, 0, 0};
+    static const unsigned debug[NAX] = {0, AX_DEBUG_NO_PLANNER, AX_DEBUG_NO_FUSION,
+                                        AX_DEBUG_NO_SHARING | AX_DEBUG_NO_CSE, 0, 0};
     for (int i = 0; i < NROWS; i++) rows[i].config = names[i];
     bool have_bl = p->baseline && p->check_baseline;
     bool suite = b->suite != NULL;
@@ -717,6 +751,12 @@ static int bench_one(Bench *b, const ex_program *p, int64_t n)
         if (!on[i]) continue;
         print_row(b, p, n, &rows[i], best);
         if (!rows[i].ok && !rows[i].nomem && !rows[i].unchecked) bad++;
+    }
+    for (int k = 0; !suite && k < (int)(sizeof seed_ablations / sizeof *seed_ablations); k++) {
+        const SeedAblation *s = &seed_ablations[k];
+        int row = s->nofusion ? NOFUSION : NOSHARING;
+        if (strcmp(p->name, s->program) || rows[FUSED].run_ms <= 0 || rows[row].run_ms <= 0) continue;
+        print_ablation(b, p, n, s, rows[row].run_ms / rows[FUSED].run_ms);
     }
     if (suite && best > 0 && rows[FUSED].run_ms > 0 && rows[FAST].run_ms > 0) {
         b->nsuite++;
