@@ -49,6 +49,18 @@ _DTYPES = (_np.bool_, _np.int8, _np.int16, _np.int32, _np.int64, _np.uint8, _np.
 _BOOL, _I64, _F64 = 0, 4, 10
 
 
+def from_dlpack(x):
+    """An array computation over a DLPack tensor (PyTorch, JAX, CuPy, NumPy, ...) in host memory, without a copy.
+
+    axle reads the tensor's memory when the program runs, as ``use`` reads a NumPy array; a tensor on a GPU is
+    refused (move it to the host first: ``t.cpu()``)."""
+    try:
+        a = _np.from_dlpack(x)
+    except (BufferError, RuntimeError, TypeError, ValueError) as e:
+        raise ValueError(f"from_dlpack: axle takes tensors in host memory (DLPack device 1): {e}") from e
+    return use(a)
+
+
 def const(value, dtype):
     """A constant of the given element type (compiled into the code)."""
     return _axle.const(value, dtype)

@@ -171,6 +171,7 @@ const ax_type *pyarr_type_of_obj(CtxObject *c, PyObject *o);
 PyObject *pyarr_py_of_type(const ax_type *t);
 PyObject *pyarr_type_str(const ax_type *t);
 ax_array *pyarr_wrap(CtxObject *c, PyObject *obj, PyObject **keep);
+void pyarr_touch_borrowed(CtxObject *c);
 ax_acc pyarr_use(CtxObject *c, PyObject *obj);
 void ArrayRef_dealloc(ArrayRefObject *r);
 PyObject *pyarr_results_of(CtxObject *c, const ax_type *t, ax_array **out, int n, int *pos, PyObject *(*alias)(void *, ax_array *), void *aenv);

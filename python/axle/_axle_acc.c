@@ -63,6 +63,7 @@ PyObject *pyacc_run_accs(CtxObject *c, PyObject *const *objs, Py_ssize_t n, int 
     out = PyMem_Calloc((size_t)(nout ? nout : 1), sizeof *out);
     if (!out) { PyErr_NoMemory(); goto done; }
     int got;
+    pyarr_touch_borrowed(c);
     pyctx_run_begin(c);
     Py_BEGIN_ALLOW_THREADS
     got = ax_run_n(c->cx, a, out, nout);
@@ -109,6 +110,32 @@ static PyObject *Acc_array(AccObject *a, PyObject *args, PyObject *kw)
         return c;
     }
     return r;
+}
+
+/* DLPack out: the result, run, as NumPy's DLPack capsule (CPU memory;
+ * NumPy's array of an axle result shares its buffer, so nothing is
+ * copied).  PyTorch, JAX and CuPy take it with their from_dlpack. */
+static PyObject *Acc_dlpack(AccObject *a, PyObject *args, PyObject *kw)
+{
+    PyObject *r = Acc_numpy(a, NULL);
+    if (!r) return NULL;
+    if (!PyArray_Check(r)) {
+        Py_DECREF(r);
+        PyErr_SetString(PyExc_TypeError, "__dlpack__: a computation of tuples gives a tuple of arrays; "
+                                         "pass its components (a[0], a[1], ...)");
+        return NULL;
+    }
+    PyObject *f = PyObject_GetAttrString(r, "__dlpack__");
+    PyObject *cap = f ? PyObject_Call(f, args, kw) : NULL;
+    Py_XDECREF(f);
+    Py_DECREF(r);
+    return cap;
+}
+
+static PyObject *Acc_dlpack_device(AccObject *a, PyObject *unused)
+{
+    (void)a, (void)unused;
+    return Py_BuildValue("(ii)", 1, 0);   /* kDLCPU, device 0: results live in host memory */
 }
 
 PyObject *Acc_str(AccObject *a)
@@ -248,6 +275,9 @@ PySequenceMethods Acc_as_sequence = {
 PyMethodDef Acc_methods[] = {
     {"numpy", (PyCFunction)Acc_numpy, METH_NOARGS, "Runs the computation: a NumPy array (tuples of them for tuples)."},
     {"__array__", (PyCFunction)(void (*)(void))Acc_array, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"__dlpack__", (PyCFunction)(void (*)(void))Acc_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "Runs the computation: its result as a DLPack capsule (host memory, not copied)."},
+    {"__dlpack_device__", (PyCFunction)Acc_dlpack_device, METH_NOARGS, "(1, 0): results are in host memory."},
     {NULL}
 };
 

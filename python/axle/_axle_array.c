@@ -232,6 +232,23 @@ ax_acc pyarr_use(CtxObject *c, PyObject *obj)
     return u;
 }
 
+/* Before a run: every array given to `use` may have been written since
+ * the last run (NumPy arrays are mutable, and axle reads an input when
+ * the program runs).  On a GPU backend its device copy would be reused;
+ * ax_array_data marks that copy out of date, so the run uploads the
+ * array again (the C API's rule for wrapped memory, axle.h).  On the CPU
+ * it costs a lookup per array. */
+void pyarr_touch_borrowed(CtxObject *c)
+{
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(c->borrowed, &pos, &k, &v)) {
+        ax_array *a = PyLong_AsVoidPtr(k);
+        if (a) (void)ax_array_data(a, 0);
+    }
+    PyErr_Clear();
+}
+
 /* -------------------------------------------------- NumPy arrays out */
 
 static PyObject *new_ref(CtxObject *c, ax_array *a)

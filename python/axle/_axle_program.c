@@ -288,6 +288,7 @@ static PyObject *Program_call(ProgramObject *p, PyObject *const *args, size_t na
         else argv[e->param] = scalar_array(c, o, e->scalar);
         if (!argv[e->param]) goto done;
     }
+    pyarr_touch_borrowed(c);
     pyctx_run_begin(c);
     Py_BEGIN_ALLOW_THREADS
     got = ax_program_run_with(p->p, argv, np, out, p->nout);
@@ -434,6 +435,7 @@ PyObject *f_c_loop(PyObject *m, PyObject *args)
         argv[e->param] = e->scalar < 0 ? pyarr_wrap(c, o, &keeps[e->param]) : scalar_array(c, o, e->scalar);
         if (!argv[e->param]) goto done;
     }
+    pyarr_touch_borrowed(c);
     double t0 = pyctx_now_s(), t1;
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS

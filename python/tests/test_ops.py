@@ -330,6 +330,39 @@ def test_transpose_property_and_matmul(backend, rng):
         axle.use(np.zeros((2, 2, 2))) @ np.zeros((2, 2))
 
 
+def test_use_reads_the_array_each_time_it_runs(backend):
+    # a NumPy array changed after use() is read anew by the next run, on a GPU backend too
+    # (whose device copy of the first run must not be reused)
+    x = np.arange(5, dtype=np.int32)
+    a = axle.use(x)
+    s = axle.fold_all(axle.add, 0, a)
+    assert int(s.numpy()) == 10
+    x[:] = 1
+    assert int(s.numpy()) == 5
+    assert int(axle.fold_all(axle.add, 0, a).numpy()) == 5
+
+
+def test_dlpack_in_and_out(backend):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = axle.from_dlpack(x)                       # NumPy speaks DLPack too
+    r = axle.map(lambda v: v * 2, a)
+    assert r.__dlpack_device__() == (1, 0)
+    back = np.from_dlpack(r)
+    np.testing.assert_array_equal(back, x * 2)
+    # not copied on the way in: the program reads the tensor's memory when it runs
+    x[0, 0] = 100
+    assert axle.map(lambda v: v + 1, a).numpy()[0, 0] == 101
+    with pytest.raises(TypeError, match="tuple"):
+        axle.atuple(x, x).__dlpack__()
+
+
+def test_dlpack_with_torch_if_installed(backend):
+    torch = pytest.importorskip("torch")
+    t = torch.arange(6, dtype=torch.float64)
+    got = torch.from_dlpack(axle.map(lambda v: v + 1, axle.from_dlpack(t)))
+    assert torch.equal(got, t + 1)
+
+
 def test_scalar_language(backend):
     x = np.linspace(-3, 3, 61)
     cases = [
