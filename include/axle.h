@@ -727,6 +727,15 @@ ax_acc ax_flatten(ax_acc a);
  * it, and moves no data of its own. */
 ax_acc ax_transpose(ax_acc a, const int *perm);
 
+/* Makes a as an array of its own: fusion stops here, so what reads a
+ * reads it from memory instead of computing it again where it is read
+ * (Accelerate's `compute`).  For an intermediate that several consumers,
+ * or a consumer with a strided or repeated access, would otherwise
+ * recompute:
+ *   ax_acc t = ax_compute(ax_transpose(b, NULL));   (b's transpose, made once)
+ * a itself is computed as usual (its producers fused into it). */
+ax_acc ax_compute(ax_acc a);
+
 /* Reductions along the innermost dimension: rank r becomes rank r-1 (a
  * vector becomes a rank-0 array).  f must be associative; z is combined
  * in once per row (it need not be a neutral element).  fold1 needs

@@ -57,6 +57,14 @@ static Arr *op_map(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
                   "ax_map(%s, %s)", ltxt(&l), a->name);
 }
 
+/* ax_compute: an array made as one of its own (fusion stops there) */
+static Arr *op_compute(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    Arr *a = gen_arr(g, elt, rank, d - 1, fl, cap);
+    return arr_mk(g, RP_COMPUTE, ax_compute(a->a), elt, rank, a->lo, a->hi, elems(a), a->work, "ax_compute(%s)",
+                  a->name);
+}
+
 static void intersect(Arr *r, Arr *const *as, int n)
 {
     for (int k = 0; k < r->rank; k++) {

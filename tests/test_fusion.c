@@ -1337,3 +1337,58 @@ TEST(cost_model_leaves_fused_what_storing_would_not_speed_up)
     }
     ax_ctx_free(cx);
 }
+
+/* ax_compute: the marked array is made as an array of its own (one kernel
+ * more, one intermediate), its own producers still fused into it; without
+ * the mark the same program is one kernel; with fusion off the mark
+ * changes nothing.  Results equal on the interpreter and the CPU, fused
+ * or not, against plain C. */
+static ax_exp cm_sq(ax_exp x, void *e) { (void)e; return ax_mul(x, x); }
+static ax_exp cm_inc(ax_exp x, void *e) { (void)e; return ax_add(x, ax_f64(1)); }
+
+TEST(compute_stops_fusion_there)
+{
+    double x[6] = {1, 2, 3, 4, 5, 6};
+    int64_t n = 6;
+    for (int b = 0; b < 2; b++)
+        for (int nf = 0; nf < 2; nf++) {
+            ax_ctx *cx = ctx(b ? AX_BACKEND_CPU : AX_BACKEND_INTERP, nf ? AX_DEBUG_NO_FUSION : 0);
+            REQUIRE(cx);
+            ax_acc u = ax_use(cx, ax_array_wrap(cx, AX_F64, 1, &n, x));
+            ax_acc inner = ax_map(cm_inc, NULL, ax_map(cm_sq, NULL, u));   /* x^2 + 1 */
+            ax_acc marked = ax_fold(ax_fn_add, NULL, ax_f64(0), ax_map(cm_sq, NULL, ax_compute(inner)));
+            ax_acc plain = ax_fold(ax_fn_add, NULL, ax_f64(0), ax_map(cm_sq, NULL, inner));
+            int64_t k1 = 0, i1 = 0, k0 = 0, i0 = 0;
+            CHECK(dump_counts(cx, marked, &k1, &i1));
+            CHECK(dump_counts(cx, plain, &k0, &i0));
+            if (!nf) {
+                CHECKF(k1 == 2 && i1 == 1, "marked: %lld kernels, %lld intermediates", (long long)k1, (long long)i1);
+                CHECKF(k0 == 1 && i0 == 0, "plain: %lld kernels, %lld intermediates", (long long)k0, (long long)i0);
+            } else {
+                CHECKF(k1 == k0 && i1 == i0, "without fusion the mark changed the schedule: %lld/%lld against %lld/%lld",
+                       (long long)k1, (long long)i1, (long long)k0, (long long)i0);
+            }
+            char *fz = ax_dump(cx, marked, "fusion", false);
+            CHECKF(fz && !strstr(fz, "compute"), "a compute mark after fusion:\n%s", fz ? fz : ax_error(cx));
+            free(fz);
+            double want = 0;
+            for (int i = 0; i < 6; i++) want += (x[i] * x[i] + 1) * (x[i] * x[i] + 1);
+            ax_array *r = ax_run(cx, marked);
+            CHECKF(r && ((double *)ax_array_data(r, 0))[0] == want, "%s", r ? "wrong sum" : ax_error(cx));
+            ax_array_release(r);
+            /* a marked array read by two consumers, and a mark at the root */
+            ax_acc two = ax_zip_with(ax_fn_add, NULL, ax_compute(inner), ax_map(cm_sq, NULL, ax_compute(inner)));
+            r = ax_run(cx, two);
+            CHECKF(r != NULL, "%s", ax_error(cx));
+            for (int i = 0; r && i < 6; i++) {
+                double v = x[i] * x[i] + 1;
+                CHECK(((double *)ax_array_data(r, 0))[i] == v + v * v);
+            }
+            ax_array_release(r);
+            r = ax_run(cx, ax_compute(inner));
+            CHECKF(r && ((double *)ax_array_data(r, 0))[5] == 37, "%s", r ? "wrong value" : ax_error(cx));
+            ax_array_release(r);
+            CHECK(ax_compute(NULL) == NULL);
+            ax_ctx_free(cx);
+        }
+}

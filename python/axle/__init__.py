@@ -27,7 +27,7 @@ import numpy as _np
 from . import _axle
 from ._axle import current as _current, signature as _signature
 from ._axle import (ALL, Acc, AxleError, Context, Exp, Program, acond, at, at_linear, atuple, awhile,
-                    backpermute, filter, flatten, fold, fold1, fold1_seg, fold_all, fold_seg, for_loop, generate,
+                    backpermute, compute, filter, flatten, fold, fold1, fold1_seg, fold_all, fold_seg, for_loop, generate,
                     ignore, index, map, permute, replicate, reshape, run, scanl, scanl1, scanl1_seg, scanl_ex,
                     scanl_ex_seg, scanl_seg, scanr, scanr1, scanr1_seg, scanr_ex, scanr_ex_seg, scanr_seg, shape,
                     size, slice, stencil, stencil2, transpose, tuple, unit, use, where, while_loop, zip_with)

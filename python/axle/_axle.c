@@ -195,6 +195,7 @@ static PyMethodDef module_methods[] = {
      "stencil2(f, size_a, a, size_b, b, boundary_a='clamp', boundary_b='clamp', index=False)"},
     FC(acond, "acond(c, t, e)"),
     FC(awhile, "awhile(cond, body, init)"),
+    FC(compute, "compute(a): a made as an array of its own; fusion stops there (Accelerate's compute)"),
     FC(for_loop, "for_loop(n, body, init): n times x = body(step, x) from init, step 0 .. n-1 (an expression)"),
     FC(atuple, "atuple(*arrays): an array tuple."),
     FC(where, "where(c, t, e): t if c else e (ax_cond)."),

@@ -604,6 +604,16 @@ PyObject *f_flatten(PyObject *m, PyObject *const *args, Py_ssize_t n)
     END
 }
 
+/* compute(a): a made as an array of its own (fusion stops there). */
+PyObject *f_compute(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (pyexp_nargs_check(n, 1, 1, "compute") < 0) return NULL;
+    BEGIN(args, 1)
+    ax_acc a = pyexp_acc_of(c, args[0]);
+    if (a) res = pyexp_done_acc(c, ax_compute(a), "ax_compute");
+    END
+}
+
 /* transpose(a, axes=None): NumPy's order of axes (None reverses them). */
 PyObject *f_transpose(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {

@@ -295,6 +295,16 @@ def test_awhile_over_an_array_tuple(backend):
     assert int(k) == 3
 
 
+def test_compute(backend):
+    x = np.arange(6, dtype=np.float64)
+    t = axle.compute(axle.map(lambda v: v * v + 1, x))
+    np.testing.assert_array_equal(axle.zip_with(lambda a, b: a + b, t, axle.map(lambda v: v * 2, t)).numpy(),
+                                  3 * (x * x + 1))
+    k = axle.dump(lambda a: axle.map(lambda v: v + 1, axle.compute(axle.map(lambda v: v * 2, a))), x,
+                  stage="kernels", json=True)
+    assert '"kernels":2' in k.replace(" ", "")
+
+
 def test_for_loop(backend):
     x = np.array([1, -2, 3, 0], np.int64)
     for n in (0, 1, 6, -2):

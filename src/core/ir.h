@@ -260,6 +260,12 @@ typedef enum Op {
     OP_LOOP,       /* a multi-generator loop (Loop below): kid[0] the space
                       (an array of rank >= 1, usually DELAYED), then the
                       reductions' operators and initial values */
+    /* ---- made by the builder, gone after fusion ---- */
+    OP_COMPUTE,    /* ax_compute: kid[0], made as an array of its own: fusion
+                      stores it (fusion.c), and when fusion is off the pass
+                      after it drops the mark (opt/compute.c); no backend
+                      sees it.  (Last, so that the numbers of the other
+                      operations, in the disk cache's programs, stay.) */
     OP_NOPS
 } Op;
 

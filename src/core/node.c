@@ -20,7 +20,7 @@ static const char *const op_names[OP_NOPS] = {
     [OP_SCANREX] = "scanr'", [OP_FILTER] = "filter", [OP_STENCIL] = "stencil",
     [OP_STENCIL2] = "stencil2", [OP_ACOND] = "acond", [OP_AWHILE] = "awhile",
     [OP_ATUPLE] = "atuple", [OP_APROJ] = "aproj", [OP_TRANSFORM] = "transform",
-    [OP_DELAYED] = "delayed", [OP_LOOP] = "loop",
+    [OP_DELAYED] = "delayed", [OP_LOOP] = "loop", [OP_COMPUTE] = "compute",
 };
 
 const char *op_name(Op op) { return op < OP_NOPS && op_names[op] ? op_names[op] : "?"; }

@@ -710,6 +710,9 @@ static bool acc_node(V *v, const Node *n)
     }
     case OP_LOOP:
         return loop_node(v, n);
+    case OP_COMPUTE:
+        if (!want_nkids(v, n, 1) || !(t = arr_kid(v, n, 0))) return false;
+        return want_type(v, n, t);
     case OP_APROJ:
         if (!want_nkids(v, n, 1) || !(t = acc_kid(v, n, 0))) return false;
         if (t->kind != TY_ARRAYS) return bad(v, n, "projects from %s, not a tuple of arrays", ts(t, b1));

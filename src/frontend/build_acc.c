@@ -379,6 +379,18 @@ static ax_exp transpose_ix(ax_exp ix, void *env)
     return ax_index(t->rank, c);
 }
 
+ax_acc ax_compute(ax_acc a)
+{
+    const char *what = "ax_compute";
+    if (!a) return NULL;
+    ax_ctx *cx = a->cx;
+    if (!check_accs(cx, what, 1, &a, true)) return NULL;
+    Node *x = mk(cx, what, OP_COMPUTE, 1, a->type);
+    if (!x) return NULL;
+    x->kid[0] = a;
+    return x;
+}
+
 ax_acc ax_transpose(ax_acc a, const int *perm)
 {
     const char *what = "ax_transpose";

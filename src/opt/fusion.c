@@ -1140,6 +1140,15 @@ static bool embed_node(FuseState *f, Node *x, Cunc *out)
         y->a = x->a;
         if (!embed(f, x->kid[0], &in) || !(y->kid[0] = compute(f, &in))) return false;
         return bind_done(f, y, out);
+    case OP_COMPUTE: {
+        /* ax_compute: its operand is fused as usual, then made here,
+         * whatever reads it (a manifest array, thesis 4.3's `done`) */
+        if (!embed(f, x->kid[0], &in)) return false;
+        int v = manifest_var(f, &in);
+        if (v < 0) return false;
+        *out = done(x->type, v);
+        return true;
+    }
     default:
         return rw_internal(&f->rw, op_name(x->op)), false;
     }

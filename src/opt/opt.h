@@ -16,6 +16,8 @@
  * p->arena) and returns 0, or -1 with an error on cx. */
 int simplify_program(ax_ctx *cx, Program *p, bool cse);   /* thesis s.2-3, 5 */
 int fuse_program(ax_ctx *cx, Program *p, unsigned dbg);                  /* thesis s.4, paper s.4 */
+/* Drops the ax_compute marks fusion did not consume (fusion off). */
+int opt_drop_compute(ax_ctx *cx, Program *p);
 /* The schedule's figures: kernels the program runs, and intermediate
  * arrays (written by one kernel, read by another). */
 void schedule_stats(const Program *p, int64_t *kernels, int64_t *intermediates);
