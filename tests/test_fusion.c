@@ -1392,3 +1392,58 @@ TEST(compute_stops_fusion_there)
             ax_ctx_free(cx);
         }
 }
+
+/* size (filter p xs) is a count alone: one reduction, the filtered array
+ * never made (the map's exp computed once per element, in the fold); a
+ * filter whose elements are also read stays a filter.  Ranks 1 and 2 and
+ * an empty input, on the interpreter and the CPU, against plain C; with
+ * the planner off the filter is kept (and the size is the same). */
+static ax_exp fc_pos(ax_exp x, void *e) { (void)e; return ax_gt(x, ax_f32(0.5f)); }
+static ax_exp fc_exp(ax_exp x, void *e) { (void)e; return ax_exp_(x); }
+
+TEST(size_of_a_filter_is_a_count)
+{
+    float d[12] = {-1, 2, -3, 4, -5, 6, -7, 8, 0.1f, -0.2f, 9, -0.7f};
+    for (int b = 0; b < 2; b++)
+        for (int off = 0; off < 2; off++) {
+            ax_ctx *cx = ctx(b ? AX_BACKEND_CPU : AX_BACKEND_INTERP, off ? AX_DEBUG_NO_PLANNER : 0);
+            REQUIRE(cx);
+            static const int64_t shapes[3][2] = {{12, 0}, {3, 4}, {0, 0}};
+            static const int ranks[3] = {1, 2, 1};
+            for (int s = 0; s < 3; s++) {
+                ax_acc in = ax_use(cx, ax_array_wrap(cx, AX_F32, ranks[s], shapes[s], d));
+                ax_acc f = ax_filter(fc_pos, NULL, ax_map(fc_exp, NULL, in));
+                ax_acc size = ax_unit(cx, ax_size(f));
+                int64_t want = 0, n = s == 2 ? 0 : 12;
+                for (int i = 0; i < n; i++) want += expf(d[i]) > 0.5f;
+                /* the count and the unit of its size: 2 kernels, the count
+                 * the intermediate; the filter would be the count and the
+                 * scatter, then the unit */
+                int64_t k = 0, inter = 0;
+                CHECK(dump_counts(cx, size, &k, &inter));
+                char *fz = ax_dump(cx, size, "fusion", false);
+                REQUIRE(fz);
+                if (!off)
+                    CHECKF(k == 2 && inter == 1 && !strstr(fz, "filter") && strstr(fz, "fold"),
+                           "shape %d: %lld kernels, %lld intermediates:\n%s", s, (long long)k, (long long)inter, fz);
+                else
+                    CHECKF(strstr(fz, "filter") != NULL, "shape %d, planner off: no filter:\n%s", s, fz);
+                free(fz);
+                ax_array *r = ax_run(cx, size);
+                CHECKF(r && ((int64_t *)ax_array_data(r, 0))[0] == want, "shape %d: %s", s,
+                       r ? "wrong count" : ax_error(cx));
+                ax_array_release(r);
+                /* the elements read too: the filter stays, its size still right */
+                ax_acc both = ax_atuple2(ax_unit(cx, ax_size(f)), ax_fold(ax_fn_add, NULL, ax_f32(0), f));
+                ax_array *out[2] = {NULL, NULL};
+                int got = ax_run_n(cx, both, out, 2);
+                CHECKF(got == 2 && ((int64_t *)ax_array_data(out[0], 0))[0] == want, "shape %d with reads: %s", s,
+                       got == 2 ? "wrong count" : ax_error(cx));
+                for (int i = 0; i < got; i++) ax_array_release(out[i]);
+                char *fb = ax_dump(cx, both, "fusion", false);
+                CHECKF(fb && strstr(fb, "filter"), "the read filter was not kept:\n%s", fb ? fb : ax_error(cx));
+                free(fb);
+            }
+            ax_ctx_free(cx);
+        }
+}

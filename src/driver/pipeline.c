@@ -128,6 +128,12 @@ static int pass_fuse(ax_ctx *cx, Program *p, unsigned dbg)
     return fuse_program(cx, p, dbg);
 }
 
+static int pass_filter_counts(ax_ctx *cx, Program *p, unsigned dbg)
+{
+    (void)dbg;
+    return opt_filter_counts(cx, p) < 0 ? -1 : 0;
+}
+
 static int pass_drop_compute(ax_ctx *cx, Program *p, unsigned dbg)
 {
     (void)dbg;
@@ -159,6 +165,7 @@ enum {
 
 static const Pass passes[] = {
     {"simplify",                   AX_DEBUG_NO_SIMPLIFY,                                UPTO_SIMPLIFY, pass_simplify,  PASS_ALWAYS},
+    {"filter counts",              AX_DEBUG_NO_FUSION | AX_DEBUG_NO_PLANNER,            UPTO_FUSION,   pass_filter_counts, PASS_ALWAYS},
     {"fusion",                     AX_DEBUG_NO_FUSION,                                  UPTO_FUSION,   pass_fuse,      PASS_ALWAYS},
     {"compute marks",              0,                                                   UPTO_FUSION,   pass_drop_compute, PASS_ALWAYS},
     {"array cse",                  OFF_FUSED | AX_DEBUG_NO_CSE | AX_DEBUG_NO_SIMPLIFY,  UPTO_FUSION,   pass_array_cse, PASS_ALWAYS},

@@ -16,6 +16,9 @@
  * p->arena) and returns 0, or -1 with an error on cx. */
 int simplify_program(ax_ctx *cx, Program *p, bool cse);   /* thesis s.2-3, 5 */
 int fuse_program(ax_ctx *cx, Program *p, unsigned dbg);                  /* thesis s.4, paper s.4 */
+/* A filter asked only for its size becomes a count (filtercount.c);
+ * returns the filters rewritten, or -1 with an error on cx. */
+int opt_filter_counts(ax_ctx *cx, Program *p);
 /* Drops the ax_compute marks fusion did not consume (fusion off). */
 int opt_drop_compute(ax_ctx *cx, Program *p);
 /* The schedule's figures: kernels the program runs, and intermediate
