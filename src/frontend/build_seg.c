@@ -192,6 +192,10 @@ static ax_acc seg_scan(SegKind kind, const char *what, ax_fn2 f, void *env, cons
         return r;
     }
     ax_exp len = ax_add(s.n, m);
+    /* the expanded row gathers a's elements at computed places: a is made
+     * once (ax_compute) rather than its producer fused into the gather,
+     * where its code would be copied into every read */
+    s.a = ax_compute(a);
     s.cnt = ax_permute(ax_fn_add, NULL, ax_generate(s.cx, ax_ix1(len), zero_i64, NULL), flag_target, &s,
                        ax_generate(s.cx, ax_ix1(m), one_i64, NULL));
     s.sidp = ax_scanl1(ax_fn_add, NULL, s.cnt);

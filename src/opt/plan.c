@@ -105,6 +105,7 @@ static bool reads(Rewrite *rw, const Node *x, Node **out)
 static void count_uses(PlanRewriteState *s, const Node *x, int depth)
 {
     while (x && depth <= OPT_MAX_DEPTH) {
+        s->walked++;
         if (x->op == OP_AVAR && x->id < s->cap) s->uses[x->id]++;
         bool chain = (x->op == OP_ALET || x->op == OP_LET) && x->n == 2;
         for (int i = 0; i < x->n - (chain ? 1 : 0); i++) count_uses(s, x->kid[i], depth + 1);
@@ -117,6 +118,11 @@ void pl_recount(PlanRewriteState *s)
     if (!grow(&s->rw, s->rw.p->nvars)) return (void)rw_fail(&s->rw);
     memset(s->uses, 0, sizeof *s->uses * (size_t)s->cap);
     count_uses(s, s->rw.p->root, 0);
+    if (s->walked > PLAN_RECOUNT_BUDGET && !s->over_budget) {
+        s->over_budget = true;
+        pl_note(s, "stopped: the program's chains were recounted past the budget of %lld node visits; the chains "
+                   "left are as fusion made them", (long long)PLAN_RECOUNT_BUDGET);
+    }
 }
 
 /* The lets of the chain at *slot, in order (malloc'd; *nl of them). */
@@ -176,6 +182,10 @@ static void walk(PlanRewriteState *s, Node **slot, int depth)
     /* nested chains first (terms of this chain, the body) */
     for (int k = 0; k < nl && !s->rw.failed; k++) walk(s, &lets[k]->kid[0], depth + 1);
     if (last) walk(s, &last->kid[1], depth + 1);
+    if (s->over_budget) {
+        free(lets);
+        return;
+    }
     pl_copy_movers(s, slot, lets, nl, last);
     pl_filters_into_folds(s, slot, lets, nl, last);
     free(lets);

@@ -43,7 +43,17 @@ typedef struct PlanRewriteState {
     const PlanClusters *cl;
     int64_t *key;
     int *member;         /* per array variable id: retarget's group (0: none) */
+    /* The nodes the recounts have walked: each chain's steps recount the
+     * whole program, so a program of many chains costs the product; past
+     * PLAN_RECOUNT_BUDGET the remaining chains are left as fusion made
+     * them (plan.c walk), and the plan dump says so. */
+    int64_t walked;
+    bool over_budget;
 } PlanRewriteState;
+
+/* Node visits of the recounts one planning may make (a fraction of a
+ * second; the built-in programs make under 10^6). */
+#define PLAN_RECOUNT_BUDGET ((int64_t)50 * 1000 * 1000)
 
 /* ------------------------------------------------------------ the chain (plan.c) */
 

@@ -53,7 +53,7 @@ static int input_kid(const Node *c) { return c->op == OP_FILTER || c->op == OP_F
  * its readers' inputs become delayed copies of it, its let goes. */
 void pl_copy_movers(PlanRewriteState *s, Node **slot, Node **lets, int nl, Node *last)
 {
-    for (int k = 0; k < nl && !s->rw.failed; k++) {
+    for (int k = 0; k < nl && !s->rw.failed && !s->over_budget; k++) {
         const Node *t = lets[k]->kid[0];
         if (!plan_copies(t)) continue;
         pl_recount(s);

@@ -168,7 +168,7 @@ static bool filter_into_fold(PlanRewriteState *s, Node **site, Node *owner, bool
  * the sibling step, plansiblings.c, merges them). */
 void pl_filters_into_folds(PlanRewriteState *s, Node **slot, Node **lets, int nl, Node *last)
 {
-    for (int k = 0; k < nl && !s->rw.failed; k++) {
+    for (int k = 0; k < nl && !s->rw.failed && !s->over_budget; k++) {
         if (lets[k]->kid[0]->op != OP_FILTER) continue;
         pl_recount(s);
         int ys = lets[k]->id, seen = 0, nf = 0;

@@ -205,7 +205,7 @@ void pl_sibling_folds(PlanRewriteState *s, Node **slot)
         for (int j = 0; j < k && a >= 0; j++)
             if (lets[j]->id == a && lets[j]->kid[0]->op == OP_FILTER) done[k] = true;
     }
-    for (int k = 0; k < nl && !s->rw.failed; k++) {
+    for (int k = 0; k < nl && !s->rw.failed && !s->over_budget; k++) {
         const Node *f = lets[k]->kid[0];
         if (done[k] || !pl_is_fold(f)) continue;
         int nm = 0;
