@@ -787,6 +787,21 @@ ax_acc ax_scanr1_seg(ax_fn2 f, void *env, ax_acc a, ax_acc segs);
 ax_acc ax_scanl_ex_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
 ax_acc ax_scanr_ex_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
 
+/* Sorting: each row (the innermost dimension) of keys in ascending order
+ * (descending: true, the reverse), stably (equal keys keep their order),
+ * for keys of any scalar type: integers by value, floats in IEEE
+ * totalOrder (-inf < ... < -0.0 < +0.0 < ... < +inf) with every NaN last
+ * (first when descending), as they are (a NaN keeps its bits).
+ * ax_sort_by sorts vals (any element type, the keys' shape: another size
+ * is a run-time shape error) by keys and gives the pair (sorted keys,
+ * vals in that order), as ax_aget(r, 0), ax_aget(r, 1):
+ *   ax_acc r = ax_sort_by(ages, ids, false);     ids by age, ties in input order
+ * A radix sort of one bit a pass built from scans and permutes: every
+ * backend runs it, the keys' producer fuses into it, and it compiles
+ * once for every size; about 3 passes over the data per bit of the key. */
+ax_acc ax_sort(ax_acc keys, bool descending);
+ax_acc ax_sort_by(ax_acc keys, ax_acc vals, bool descending);
+
 /* The elements of a (any rank, row-major order) that satisfy p, as a
  * vector. */
 ax_acc ax_filter(ax_fn1 p, void *env, ax_acc a);

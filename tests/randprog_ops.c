@@ -65,6 +65,33 @@ static Arr *op_compute(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
                   a->name);
 }
 
+/* ax_sort of scalar keys, or ax_sort_by (the keys a map of the values)
+ * for tuple elements; ascending or descending */
+static Arr *op_sort(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    /* a pass per key bit, each a scan and permutes: small inputs (the
+     * interpreter runs every configuration's reference) */
+    Arr *a = gen_arr(g, elt, rank, d - 1, fl, cap / 64 > 4 ? cap / 64 : 4);
+    bool desc = pct(g, 50);
+    if (ax_type_kind_of(gt_ax(g, elt)) == AX_KIND_SCALAR)
+        return arr_mk(g, RP_SORT, ax_sort(a->a, desc), elt, rank, a->lo, a->hi, elems(a) * 64, a->work,
+                      "ax_sort(%s, %s)", a->name, desc ? "true" : "false");
+    /* tuple elements: sorted by a scalar computed from each */
+    static const ax_scalar kt[] = {AX_I32, AX_F32, AX_U8, AX_F64};
+    const GT *ke = &GS[kt[rn(g, 4)]];
+    Lam l;
+    lam_init(&l, g, LK_GEN, 1, ke);
+    l.pt[0] = a->elt;
+    Arr *k = arr_mk(g, RP_MAP, ax_map(cb1, &l, a->a), ke, rank, a->lo, a->hi, elems(a) * (l.cost + 1),
+                    a->work + l.awork, "ax_map(%s, %s)", ltxt(&l), a->name);
+    ax_acc r = ax_sort_by(k->a, a->a, desc);
+    const char *sn = sfmt(g, "S%d", ++g->nstate);
+    emit(g, "%s = ax_sort_by(%s, %s, %s)", sn, k->name, a->name, desc ? "true" : "false");
+    count(g, RP_SORT);
+    if (!r) bad(g, "%s: the builder failed: %s", sn, ax_error(g->cx));
+    return arr_mk(g, RP_AGET, ax_aget(r, 1), elt, rank, a->lo, a->hi, elems(a) * 64, k->work, "ax_aget(%s, 1)", sn);
+}
+
 static void intersect(Arr *r, Arr *const *as, int n)
 {
     for (int k = 0; k < r->rank; k++) {

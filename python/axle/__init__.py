@@ -49,6 +49,16 @@ _DTYPES = (_np.bool_, _np.int8, _np.int16, _np.int32, _np.int64, _np.uint8, _np.
 _BOOL, _I64, _F64 = 0, 4, 10
 
 
+def sort(keys, descending=False):
+    """Each row (the innermost dimension) of keys sorted, stably; floats in IEEE total order, every NaN last."""
+    return _axle.sort(keys, descending)
+
+
+def sort_by(keys, vals, descending=False):
+    """(keys sorted, vals in the same order): vals (any element type, the keys' shape) sorted by keys, stably."""
+    return _axle.sort_by(keys, vals, descending)
+
+
 def from_dlpack(x):
     """An array computation over a DLPack tensor (PyTorch, JAX, CuPy, NumPy, ...) in host memory, without a copy.
 

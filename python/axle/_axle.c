@@ -195,6 +195,8 @@ static PyMethodDef module_methods[] = {
      "stencil2(f, size_a, a, size_b, b, boundary_a='clamp', boundary_b='clamp', index=False)"},
     FC(acond, "acond(c, t, e)"),
     FC(awhile, "awhile(cond, body, init)"),
+    FC(sort, "sort(keys, descending=False): each row sorted, stably (floats in IEEE total order, NaN last)"),
+    FC(sort_by, "sort_by(keys, vals, descending=False): (the sorted keys, vals in their order)"),
     FC(compute, "compute(a): a made as an array of its own; fusion stops there (Accelerate's compute)"),
     FC(for_loop, "for_loop(n, body, init): n times x = body(step, x) from init, step 0 .. n-1 (an expression)"),
     FC(atuple, "atuple(*arrays): an array tuple."),

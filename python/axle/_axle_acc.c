@@ -604,6 +604,35 @@ PyObject *f_flatten(PyObject *m, PyObject *const *args, Py_ssize_t n)
     END
 }
 
+/* sort(keys, descending=False) and sort_by(keys, vals, descending=False):
+ * stable, each row; sort_by gives (sorted keys, vals in that order). */
+PyObject *f_sort(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (pyexp_nargs_check(n, 1, 2, "sort") < 0) return NULL;
+    int desc = n == 2 ? PyObject_IsTrue(args[1]) : 0;
+    if (desc < 0) return NULL;
+    BEGIN(args, 1)
+    ax_acc a = pyexp_acc_of(c, args[0]);
+    if (a) res = pyexp_done_acc(c, ax_sort(a, desc), "ax_sort");
+    END
+}
+
+static PyObject *sort_by_acc(PyObject *const *args, int desc)
+{
+    BEGIN(args, 2)
+    ax_acc k = pyexp_acc_of(c, args[0]), v = k ? pyexp_acc_of(c, args[1]) : NULL;
+    if (v) res = pyexp_done_acc(c, ax_sort_by(k, v, desc), "ax_sort_by");
+    END
+}
+
+PyObject *f_sort_by(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (pyexp_nargs_check(n, 2, 3, "sort_by") < 0) return NULL;
+    int desc = n == 3 ? PyObject_IsTrue(args[2]) : 0;
+    if (desc < 0) return NULL;
+    return as_pair(sort_by_acc(args, desc));
+}
+
 /* compute(a): a made as an array of its own (fusion stops there). */
 PyObject *f_compute(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {

@@ -295,6 +295,21 @@ def test_awhile_over_an_array_tuple(backend):
     assert int(k) == 3
 
 
+def test_sort(backend, rng):
+    x = rng.integers(-5, 5, (3, 40)).astype(np.int32)
+    np.testing.assert_array_equal(axle.sort(x).numpy(), np.sort(x, kind="stable"))
+    np.testing.assert_array_equal(axle.sort(x, descending=True).numpy(), -np.sort(-x, kind="stable"))
+    ids = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    k, v = axle.sort_by(x, ids)
+    np.testing.assert_array_equal(v.numpy(), np.argsort(x, kind="stable") + np.arange(3)[:, None] * 40)
+    f = np.array([2.5, np.nan, -0.0, 0.0, -np.inf, 1.0, np.nan], np.float64)
+    got = axle.sort(f).numpy()
+    np.testing.assert_array_equal(got[:5], [-np.inf, -0.0, 0.0, 1.0, 2.5])
+    assert np.signbit(got[1]) and not np.signbit(got[2]) and np.isnan(got[5:]).all()
+    np.testing.assert_array_equal(axle.sort(axle.map(lambda v: v * v, np.array([3, -1, 2], np.int64))).numpy(),
+                                  [1, 4, 9])
+
+
 def test_compute(backend):
     x = np.arange(6, dtype=np.float64)
     t = axle.compute(axle.map(lambda v: v * v + 1, x))
