@@ -21,8 +21,9 @@
  * floats in IEEE totalOrder (negative ones with every bit flipped,
  * others with the sign bit set: -inf < ... < -0.0 < +0.0 < ... < +inf)
  * with every NaN mapped to the largest value (last, in its input order);
- * descending order flips every bit of that.  The original keys travel
- * with the others and come out unchanged (a NaN's payload included).
+ * descending order flips every bit of that.  Integer keys are mapped
+ * back at the end; float keys travel as they are beside the mapped ones
+ * and come out unchanged (a NaN's payload included).
  *
  * The cost is a scan and a permute per bit of the key (32 passes for an
  * i32): a native radix sort of 8 bits a pass is several times faster
@@ -39,7 +40,9 @@ typedef struct Sort {
     bool descending;
     int rank;
     int ncarry;        /* arrays permuted along: the mapped keys first */
-    ax_acc dest;       /* per pass: each element's new place in its row */
+    bool originals;    /* the original keys travel too (floats: a NaN's bits);
+                          integer keys are mapped back at the end instead */
+    const struct Place *place;   /* per pass: what the places are read from */
     ax_exp step;       /* per pass: the bit */
 } Sort;
 
@@ -90,6 +93,19 @@ typedef struct Place {
     ax_acc zeros, before, total;
 } Place;
 
+/* A mapped integer key back to the key (order_key's inverse). */
+static ax_exp key_of(ax_exp r, void *env)
+{
+    const Sort *s = env;
+    if (s->descending) r = ax_bnot(r);
+    switch (s->key) {
+    case AX_I8: case AX_I16: case AX_I32: case AX_I64:
+        return ax_bitcast(ax_bxor(r, sign_bit(s->bits, s->width)), s->key);
+    default:
+        return ax_cvt(r, s->key);
+    }
+}
+
 static ax_exp place(ax_exp ix, void *env)
 {
     const Place *p = env;
@@ -101,12 +117,14 @@ static ax_exp place(ax_exp ix, void *env)
     return ax_cond(ax_eq(ax_at(p->zeros, ix), ax_i64(1)), zb, ax_add(tz, ax_sub(i, zb)));
 }
 
+/* The permutes' target: the place computed where it is used (no array
+ * of places is made). */
 static ax_exp to_place(ax_exp ix, void *env)
 {
     const Sort *s = env;
     ax_exp c[AX_MAX_RANK];
     for (int d = 0; d < s->rank - 1; d++) c[d] = ax_index_get(ix, d);
-    c[s->rank - 1] = ax_at(s->dest, ix);
+    c[s->rank - 1] = place(ix, (void *)s->place);
     return ax_index(s->rank, c);
 }
 
@@ -118,7 +136,7 @@ static ax_acc split(ax_exp step, ax_acc st, void *env)
     ax_acc zeros = ax_map(is_zero, s, bits);
     ax_acc ex = ax_scanl_ex(ax_fn_add, NULL, ax_i64(0), zeros);
     Place p = {s, zeros, ax_aget(ex, 0), ax_aget(ex, 1)};
-    s->dest = ax_generate(ax_acc_ctx(st), ax_shape(bits), place, &p);
+    s->place = &p;
     ax_acc out[3];
     for (int k = 0; k < s->ncarry; k++) {
         ax_acc a = ax_aget(st, k);
@@ -127,8 +145,8 @@ static ax_acc split(ax_exp step, ax_acc st, void *env)
     return ax_atuple(s->ncarry, out);
 }
 
-/* keys sorted (and vals with them): the tuple (mapped keys, keys[, vals])
- * after the passes. */
+/* keys sorted (and vals with them): the pair (sorted keys, sorted vals;
+ * without vals, the keys twice). */
 static ax_acc sort_rows(const char *what, ax_acc keys, ax_acc vals, bool descending)
 {
     if (!keys) return NULL;
@@ -154,21 +172,26 @@ static ax_acc sort_rows(const char *what, ax_acc keys, ax_acc vals, bool descend
     /* the values take the keys' shape (a reshape: another size is a
      * run-time shape error) */
     if (vals) vals = ax_reshape(ax_shape(keys), vals);
-    ax_acc init[3] = {ax_map(order_key, &s, keys), keys, vals};
-    s.ncarry = vals ? 3 : 2;
+    s.originals = s.key == AX_F32 || s.key == AX_F64;
+    ax_acc init[3] = {ax_map(order_key, &s, keys)};
+    s.ncarry = 1;
+    if (s.originals) init[s.ncarry++] = keys;
+    if (vals) init[s.ncarry++] = vals;
     ax_acc r = ax_for(ax_i64(s.width), split, &s, ax_atuple(s.ncarry, init));
-    return r;
+    if (!r) return NULL;
+    /* (sorted keys, sorted vals or NULL) */
+    ax_acc sorted = s.originals ? ax_aget(r, 1) : ax_map(key_of, &s, ax_aget(r, 0));
+    return ax_atuple2(sorted, vals ? ax_aget(r, s.ncarry - 1) : sorted);
 }
 
 ax_acc ax_sort(ax_acc keys, bool descending)
 {
     ax_acc r = sort_rows("ax_sort", keys, NULL, descending);
-    return r ? ax_aget(r, 1) : NULL;
+    return r ? ax_aget(r, 0) : NULL;
 }
 
 ax_acc ax_sort_by(ax_acc keys, ax_acc vals, bool descending)
 {
     if (keys && !vals) return ctx_error(keys->cx, AX_ERR_BUILD, "ax_sort_by: the values are NULL");
-    ax_acc r = sort_rows("ax_sort_by", keys, vals, descending);
-    return r ? ax_atuple2(ax_aget(r, 1), ax_aget(r, 2)) : NULL;
+    return sort_rows("ax_sort_by", keys, vals, descending);
 }
