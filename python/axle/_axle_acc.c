@@ -421,18 +421,23 @@ FOLD1(fold1, ax_fold1)
 FOLD1(scanl1, ax_scanl1)
 FOLD1(scanr1, ax_scanr1)
 
+/* An array pair as a Python pair (t: a new reference, or NULL). */
+static PyObject *as_pair(PyObject *t)
+{
+    if (!t) return NULL;
+    PyObject *x = PySequence_GetItem(t, 0), *y = x ? PySequence_GetItem(t, 1) : NULL;
+    Py_DECREF(t);
+    if (!y) { Py_XDECREF(x); return NULL; }
+    PyObject *r = PyTuple_Pack(2, x, y);
+    Py_DECREF(x);
+    Py_DECREF(y);
+    return r;
+}
+
+/* an exclusive scan and the totals: a Python pair */
 static PyObject *scan_ex(PyObject *const *args, Py_ssize_t n, FoldZ f, const char *name)
 {
-    PyObject *t = foldz(args, n, f, name);
-    if (!t) return NULL;
-    /* an exclusive scan and the totals: a Python pair */
-    PyObject *a = PySequence_GetItem(t, 0), *b = a ? PySequence_GetItem(t, 1) : NULL;
-    Py_DECREF(t);
-    if (!b) { Py_XDECREF(a); return NULL; }
-    PyObject *r = PyTuple_Pack(2, a, b);
-    Py_DECREF(a);
-    Py_DECREF(b);
-    return r;
+    return as_pair(foldz(args, n, f, name));
 }
 PyObject *f_scanl_ex(PyObject *m, PyObject *const *a, Py_ssize_t n) { return scan_ex(a, n, ax_scanl_ex, "scanl_ex"); }
 PyObject *f_scanr_ex(PyObject *m, PyObject *const *a, Py_ssize_t n) { return scan_ex(a, n, ax_scanr_ex, "scanr_ex"); }
@@ -479,19 +484,6 @@ static PyObject *seg_z(PyObject *const *args, Py_ssize_t n, SegZ f, const char *
     Cb b = {.c = c, .fn = args[0], .hint = h};
     res = pyexp_done_acc(c, f(pyexp_tramp2, &b, z, a, s), name);
     END
-}
-
-/* An array pair as a Python pair (as scan_ex). */
-static PyObject *as_pair(PyObject *t)
-{
-    if (!t) return NULL;
-    PyObject *x = PySequence_GetItem(t, 0), *y = x ? PySequence_GetItem(t, 1) : NULL;
-    Py_DECREF(t);
-    if (!y) { Py_XDECREF(x); return NULL; }
-    PyObject *r = PyTuple_Pack(2, x, y);
-    Py_DECREF(x);
-    Py_DECREF(y);
-    return r;
 }
 
 static PyObject *seg_1(PyObject *const *args, Py_ssize_t n, Seg1 f, const char *name)
