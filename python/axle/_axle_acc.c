@@ -442,33 +442,8 @@ static PyObject *scan_ex(PyObject *const *args, Py_ssize_t n, FoldZ f, const cha
 PyObject *f_scanl_ex(PyObject *m, PyObject *const *a, Py_ssize_t n) { return scan_ex(a, n, ax_scanl_ex, "scanl_ex"); }
 PyObject *f_scanr_ex(PyObject *m, PyObject *const *a, Py_ssize_t n) { return scan_ex(a, n, ax_scanr_ex, "scanr_ex"); }
 
-PyObject *f_fold_seg(PyObject *m, PyObject *const *args, Py_ssize_t n)
-{
-    if (pyexp_nargs_check(n, 4, 4, "fold_seg") < 0 || pyexp_check_callable(args[0], "fold_seg") < 0) return NULL;
-    BEGIN(args + 1, 3)
-    ax_acc a = pyexp_acc_of(c, args[2]), s = a ? pyexp_acc_of(c, args[3]) : NULL;
-    if (!s) goto out;
-    const ax_type *h = elem_hint(a);
-    ax_exp z;
-    if (pyexp_of(c, args[1], h, &z) < 0) goto out;
-    Cb b = {.c = c, .fn = args[0], .hint = h};
-    res = pyexp_done_acc(c, ax_fold_seg(pyexp_tramp2, &b, z, a, s), "fold_seg");
-    END
-}
-
-PyObject *f_fold1_seg(PyObject *m, PyObject *const *args, Py_ssize_t n)
-{
-    if (pyexp_nargs_check(n, 3, 3, "fold1_seg") < 0 || pyexp_check_callable(args[0], "fold1_seg") < 0) return NULL;
-    BEGIN(args + 1, 2)
-    ax_acc a = pyexp_acc_of(c, args[1]), s = a ? pyexp_acc_of(c, args[2]) : NULL;
-    if (!s) goto out;
-    Cb b = {.c = c, .fn = args[0], .hint = elem_hint(a)};
-    res = pyexp_done_acc(c, ax_fold1_seg(pyexp_tramp2, &b, a, s), "fold1_seg");
-    END
-}
-
-/* The segmented scans (axle.h): f, [z,] a, segs; the exclusive ones give
- * (the scan, the totals). */
+/* The segmented folds and scans (axle.h): f, [z,] a, segs; the exclusive
+ * scans give (the scan, the totals). */
 typedef ax_acc (*SegZ)(ax_fn2, void *, ax_exp, ax_acc, ax_acc);
 typedef ax_acc (*Seg1)(ax_fn2, void *, ax_acc, ax_acc);
 
@@ -497,6 +472,8 @@ static PyObject *seg_1(PyObject *const *args, Py_ssize_t n, Seg1 f, const char *
     END
 }
 
+PyObject *f_fold_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_z(a, n, ax_fold_seg, "fold_seg"); }
+PyObject *f_fold1_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_1(a, n, ax_fold1_seg, "fold1_seg"); }
 PyObject *f_scanl_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_z(a, n, ax_scanl_seg, "scanl_seg"); }
 PyObject *f_scanr_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return seg_z(a, n, ax_scanr_seg, "scanr_seg"); }
 PyObject *f_scanl_ex_seg(PyObject *m, PyObject *const *a, Py_ssize_t n) { return as_pair(seg_z(a, n, ax_scanl_ex_seg, "scanl_ex_seg")); }
