@@ -923,6 +923,27 @@ int ax_program_params(const ax_program *p);
  * for a program whose context was freed. */
 const ax_type *ax_program_type(const ax_program *p);
 void ax_program_free(ax_program *p);
+/* Compiled programs in files, to run where no C compiler is installed
+ * and without compiling again.  ax_program_save writes p to path
+ * (replacing it whole: a reader never sees half a file): the optimised
+ * program, the contents of the arrays it reads (ax_use, as they are now;
+ * its parameters stay parameters), and for the CPU backend the compiled
+ * code of every kernel, the checked copies of safe mode included.
+ * Programs of the CPU backend and of the interpreter can be saved; a GPU
+ * backend's cannot (yet).  0, or -1 with an error on p's context.
+ *
+ * ax_program_load reads one into cx; it runs on the backend it was saved
+ * for, whatever cx's backend option, and ax_program_stats says from_disk.
+ * NULL, with an AX_ERR_ARG error naming the file and what is wrong, when
+ * it is not an axle program file, is truncated or corrupt (its content
+ * hash is checked before anything in it is used), was saved by another
+ * version of axle, was compiled in another mode than cx's (safe or
+ * unsafe; exact, fast or finite maths), or holds code for instructions
+ * this CPU lacks (the CPU backend compiles for the machine it runs on,
+ * -march=native, unless AXLE_CFLAGS says otherwise).  Loading a file runs
+ * the code in it: load only files you would trust as shared libraries. */
+int ax_program_save(ax_program *p, const char *path);
+ax_program *ax_program_load(ax_ctx *cx, const char *path);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
  * bindings, kernels, intermediate arrays, and phase times in ms
  * (codegen_ms, the backend generating its code, is part of compile_ms,

@@ -12,6 +12,7 @@
 /* The backend interface.  Every backend implements the same contract: run
  * a verified core program and return its results as host arrays. */
 struct SrcKey;
+struct Bytes;
 typedef struct Backend {
     const char *name;
     ax_backend_kind kind;
@@ -33,6 +34,15 @@ typedef struct Backend {
      * failure). */
     int (*find)(ax_ctx *cx, const struct SrcKey *k, Program **p, void **state, int64_t nld[3]);
     void (*keep)(ax_ctx *cx, const Program *p, void *state, const struct SrcKey *k, int64_t nodes, int64_t lets);
+    /* Optional: a prepared program in a file (ax_program_save and
+     * ax_program_load, driver/bundle.c, which writes and reads the
+     * program).  save: appends to w what run needs besides the program;
+     * 0, or -1 with an error on cx.  load: the state of p from what save
+     * wrote (in, to be read to its end; its content hash checked, but
+     * every field to be checked as hostile), with no compiler; 0, or -1
+     * with an error on cx.  A backend without them cannot save. */
+    int (*save)(ax_ctx *cx, const Program *p, void *state, struct Bytes *w);
+    int (*load)(ax_ctx *cx, Program *p, struct Bytes *in, void **state);
 } Backend;
 
 /* Backend.run's status for "a kernel recorded a run-time fault on the

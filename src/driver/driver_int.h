@@ -42,6 +42,27 @@ double pass_done(ax_ctx *cx, Program *p, const char *name, double t0);
 /* The planner (the loop graph, the clustering and the rewrites); the
  * rewrites' count or -1; the choice in *ch when asked for. */
 int plan(ax_ctx *cx, Program *p, PlanLog *log, PlanChoice *ch);
+/* A compiled program's parts, for its file (bundle.c; program.c): the
+ * optimised program, whose USE nodes read arrays[0..narrays) (pointed at
+ * this program's own arrays by the call), its backend and the backend's
+ * state, its statistics and its depth. */
+struct Backend;
+typedef struct ProgramParts {
+    Program *prog;
+    const struct Backend *be;
+    void *state;
+    ax_array *const *arrays;
+    int narrays;
+    const ax_stats *stats;
+    int64_t depth;
+} ProgramParts;
+/* pr's context (NULL for NULL or an orphan), and pr's parts (prog NULL
+ * when it has none). */
+ax_ctx *program_parts(ax_program *pr, ProgramParts *pp);
+/* A program of cx made of parts read from a file (all taken, released on
+ * failure): NULL with an error on cx. */
+ax_program *program_of_parts(ax_ctx *cx, Program *prog, const struct Backend *be, void *state, int64_t depth,
+                             const ax_stats *st);
 /* The source graph's depth, or -1 with an error on cx (program.c). */
 int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what);
 #endif

@@ -394,6 +394,56 @@ fail:
 }
 
 
+/* ------------------------------------------------------------ programs in files (bundle.c) */
+
+ax_ctx *program_parts(ax_program *pr, ProgramParts *pp)
+{
+    memset(pp, 0, sizeof *pp);
+    Compiled *c = pr ? pr->c : NULL;
+    if (!c || !c->prog || !pr->cx) return pr ? pr->cx : NULL;
+    /* the shared program's USE nodes read this program's arrays */
+    for (int i = 0; i < c->nuse; i++) c->use[i]->arr = pr->bind[i];
+    pp->prog = c->prog;
+    pp->be = c->be;
+    pp->state = c->state;
+    pp->arrays = pr->bind;
+    pp->narrays = c->nuse;
+    pp->stats = &pr->stats;
+    pp->depth = c->depth;
+    return pr->cx;
+}
+
+ax_program *program_of_parts(ax_ctx *cx, Program *prog, const Backend *be, void *state, int64_t depth,
+                             const ax_stats *st)
+{
+    ax_program *pr = ax__calloc(1, sizeof *pr);
+    Compiled *c = pr ? ax__calloc(1, sizeof *c) : NULL;
+    if (!c) {
+        free(pr);
+        if (be->release && state) be->release(state);
+        program_free(prog);
+        ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory");
+        return NULL;
+    }
+    pr->cx = cx;
+    pr->c = c;
+    c->refs = 1;
+    c->prog = prog;
+    c->be = be;
+    c->state = state;
+    c->depth = depth < DEPTH_CAP ? depth : DEPTH_CAP;
+    pr->stats = *st;
+    int held = find_uses(c, prog->root) ? -1 : bind_arrays(pr, NULL);
+    if (held) {
+        if (held == -1) ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory");
+        ax_program_free(pr);
+        return NULL;
+    }
+    c->stats = pr->stats;
+    program_link(cx, pr);
+    return pr;
+}
+
 /* The source graph's depth, or -1 with an error on cx. */
 int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
 {

@@ -153,6 +153,7 @@ void jit_free(Jit *j)
         for (JitModule *m = j->buckets[i], *nx; m; m = nx) {
             nx = m->next;
             dlclose(m->handle);
+            if (m->fd >= 0) close(m->fd);
             free(m->src);
             free(m);
         }
@@ -193,6 +194,7 @@ static JitModule *adopt(Jit *j, const uint8_t key[KEY_BYTES], const char *hex, v
         memcpy(m->key, key, KEY_BYTES);
         memcpy(m->hex, hex, sizeof m->hex);
         m->handle = h;
+        m->fd = -1;
     }
     if (!m || !mem_add(j, m)) {
         free(m);
@@ -410,6 +412,42 @@ int jit_key_of(Jit *j, const char *tag, const void *data, size_t n, uint8_t key[
     jit_ident_put_field(&s, data, n);
     jit_sha256_final(&s, key);
     return 0;
+}
+
+void *jit_module_image(Jit *j, const JitModule *m, size_t *n)
+{
+    if (!j || !m) return NULL;
+    if (m->fd >= 0) {
+        /* a module from an image: its memory file holds the image */
+        struct stat st;
+        uint8_t *b = NULL;
+        if (!fstat(m->fd, &st) && st.st_size > 0 && lseek(m->fd, 0, SEEK_SET) == 0)
+            b = jit_disk_read_exact(m->fd, (size_t)st.st_size);
+        if (b) *n = (size_t)st.st_size;
+        return b;
+    }
+    jit_disk_ensure_dir(j);
+    return jit_disk_image(j, m->hex, m->key, n);
+}
+
+JitModule *jit_module_from_image(Jit *j, const void *b, size_t n, char *err, size_t errsize)
+{
+    uint8_t key[KEY_BYTES];
+    char hex[2 * KEY_BYTES + 1];
+    JitSha256 s;
+    jit_sha256_init(&s);
+    jit_ident_put_str(&s, "axle-image-1");
+    jit_ident_put_field(&s, b, n);
+    jit_sha256_final(&s, key);
+    jit_to_hex(key, KEY_BYTES, hex);
+    JitModule *m = mem_find(j, key);
+    if (m) return m;
+    void *h;
+    int fd;
+    if (jit_disk_load_image(b, n, &h, &fd, err, errsize)) return NULL;
+    if ((m = adopt(j, key, hex, h, err, errsize))) m->fd = fd;
+    else if (fd >= 0) close(fd);
+    return m;
 }
 
 void *jit_sym(JitModule *m, const char *name)

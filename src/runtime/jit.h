@@ -104,6 +104,23 @@ void *jit_sym(JitModule *m, const char *name);
 /* The module's key, 64 hex digits (also its cache file's name). */
 const char *jit_module_key(const JitModule *m);
 
+/* Compiled programs carried in a file (ax_program_save and
+ * ax_program_load, backend/cpu/stored.c).  jit_module_image: the shared
+ * object of m as the compiler made it, read back from the disk cache and
+ * verified (malloc'd, its size in *n); NULL when the disk cache does not
+ * hold it.  jit_module_from_image: a module loaded from such bytes (read
+ * from a file whose content hash the caller has checked), with no
+ * compiler and no disk cache: the same bytes give the same module, and
+ * its key is the bytes' hash, so it never stands for a source's module.
+ * NULL with a message (the loader's) in err. */
+void *jit_module_image(Jit *j, const JitModule *m, size_t *n);
+JitModule *jit_module_from_image(Jit *j, const void *b, size_t n, char *err, size_t errsize);
+/* The instruction-set extensions of this CPU that compiled code may use,
+ * as /proc/cpuinfo names them, space-separated and sorted (malloc'd; ""
+ * when it cannot be read; NULL when memory is lacking).  The code compiled
+ * here with -march=native may need any of them. */
+char *jit_host_isa(void);
+
 /* The compiler's identity: the first line of `cc --version`, found once
  * per Jit, on first need (read from the disk cache's identity file while
  * the compiler's files are unchanged: see jit_ident.c).  NULL if the compiler

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sys/mman.h>
 #include <sys/random.h>
 #endif
 
@@ -662,6 +663,79 @@ void *jit_disk_find(Jit *j, const char *hex, const uint8_t key[KEY_BYTES])
         unlinkat(j->dirfd, name, 0);
     }
     return h;
+}
+
+void *jit_disk_image(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], size_t *n)
+{
+    if (j->dirfd < 0) return NULL;
+    char name[80];
+    snprintf(name, sizeof name, "%s.so", hex);
+    const char *why;
+    int fd = jit_disk_open_cached(j->dirfd, name, O_RDONLY, &why);
+    if (fd < 0) return NULL;
+    struct stat st;
+    uint8_t *b = NULL;
+    if (!fstat(fd, &st) && !jit_disk_not_ours(&st)) b = jit_disk_read_exact(fd, (size_t)st.st_size);
+    close(fd);
+    if (!b || check_entry(b, (size_t)st.st_size, key)) {
+        free(b);
+        return NULL;
+    }
+    *n = (size_t)st.st_size - TRAILER_BYTES;
+    return b;
+}
+
+/* The bytes go to a memory file (memfd_create), loaded by its
+ * /proc/self/fd path.  The loader knows objects by path name, so the
+ * descriptor stays open while the object is loaded: no other object can
+ * be loaded under that name meanwhile (see the top).  Where there are no
+ * memory files or no /proc, a private temporary file of a fresh name is
+ * loaded and removed. */
+int jit_disk_load_image(const void *b, size_t n, void **h, int *fdp, char *err, size_t errsize)
+{
+    *h = NULL;
+    *fdp = -1;
+    char path[PATH_MAX];
+    int fd = fault_hit(AX_FAULT_DLOPEN) ? -1 : memfd_create("axle-module", MFD_CLOEXEC);
+    if (fd >= 0) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        if (jit_disk_write_all(fd, b, n) && access(path, R_OK) == 0) {
+            dlerror();
+            if ((*h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+                *fdp = fd;
+                return 0;
+            }
+            const char *e = dlerror();
+            jit_set_err(err, errsize, "could not load the compiled code: %s", e ? e : "unknown error");
+            close(fd);
+            return -1;
+        }
+        close(fd);
+    }
+    const char *t = getenv("TMPDIR");
+    if (!t || t[0] != '/') t = "/tmp";
+    if ((size_t)snprintf(path, sizeof path, "%s/axle-module-XXXXXX", t) >= sizeof path) {
+        jit_set_err(err, errsize, "the directory name %s is too long", t);
+        return -1;
+    }
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) {
+        jit_set_err(err, errsize, "cannot create a file in %s: %s", t, strerror(errno));
+        return -1;
+    }
+    bool ok = jit_disk_write_all(fd, b, n);
+    close(fd);
+    if (!ok) {
+        unlink(path);
+        jit_set_err(err, errsize, "cannot write in %s", t);
+        return -1;
+    }
+    char *slash = strrchr(path, '/');
+    *slash = 0;
+    *h = jit_disk_load_path(path, slash + 1, err, errsize);
+    *slash = '/';
+    unlink(path);
+    return *h ? 0 : -1;
 }
 
 /* ------------------------------------------------------------ blobs

@@ -53,6 +53,9 @@ struct JitModule {
     uint8_t key[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
     void *handle;
+    int fd;                           /* -1, or the memory file a module from
+                                         an image is loaded from, open while
+                                         it is (jit_disk_load_image) */
 };
 
 struct Jit {
@@ -213,6 +216,14 @@ void *jit_disk_store_entry(Jit *j, const char *base, const char *hex, const uint
 /* The disk cache's entry for the key, loaded, or NULL (a corrupt entry is
  * removed on the way). */
 void *jit_disk_find(Jit *j, const char *hex, const uint8_t key[KEY_BYTES]);
+/* The object of the entry for the key, verified, without its trailer
+ * (malloc'd, its size in *n); NULL when there is none or it is bad. */
+void *jit_disk_image(Jit *j, const char *hex, const uint8_t key[KEY_BYTES], size_t *n);
+/* dlopen of an object given as bytes: 0 with the handle in *h and in *fd
+ * the memory file it was loaded from (to be closed after dlclose), or -1
+ * (a private temporary file, already removed, where there are no memory
+ * files); -1 with a message. */
+int jit_disk_load_image(const void *b, size_t n, void **h, int *fd, char *err, size_t errsize);
 
 /* ------------------------------------------------------------ jit_ident.c: the compiler's identity, the key */
 

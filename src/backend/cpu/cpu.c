@@ -205,11 +205,9 @@ static void probe_mvec(CpuCtx *cc)
     "-fno-math-errno -fno-signed-zeros -fno-trapping-math -fassociative-math -freciprocal-math "     \
     "-ffinite-math-only -ffp-contract=fast" CPU_FINITE_TARGET
 
-Jit *cpu_ctx_jit(ax_ctx *cx, CpuCtx *cc)
+Jit *cpu_new_jit(ax_ctx *cx, CpuCtx *cc, const char *cache_dir)
 {
-    if (cc->jit) return cc->jit;
     probe_mvec(cc);
-    /* Made afresh on each try: nothing of a failed try is kept (or leaks). */
     const char *user = cx->opt.cflags ? cx->opt.cflags : "";
     const char *sem = cx->opt.finite_math ? CPU_FINITE_CFLAGS : cx->opt.fast_math ? CPU_FAST_CFLAGS : CPU_SEMANTIC_CFLAGS;
     size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(sem) + 4;
@@ -223,12 +221,12 @@ Jit *cpu_ctx_jit(ax_ctx *cx, CpuCtx *cc)
         o.cc = cc_name(cx);
         o.cflags = cflags;
         o.libs = libs;
-        o.cache_dir = cx->opt.cache_dir;
-        o.no_disk_cache = cx->opt.no_cache;
+        o.cache_dir = cache_dir ? cache_dir : cx->opt.cache_dir;
+        o.no_disk_cache = !cache_dir && cx->opt.no_cache;
         o.trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0;
         o.version = AX_VERSION_STRING;
         o.timeout_s = cx->opt.cc_timeout;
-        o.size_limit = cx->opt.cache_limit;
+        o.size_limit = cache_dir ? 0 : cx->opt.cache_limit;
         /* The lean link (jit.c) unless the user's compiler command or
          * flags may need the ordinary one (-fsanitize, -pg, -fopenmp,
          * --coverage and the like bring libraries of their own). */
@@ -238,9 +236,44 @@ Jit *cpu_ctx_jit(ax_ctx *cx, CpuCtx *cc)
     }
     free(cflags);   /* jit_new copies its options */
     free(libs);
+    return jit;
+}
+
+Jit *cpu_ctx_jit(ax_ctx *cx, CpuCtx *cc)
+{
+    if (cc->jit) return cc->jit;
+    /* Made afresh on each try: nothing of a failed try is kept (or leaks). */
+    Jit *jit = cpu_new_jit(cx, cc, NULL);
     if (!jit) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
     cc->jit = jit;
     return jit;
+}
+
+int cpu_unit_texts(ax_ctx *cx, CpuCtx *cc, CpuProg *pp, char *err, size_t errsize)
+{
+    CgProg *g = pp->cg;
+    bool all = true;
+    for (int k = 0; k < g->nunits; k++) all = all && g->units[k].text;
+    if (all) return 0;
+    /* a program from its entry in the disk cache or from a file (no unit
+     * text): the code generated again, for every unit at once */
+    CgConfig cfg = cpu_config(cx, cc);
+    CgProg *again = pp->prog ? cg_program(pp->prog, &cfg, err, errsize) : NULL;
+    if (!again || again->nunits != g->nunits) {
+        if (again) snprintf(err, errsize, "the program's code differs from its description");
+        cg_free(again);
+        return -1;
+    }
+    for (int k = 0; k < g->nunits; k++) {
+        CgUnit *w = &g->units[k];
+        free(w->text);
+        w->text = again->units[k].text;
+        w->len = again->units[k].len;
+        w->code_off = again->units[k].code_off;
+        again->units[k].text = NULL;
+    }
+    cg_free(again);
+    return 0;
 }
 
 Pool *cpu_ctx_pool(ax_ctx *cx, CpuCtx *cc)
@@ -601,6 +634,8 @@ const Backend backend_cpu = {
     .prepare = cpu_prepare,
     .find = cpu_find,
     .keep = cpu_keep,
+    .save = cpu_save,
+    .load = cpu_load,
     .run = cpu_run,
     .release = cpu_release,
 };

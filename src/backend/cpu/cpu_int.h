@@ -45,7 +45,9 @@ typedef struct CpuProg {
     int magic;
     CgProg *cg;
     const Program *prog;      /* the program it was made for (load_checked) */
-    JitModule **mod;          /* per unit: its module (NULL: a cold unit) */
+    JitModule **mod;          /* per unit: its module (NULL: a cold unit not
+                                 loaded yet; a cold unit's is set by a
+                                 program from a file, or by its save) */
     int *bpos;                /* per unit: its place in a batch, -1: its own names */
     AxKernel (*k)[R_NROLE];   /* per node number */
     AxKernel (*chk)[R_NROLE]; /* per node number: its checked copies, loaded
@@ -68,6 +70,12 @@ CpuCtx *cpu_ctx_state(ax_ctx *cx);
 /* The context's compiler and cache, and its thread pool, made on first
  * use; NULL with an error on cx. */
 Jit *cpu_ctx_jit(ax_ctx *cx, CpuCtx *cc);
+/* A Jit with the context's compiler and flags, its disk cache in
+ * cache_dir (NULL: the context's); NULL when memory is lacking. */
+Jit *cpu_new_jit(ax_ctx *cx, CpuCtx *cc, const char *cache_dir);
+/* Gives every unit of pp its text (a program found in the disk cache or
+ * read from a file has none): 0, or -1 with a message. */
+int cpu_unit_texts(ax_ctx *cx, CpuCtx *cc, CpuProg *pp, char *err, size_t errsize);
 Pool *cpu_ctx_pool(ax_ctx *cx, CpuCtx *cc);
 /* The generator's options in this context. */
 CgConfig cpu_config(ax_ctx *cx, CpuCtx *cc);
@@ -82,6 +90,8 @@ void cpu_prog_release(CpuProg *pp);
 
 int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, int64_t nl[3]);
 void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_t nodes, int64_t lets);
+int cpu_save(ax_ctx *cx, const Program *p, void *state, struct Bytes *w);
+int cpu_load(ax_ctx *cx, Program *p, struct Bytes *in, void **state);
 
 /* ------------------------------------------------- exec.c */
 

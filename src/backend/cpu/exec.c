@@ -156,40 +156,28 @@ static void launch(Ex *ex, AxKernel k, const AxCall *c, int64_t n, int64_t grain
 
 /* The checked copies of o's operation: its cold unit, compiled (or found
  * in a cache) on first need, that is when one of its kernels found a
- * check failing (skel.c cpu_kernel_end; the prelude's ax_chk). */
+ * check failing (skel.c cpu_kernel_end; the prelude's ax_chk).  A program
+ * read from a file has its cold units' modules already. */
 __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
 {
     CpuProg *pp = ex->pp;
     const CgProg *g = pp->cg;
     const CgNode *cn = o->cn;
     if (cn->cold < 0 || cn->cold >= g->nunits) return fail(ex, AX_ERR_BACKEND, "cpu: a checked kernel is missing");
-    Jit *jit = cpu_ctx_jit(ex->cx, ex->cc);
-    if (!jit) return nomem(ex);
-    char err[4096] = "";
-    if (!g->units[cn->cold].text) {
-        /* a program from its entry in the disk cache (no unit text): the
-         * code generated again, for every unit at once */
-        CgConfig cfg = cpu_config(ex->cx, ex->cc);
-        CgProg *again = pp->prog ? cg_program(pp->prog, &cfg, err, sizeof err) : NULL;
-        if (!again || again->nunits != g->nunits) {
-            cg_free(again);
+    JitModule *m = pp->mod[cn->cold];
+    if (!m) {
+        Jit *jit = cpu_ctx_jit(ex->cx, ex->cc);
+        if (!jit) return nomem(ex);
+        char err[4096] = "";
+        if (cpu_unit_texts(ex->cx, ex->cc, pp, err, sizeof err))
             return fail(ex, AX_ERR_BACKEND, "cpu: the checked kernels cannot be generated: %s", err);
-        }
-        for (int k = 0; k < g->nunits; k++) {
-            CgUnit *w = &pp->cg->units[k];
-            free(w->text);
-            w->text = again->units[k].text;
-            w->len = again->units[k].len;
-            w->code_off = again->units[k].code_off;
-            again->units[k].text = NULL;
-        }
-        cg_free(again);
+        const CgUnit *u = &g->units[cn->cold];
+        bool gcc = jit_is_gcc(jit);
+        JitUnit one = {.source = u->text, .len = u->len, .cflags = gcc ? u->cflags : NULL};
+        m = jit_load_many(jit, &one, 1, 1, NULL, NULL, err, sizeof err) ? NULL : one.module;
+        if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
+        pp->mod[cn->cold] = m;
     }
-    const CgUnit *u = &g->units[cn->cold];
-    bool gcc = jit_is_gcc(jit);
-    JitUnit one = {.source = u->text, .len = u->len, .cflags = gcc ? u->cflags : NULL};
-    JitModule *m = jit_load_many(jit, &one, 1, 1, NULL, NULL, err, sizeof err) ? NULL : one.module;
-    if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
     for (int r = 0; r < R_NROLE; r++) {
         if (!cn->role[r]) continue;
         char name[64];

@@ -31,10 +31,13 @@
 #include "frontend/frontend.h"
 
 #include <elf.h>
+#include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG_MAGIC_TEXT "axle-prog-1\n"
 
@@ -125,6 +128,87 @@ static bool prog_key(ax_ctx *cx, CpuCtx *cc, Jit *jit, const SrcKey *k, uint8_t 
     return jit_key_of(jit, "axle-prog-1", h, sizeof h, key, NULL, 0) == 0;
 }
 
+/* ------------------------------------------------------------ the description
+ *
+ * What code generation decided per operation (kernel roles, units) and
+ * per unit (its operation, its module by number, its place in a batch),
+ * as program entries and files hold it; read back onto cg_describe's
+ * description of the program read back, and checked against it. */
+
+static void put_desc(Bytes *o, const CgProg *g, const int *umod, const int *bpos)
+{
+    bytes_putv(o, g->nnodes);
+    for (int i = 0; i < g->nnodes; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        unsigned roles = 0;
+        for (int r = 0; r < R_NROLE; r++) roles |= (unsigned)cn->role[r] << r;
+        bytes_putv(o, roles);
+        bytes_putv(o, cn->unit);
+        bytes_putv(o, cn->cold);
+        bytes_putv(o, cn->comm);
+        bytes_putv(o, cn->scratch_leaves);
+    }
+    bytes_putv(o, g->nunits);
+    for (int u = 0; u < g->nunits; u++) {
+        const CgUnit *cu = &g->units[u];
+        bytes_putv(o, cu->node);
+        bytes_putv(o, cu->cold);
+        bytes_putv(o, cu->cflags != NULL);
+        bytes_put(o, &cu->math, sizeof cu->math);
+        bytes_putv(o, umod[u]);
+        bytes_putv(o, bpos[u]);
+    }
+}
+
+/* Reads put_desc's onto g (cg_describe's): per unit its module's number
+ * into umod and its place in a batch into bpos (both made here, nunits
+ * long; freed by the caller).  cold_mods: cold units have modules too (a
+ * file), else none (an entry).  False when anything is out of place. */
+static bool get_desc(Bytes *in, CgProg *g, int **umodp, int **bposp, bool cold_mods)
+{
+    if (bytes_getv(in, g->nnodes, g->nnodes) != g->nnodes || in->bad) return false;
+    for (int i = 0; i < g->nnodes; i++) {
+        CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        unsigned roles = (unsigned)bytes_getv(in, 0, (1 << R_NROLE) - 1);
+        for (int r = 0; r < R_NROLE; r++) cn->role[r] = roles >> r & 1;
+        cn->unit = (int)bytes_getv(in, -1, INT32_MAX);
+        cn->cold = (int)bytes_getv(in, -1, INT32_MAX);
+        cn->comm = bytes_getv(in, 0, 1);
+        cn->scratch_leaves = (int)bytes_getv(in, 0, INT32_MAX);
+    }
+    int nu = (int)bytes_getv(in, 0, g->nnodes + 1);
+    int *umod = NULL, *bpos = NULL;
+    if (in->bad || !(g->units = ax__calloc((size_t)nu + 1, sizeof *g->units)) ||
+        !(*umodp = umod = ax__calloc((size_t)nu + 1, sizeof *umod)) ||
+        !(*bposp = bpos = ax__calloc((size_t)nu + 1, sizeof *bpos)))
+        return false;
+    g->nunits = nu;
+    for (int u = 0; u < nu; u++) {
+        CgUnit *cu = &g->units[u];
+        cu->node = (int)bytes_getv(in, 0, g->nnodes - 1);
+        cu->cold = bytes_getv(in, 0, 1);
+        cu->cflags = bytes_getv(in, 0, 1) ? cg_gather_cflags : NULL;
+        const unsigned char *m = bytes_get(in, sizeof cu->math);
+        if (m) memcpy(&cu->math, m, sizeof cu->math);
+        umod[u] = (int)bytes_getv(in, -1, nu);
+        bpos[u] = (int)bytes_getv(in, -1, nu);
+        if (!in->bad && ((cold_mods ? umod[u] < 0 : cu->cold != (umod[u] < 0)) || !g->nodes[cu->node].x ||
+                         (cu->cold && bpos[u] >= 0)))
+            in->bad = true;
+    }
+    for (int i = 0; i < g->nnodes && !in->bad; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (cn->x && (cn->unit >= nu || cn->cold >= nu || (cn->unit >= 0 && g->units[cn->unit].cold) ||
+                      (cn->cold >= 0 && !g->units[cn->cold].cold)))
+            in->bad = true;
+    }
+    return !in->bad;
+}
+
+/* ------------------------------------------------------------ program entries */
+
 /* Stores the entry of a program just prepared (nothing on failure: it is
  * only a cache). */
 void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_t nodes, int64_t lets)
@@ -138,46 +222,31 @@ void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_
     size_t irn = 0;
     unsigned char *ir = ir_save(p, k->arrays, k->narrays, &irn);
     JitModule **mods = ax__calloc((size_t)g->nunits + 1, sizeof *mods);
+    int *umod = ax__calloc((size_t)g->nunits + 1, sizeof *umod);
     Bytes o = {0};
-    o.bad = !ir || !mods;
+    o.bad = !ir || !mods || !umod;
+    /* the modules of the hot units, each once */
+    int nmods = 0;
+    for (int u = 0; u < g->nunits && !o.bad; u++) {
+        umod[u] = -1;
+        if (g->units[u].cold) continue;
+        if (!pp->mod[u]) {
+            o.bad = true;
+            break;
+        }
+        for (int m = 0; m < nmods && umod[u] < 0; m++)
+            if (mods[m] == pp->mod[u]) umod[u] = m;
+        if (umod[u] < 0) mods[umod[u] = nmods++] = pp->mod[u];
+    }
     bytes_put(&o, PROG_MAGIC_TEXT, sizeof PROG_MAGIC_TEXT - 1);
     bytes_putv(&o, nodes);
     bytes_putv(&o, lets);
     bytes_putv(&o, (int64_t)irn);
     if (ir) bytes_put(&o, ir, irn);
-    bytes_putv(&o, g->nnodes);
-    for (int i = 0; i < g->nnodes; i++) {
-        const CgNode *cn = &g->nodes[i];
-        if (!cn->x) continue;
-        unsigned roles = 0;
-        for (int r = 0; r < R_NROLE; r++) roles |= (unsigned)cn->role[r] << r;
-        bytes_putv(&o, roles);
-        bytes_putv(&o, cn->unit);
-        bytes_putv(&o, cn->cold);
-        bytes_putv(&o, cn->comm);
-        bytes_putv(&o, cn->scratch_leaves);
-    }
-    /* the units; the modules of the hot ones, each once */
-    int nmods = 0;
-    bytes_putv(&o, g->nunits);
-    for (int u = 0; u < g->nunits && !o.bad; u++) {
-        const CgUnit *cu = &g->units[u];
-        int mi = -1;
-        if (!cu->cold) {
-            if (!pp->mod || !pp->mod[u]) {
-                o.bad = true;
-                break;
-            }
-            for (int m = 0; m < nmods && mi < 0; m++)
-                if (mods[m] == pp->mod[u]) mi = m;
-            if (mi < 0) mods[mi = nmods++] = pp->mod[u];
-        }
-        bytes_putv(&o, cu->node);
-        bytes_putv(&o, cu->cold);
-        bytes_putv(&o, cu->cflags != NULL);
-        bytes_put(&o, &cu->math, sizeof cu->math);
-        bytes_putv(&o, mi);
-        bytes_putv(&o, cu->cold ? -1 : pp->bpos[u]);
+    if (!o.bad) {
+        for (int u = 0; u < g->nunits; u++)
+            if (g->units[u].cold) pp->bpos[u] = -1;
+        put_desc(&o, g, umod, pp->bpos);
     }
     bytes_putv(&o, nmods);
     for (int m = 0; m < nmods; m++) {
@@ -189,6 +258,7 @@ void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_
     free(o.b);
     free(ir);
     free(mods);
+    free(umod);
 }
 
 /* The program of source key k from its entry: 1 with *prog and *state
@@ -233,43 +303,10 @@ int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, int64_t 
     if ((cx->opt.debug & AX_DEBUG_VERIFY) && ir_verify(p, msg, sizeof msg)) goto miss;
     t[3] = cpu_now_ms();
     why = "another description";
-    if (!(g = cg_describe(p, msg, sizeof msg)) || bytes_getv(&in, g->nnodes, g->nnodes) != g->nnodes || in.bad)
-        goto miss;
-    for (int i = 0; i < g->nnodes; i++) {
-        CgNode *cn = &g->nodes[i];
-        if (!cn->x) continue;
-        unsigned roles = (unsigned)bytes_getv(&in, 0, (1 << R_NROLE) - 1);
-        for (int r = 0; r < R_NROLE; r++) cn->role[r] = roles >> r & 1;
-        cn->unit = (int)bytes_getv(&in, -1, INT32_MAX);
-        cn->cold = (int)bytes_getv(&in, -1, INT32_MAX);
-        cn->comm = bytes_getv(&in, 0, 1);
-        cn->scratch_leaves = (int)bytes_getv(&in, 0, INT32_MAX);
-    }
-    int nu = (int)bytes_getv(&in, 0, g->nnodes + 1);
-    if (in.bad || !(g->units = ax__calloc((size_t)nu + 1, sizeof *g->units)) ||
-        !(mod = ax__calloc((size_t)nu + 1, sizeof *mod)) || !(bpos = ax__calloc((size_t)nu + 1, sizeof *bpos)) ||
-        !(umod = ax__calloc((size_t)nu + 1, sizeof *umod)))
-        goto miss;
-    g->nunits = nu;
-    for (int u = 0; u < nu; u++) {
-        CgUnit *cu = &g->units[u];
-        cu->node = (int)bytes_getv(&in, 0, g->nnodes - 1);
-        cu->cold = bytes_getv(&in, 0, 1);
-        cu->cflags = bytes_getv(&in, 0, 1) ? cg_gather_cflags : NULL;
-        const unsigned char *m = bytes_get(&in, sizeof cu->math);
-        if (m) memcpy(&cu->math, m, sizeof cu->math);
-        umod[u] = (int)bytes_getv(&in, -1, nu);
-        bpos[u] = (int)bytes_getv(&in, -1, nu);
-        if (!in.bad && (cu->cold != (umod[u] < 0) || !g->nodes[cu->node].x)) in.bad = true;
-    }
-    for (int i = 0; i < g->nnodes && !in.bad; i++) {
-        const CgNode *cn = &g->nodes[i];
-        if (cn->x && (cn->unit >= nu || cn->cold >= nu || (cn->unit >= 0 && g->units[cn->unit].cold) ||
-                      (cn->cold >= 0 && !g->units[cn->cold].cold)))
-            in.bad = true;
-    }
+    if (!(g = cg_describe(p, msg, sizeof msg)) || !get_desc(&in, g, &umod, &bpos, false)) goto miss;
+    int nu = g->nunits;
     int nmods = (int)bytes_getv(&in, 0, nu);
-    if (in.bad) goto miss;
+    if (in.bad || !(mod = ax__calloc((size_t)nu + 1, sizeof *mod))) goto miss;
     why = "a module is missing";
     t[4] = cpu_now_ms();
     for (int mi = 0; mi < nmods; mi++) {
@@ -314,4 +351,242 @@ miss:
     program_free(p);
     free(payload);
     return 0;
+}
+
+/* ------------------------------------------------------------ programs in files
+ *
+ * What ax_program_save writes for a CPU program after the program itself
+ * (driver/bundle.c): the instruction-set extensions of the CPU it was
+ * compiled on (jit_host_isa: -march=native may have used any of them),
+ * the description, and the compiled object of every unit, the checked
+ * copies' too (compiled now if they never were), so that the program
+ * runs, safe mode's checks included, where no compiler is installed.
+ * The objects are those of the disk cache; a unit that is not there (no
+ * disk cache, or evicted) is compiled again into a private one. */
+
+/* The object of every module of mods[0..n) into img and len (malloc'd;
+ * NULL where the disk cache has none). */
+static void images_of(Jit *jit, JitModule **mods, int n, void **img, size_t *len)
+{
+    for (int m = 0; m < n; m++)
+        if (!img[m]) img[m] = jit_module_image(jit, mods[m], &len[m]);
+}
+
+int cpu_save(ax_ctx *cx, const Program *p, void *state, Bytes *w)
+{
+    (void)p;
+    CpuCtx *cc = cpu_ctx_state(cx);
+    CpuProg *pp = state;
+    Jit *jit = cc ? cpu_ctx_jit(cx, cc) : NULL;
+    if (!jit) return -1;
+    if (!pp || pp->magic != CPU_PROG_MAGIC) {
+        ctx_error(cx, AX_ERR_BACKEND, "ax_program_save: no compiled program");
+        return -1;
+    }
+    CgProg *g = pp->cg;
+    int nu = g->nunits, rc = -1, nmods = 0;
+    char err[4096] = "";
+    JitModule **mods = ax__calloc((size_t)nu + 1, sizeof *mods);
+    int *umod = ax__calloc((size_t)nu + 1, sizeof *umod), *bpos = ax__calloc((size_t)nu + 1, sizeof *bpos);
+    void **img = ax__calloc((size_t)nu + 1, sizeof *img);
+    size_t *len = ax__calloc((size_t)nu + 1, sizeof *len);
+    JitUnit *ju = ax__calloc((size_t)nu + 1, sizeof *ju);
+    char *isa = jit_host_isa();
+    char tmp[PATH_MAX] = "";
+    Jit *own = NULL;
+    if (!mods || !umod || !bpos || !img || !len || !ju || !isa) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_program_save: out of memory");
+        goto out;
+    }
+    /* the cold units compiled (the hot ones are loaded) */
+    bool cold = false;
+    for (int u = 0; u < nu; u++) cold = cold || !pp->mod[u];
+    bool gcc = cold && jit_is_gcc(jit);
+    if (cold && cpu_unit_texts(cx, cc, pp, err, sizeof err)) {
+        ctx_error(cx, AX_ERR_BACKEND, "ax_program_save: the checked kernels cannot be generated: %s", err);
+        goto out;
+    }
+    int ncold = 0;
+    for (int u = 0; u < nu; u++)
+        if (!pp->mod[u])
+            ju[ncold++] = (JitUnit){.source = g->units[u].text, .len = g->units[u].len,
+                                    .cflags = gcc ? g->units[u].cflags : NULL};
+    if (ncold && jit_load_many(jit, ju, ncold, cx->opt.threads > 0 ? cx->opt.threads : 1, NULL, NULL, err,
+                               sizeof err)) {
+        ctx_error(cx, AX_ERR_COMPILE, "ax_program_save: %s", err[0] ? err : "the C compiler failed");
+        goto out;
+    }
+    for (int u = 0, c = 0; u < nu; u++)
+        if (!pp->mod[u]) pp->mod[u] = ju[c++].module;
+    /* each module once */
+    for (int u = 0; u < nu; u++) {
+        umod[u] = -1;
+        for (int m = 0; m < nmods && umod[u] < 0; m++)
+            if (mods[m] == pp->mod[u]) umod[u] = m;
+        if (umod[u] < 0) mods[umod[u] = nmods++] = pp->mod[u];
+        bpos[u] = g->units[u].cold ? -1 : pp->bpos[u];
+    }
+    images_of(jit, mods, nmods, img, len);
+    bool missing = false;
+    for (int m = 0; m < nmods; m++) missing = missing || !img[m];
+    if (missing) {
+        /* compiled again, into a private disk cache */
+        const char *t = getenv("TMPDIR");
+        if (!t || t[0] != '/') t = "/tmp";
+        snprintf(tmp, sizeof tmp, "%s/axle-save-XXXXXX", t);
+        if (!mkdtemp(tmp)) {
+            ctx_error(cx, AX_ERR_BACKEND, "ax_program_save: cannot make a directory in %s: %s", t, strerror(errno));
+            tmp[0] = 0;
+            goto out;
+        }
+        if (!(own = cpu_new_jit(cx, cc, tmp))) {
+            ctx_error(cx, AX_ERR_NOMEM, "ax_program_save: out of memory");
+            goto out;
+        }
+        if (cpu_unit_texts(cx, cc, pp, err, sizeof err)) {
+            ctx_error(cx, AX_ERR_BACKEND, "ax_program_save: the kernels cannot be generated: %s", err);
+            goto out;
+        }
+        /* every unit alone, each its own module (a batch's object is
+         * of its batch's text, which the plan of batches made from what
+         * the caches held then) */
+        for (int m = 0; m < nmods; m++) free(img[m]), img[m] = NULL;
+        for (int u = 0; u < nu; u++)
+            ju[u] = (JitUnit){.source = g->units[u].text, .len = g->units[u].len,
+                              .cflags = jit_is_gcc(own) ? g->units[u].cflags : NULL};
+        if (jit_load_many(own, ju, nu, cx->opt.threads > 0 ? cx->opt.threads : 1, NULL, NULL, err, sizeof err))
+            goto cc_failed;
+        nmods = nu;
+        for (int u = 0; u < nu; u++) {
+            umod[u] = u;
+            bpos[u] = -1;
+            if (!(img[u] = jit_module_image(own, ju[u].module, &len[u]))) goto cc_failed;
+        }
+    }
+    bytes_put(w, isa, strlen(isa) + 1);
+    put_desc(w, g, umod, bpos);
+    bytes_putv(w, nmods);
+    for (int m = 0; m < nmods; m++) {
+        bytes_putv(w, (int64_t)len[m]);
+        bytes_put(w, img[m], len[m]);
+    }
+    if (w->bad) ctx_error(cx, AX_ERR_NOMEM, "ax_program_save: out of memory");
+    else rc = 0;
+    goto out;
+cc_failed:
+    ctx_error(cx, AX_ERR_COMPILE, "ax_program_save: %s", err[0] ? err : "the compiled code could not be read back");
+out:
+    for (int m = 0; img && m < nmods; m++) free(img[m]);
+    jit_free(own);
+    if (tmp[0]) {
+        jit_dir_clear(tmp, NULL);
+        rmdir(tmp);
+    }
+    free(isa);
+    free(ju);
+    free(len);
+    free(img);
+    free(bpos);
+    free(umod);
+    free(mods);
+    return rc;
+}
+
+/* The words of the space-separated list need that are not in have, into
+ * out (at most n bytes); false when there are none. */
+static bool isa_missing(const char *need, const char *have, char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (const char *w = need; *w;) {
+        while (*w == ' ') w++;
+        size_t l = strcspn(w, " ");
+        if (!l) break;
+        bool found = false;
+        for (const char *h = have; *h && !found;) {
+            while (*h == ' ') h++;
+            size_t hl = strcspn(h, " ");
+            found = hl == l && !memcmp(h, w, l);
+            h += hl;
+        }
+        if (!found && at + l + 2 < n) {
+            if (at) out[at++] = ' ';
+            memcpy(out + at, w, l);
+            out[at += l] = 0;
+        }
+        w += l;
+    }
+    return out[0] != 0;
+}
+
+int cpu_load(ax_ctx *cx, Program *p, Bytes *in, void **state)
+{
+    *state = NULL;
+    CpuCtx *cc = cpu_ctx_state(cx);
+    Jit *jit = cc ? cpu_ctx_jit(cx, cc) : NULL;
+    if (!jit) return -1;
+    const unsigned char *isa = in->b + in->at;
+    size_t il = strnlen((const char *)isa, in->len - in->at);
+    if (!bytes_get(in, il + 1)) goto malformed;
+    char *have = jit_host_isa();
+    char lack[512];
+    if (!have) return ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory"), -1;
+    const char *hook = getenv("AXLE_TEST_HOST_ISA");   /* tests: another CPU */
+    bool lacks = isa_missing((const char *)isa, hook ? hook : have, lack, sizeof lack);
+    free(have);
+    if (lacks) {
+        ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: the program was compiled for a CPU with instructions "
+                  "this one lacks (%s): save it again on this machine, or compile it with AXLE_CFLAGS naming "
+                  "an older -march", lack);
+        return -1;
+    }
+    char msg[256];
+    CgProg *g = cg_describe(p, msg, sizeof msg);
+    int *umod = NULL, *bpos = NULL, rc = -1;
+    JitModule **mod = NULL;
+    if (!g) return ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory"), -1;
+    if (!get_desc(in, g, &umod, &bpos, true)) goto bad;
+    int nu = g->nunits;
+    int nmods = (int)bytes_getv(in, 0, nu);
+    if (in->bad || !(mod = ax__calloc((size_t)nu + 1, sizeof *mod))) goto bad;
+    for (int u = 0; u < nu; u++)
+        if (umod[u] >= nmods) goto bad;
+    for (int mi = 0; mi < nmods; mi++) {
+        size_t n = (size_t)bytes_getv(in, 1, (int64_t)(in->len - in->at));
+        const unsigned char *b = bytes_get(in, n);
+        if (!b) goto bad;
+        JitModule *m = jit_module_from_image(jit, b, n, msg, sizeof msg);
+        if (!m) {
+            ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: %s", msg);
+            goto out;
+        }
+        for (int u = 0; u < nu; u++)
+            if (umod[u] == mi) mod[u] = m;
+    }
+    if (in->at != in->len) goto bad;
+    char what[64];
+    CpuProg *pp = cpu_make_prog(p, g, mod, bpos, what);   /* takes g, mod, bpos */
+    g = NULL;
+    mod = NULL;
+    bpos = NULL;
+    if (!pp) {
+        if (!strcmp(what, "memory")) ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory");
+        else ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: the file's compiled code lacks %s", what);
+        goto out;
+    }
+    cc->counters.prepared++;
+    *state = pp;
+    rc = 0;
+    goto out;
+bad:
+    ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: the file's compiled code is malformed");
+out:
+    free(umod);
+    free(mod);
+    free(bpos);
+    cg_free(g);
+    return rc;
+malformed:
+    ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: the file's compiled code is malformed");
+    return -1;
 }

@@ -1120,6 +1120,19 @@ static int interp_backend_run(ax_ctx *cx, Program *p, void *state, ax_array **ou
 
 static void interp_release(void *state) {}
 
+/* A program in a file needs nothing but itself here. */
+static int interp_save(ax_ctx *cx, const Program *p, void *state, struct Bytes *w)
+{
+    (void)cx, (void)p, (void)state, (void)w;
+    return 0;
+}
+
+static int interp_load(ax_ctx *cx, Program *p, struct Bytes *in, void **state)
+{
+    (void)in;
+    return interp_prepare(cx, p, state);
+}
+
 const Backend backend_interp = {
     .name = "interp",
     .kind = AX_BACKEND_INTERP,
@@ -1127,6 +1140,8 @@ const Backend backend_interp = {
     .prepare = interp_prepare,
     .run = interp_backend_run,
     .release = interp_release,
+    .save = interp_save,
+    .load = interp_load,
 };
 
 /* ------------------------------------------------------------ an operation of another executor's walk */
