@@ -944,6 +944,11 @@ void ax_program_free(ax_program *p);
  * the code in it: load only files you would trust as shared libraries. */
 int ax_program_save(ax_program *p, const char *path);
 ax_program *ax_program_load(ax_ctx *cx, const char *path);
+/* ax_program_load of a file's bytes, data[0..size), as a program that
+ * carries its programs inside it (an array written by `xxd -i`, a
+ * resource) has them; not kept after the call.  Errors name the file
+ * "(memory)". */
+ax_program *ax_program_load_mem(ax_ctx *cx, const void *data, size_t size);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
  * bindings, kernels, intermediate arrays, and phase times in ms
  * (codegen_ms, the backend generating its code, is part of compile_ms,

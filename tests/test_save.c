@@ -179,6 +179,19 @@ TEST(saved_program_runs_where_there_is_no_compiler)
             CHECKF(r && runs_right(bare, r), "%s", ax_error(bare));
             ax_program_free(r);
             unlink(again);
+            /* from memory, as a program carrying it inside would */
+            size_t n = 0;
+            char *bytes = read_all(path, &n);
+            REQUIRE(bytes);
+            r = ax_program_load_mem(bare, bytes, n);
+            memset(bytes, 0, n);   /* not kept */
+            free(bytes);
+            CHECKF(r && runs_right(bare, r), "%s", ax_error(bare));
+            ax_program_free(r);
+            CHECK(!ax_program_load_mem(bare, "axle", 4));
+            CHECKF(strstr(ax_error(bare), "(memory): not an axle program file"), "%s", ax_error(bare));
+            CHECK(!ax_program_load_mem(bare, NULL, 10));
+            CHECKF(strstr(ax_error(bare), "ax_program_load_mem: no data"), "%s", ax_error(bare));
         }
         /* the program outlives its context's reset, as a compiled one */
         ax_ctx_reset(bare);

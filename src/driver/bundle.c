@@ -232,7 +232,7 @@ int ax_program_save(ax_program *pr, const char *path)
 typedef struct LoadJob {
     ax_ctx *cx;
     const char *path;
-    unsigned char *b;
+    const unsigned char *b;
     size_t n;
     double t0;
     ax_program *pr;
@@ -408,25 +408,48 @@ out:
     free(arr);
 }
 
-ax_program *ax_program_load(ax_ctx *cx, const char *path)
+/* The load of bytes b[0..n) (path: the name errors give) into cx. */
+static ax_program *load(ax_ctx *cx, const char *what, const char *path, const void *b, size_t n)
 {
-    if (!cx || !ctx_enter_as(cx, "ax_program_load")) return NULL;
+    if (!cx || !ctx_enter_as(cx, what)) return NULL;
     LoadJob j = {.cx = cx, .path = path, .t0 = now_ms()};
     /* a builder's error pending belongs to a term being built elsewhere */
     ctx_hold(cx);
-    if (!path || !path[0]) {
+    unsigned char *own = NULL;
+    if (b) {
+        j.b = b;
+        j.n = n;
+    } else if (!path || !path[0]) {
         ctx_error(cx, AX_ERR_ARG, "ax_program_load: no file name");
-    } else if ((j.b = read_file(cx, path, &j.n))) {
-        /* ir_load bounds its own nesting (twice sharing recovery's
-         * limit): the stack is sized for that, whatever the file says */
-        run_deep(cx, 2 * DEPTH_CAP, "ax_program_load", load_job, &j);
+    } else {
+        j.b = own = read_file(cx, path, &j.n);
     }
-    free(j.b);
+    /* ir_load bounds its own nesting (twice sharing recovery's limit):
+     * the stack is sized for that, whatever the file says */
+    if (j.b) run_deep(cx, 2 * DEPTH_CAP, what, load_job, &j);
+    free(own);
     if (!j.pr) settle_error(cx);
     else ctx_unhold(cx);
-    if (ctx_leave_report(cx, "ax_program_load")) {
+    if (ctx_leave_report(cx, what)) {
         ax_program_free(j.pr);
         return NULL;
     }
     return j.pr;
+}
+
+ax_program *ax_program_load(ax_ctx *cx, const char *path)
+{
+    return load(cx, "ax_program_load", path, NULL, 0);
+}
+
+ax_program *ax_program_load_mem(ax_ctx *cx, const void *data, size_t size)
+{
+    if (cx && !data) {
+        if (!ctx_enter_as(cx, "ax_program_load_mem")) return NULL;
+        ctx_error(cx, AX_ERR_ARG, "ax_program_load_mem: no data");
+        settle_error(cx);
+        ctx_leave_report(cx, "ax_program_load_mem");
+        return NULL;
+    }
+    return load(cx, "ax_program_load_mem", "(memory)", data, size);
 }
