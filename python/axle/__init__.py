@@ -20,6 +20,9 @@ new arrays and values without compiling again.
     285.0
 """
 import builtins as _b
+import json as _json
+import os as _os
+import tempfile as _tempfile
 import threading as _threading
 
 import numpy as _np
@@ -404,9 +407,159 @@ class Jit:
             key = self._static(key, args)
         return self.programs.get(key) or self._compile(ctx, key, args)
 
+    def save(self, path):
+        """Writes every signature compiled so far to path, to be loaded with
+        ``axle.load`` where no C compiler is installed and run without
+        compiling (a wheel can ship its programs compiled).  Each program
+        is saved as ``ax_program_save`` saves it: its compiled code is for
+        this machine's CPU, and it loads into a context with the same
+        options.  Call the function once per signature first."""
+        with self._lock:
+            items = _b.list(self.programs.items())
+        if not items:
+            raise ValueError("%s has not been compiled yet: call it (once per signature to save) before save()"
+                             % getattr(self.fn, "__name__", "the function"))
+        try:
+            options = _json.dumps(self.options)
+        except (TypeError, ValueError):
+            raise TypeError("save(): the jit's options must be numbers, strings or booleans") from None
+        entries, blobs = [], []
+        with _tempfile.TemporaryDirectory() as d:
+            f = _os.path.join(d, "program")
+            for key, p in items:
+                p.save(f)
+                with _b.open(f, "rb") as fh:
+                    data = fh.read()
+                entries.append({"sig": [_sig_to_json(x) for x in key[1:]], "plan": p.plan, "size": len(data)})
+                blobs.append(data)
+        head = _json.dumps({"name": getattr(self.fn, "__name__", "?"), "static_argnums": sorted(self.static_argnums),
+                            "options": _json.loads(options), "programs": entries}).encode()
+        tmp = "%s.tmp-%d" % (_os.fspath(path), _os.getpid())
+        try:
+            with _b.open(tmp, "wb") as fh:
+                fh.write(_SAVED_MAGIC + len(head).to_bytes(8, "little") + head)
+                for data in blobs:
+                    fh.write(data)
+            _os.replace(tmp, path)
+        except BaseException:
+            try:
+                _os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
     def __repr__(self):
         return "<axle.jit %s: %d signature%s>" % (getattr(self.fn, "__name__", "?"), len(self.programs),
                                                  "" if len(self.programs) == 1 else "s")
+
+
+_SAVED_MAGIC = b"axle-jit-1\n"
+
+
+def _sig_to_json(sig):
+    """A signature of one argument as JSON: an int, ["t", ...] or ["o", value]."""
+    if isinstance(sig, int):
+        return sig
+    if sig[0] == "t":
+        return ["t"] + [_sig_to_json(x) for x in sig[1:]]
+    return ["o", _static_to_json(sig[1])]
+
+
+def _static_to_json(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, _b.tuple):
+        return {"t": [_static_to_json(x) for x in v]}
+    raise TypeError("save(): a static argument is %s; only None, numbers, strings and tuples of them can be "
+                    "saved" % type(v).__name__)
+
+
+def _static_of_json(j):
+    if isinstance(j, dict):
+        return _b.tuple(_static_of_json(x) for x in j["t"])
+    return j
+
+
+def _sig_of_json(j, path):
+    if isinstance(j, int) and not isinstance(j, bool):
+        return j
+    if isinstance(j, list) and j and j[0] == "t":
+        return ("t",) + _b.tuple(_sig_of_json(x, path) for x in j[1:])
+    if isinstance(j, list) and len(j) == 2 and j[0] == "o":
+        try:
+            return ("o", _static_of_json(j[1]))
+        except (KeyError, TypeError):
+            pass
+    raise ValueError("%s: not an axle saved function (a malformed signature)" % path)
+
+
+class Saved:
+    """Functions compiled by ``axle.jit`` and saved (``Jit.save``), loaded by
+    ``axle.load``: called like the function, for the signatures that were
+    saved, with no compiler and no compile."""
+
+    def __init__(self, path, **options):
+        path = _os.fspath(path)
+        with _b.open(path, "rb") as fh:
+            data = fh.read()
+        m = len(_SAVED_MAGIC)
+        if data[:m] != _SAVED_MAGIC or len(data) < m + 8:
+            raise ValueError("%s: not an axle saved function" % path)
+        n = int.from_bytes(data[m:m + 8], "little")
+        if n > len(data) - m - 8:
+            raise ValueError("%s: the file is truncated" % path)
+        try:
+            head = _json.loads(data[m + 8:m + 8 + n].decode())
+            entries = head["programs"]
+            sizes = [int(e["size"]) for e in entries]
+            self.static_argnums = frozenset(int(i) for i in head["static_argnums"])
+            saved_options = head["options"]
+            self.__name__ = str(head["name"])
+        except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+            raise ValueError("%s: not an axle saved function (a malformed header)" % path) from None
+        if any(z < 0 for z in sizes) or sum(sizes) != len(data) - m - 8 - n:
+            raise ValueError("%s: the file is truncated or has bytes after its end" % path)
+        self.options = options or saved_options
+        self._ctx = context(**self.options) if self.options else _current()
+        self.programs = {}
+        at = m + 8 + n
+        for e, z in _b.zip(entries, sizes):
+            key = _b.tuple(_sig_of_json(x, path) for x in e["sig"])
+            try:
+                plan = [_b.tuple(int(v) for v in t) for t in e["plan"]]
+            except (TypeError, ValueError):
+                raise ValueError("%s: not an axle saved function (a malformed plan)" % path) from None
+            self.programs[key] = self._ctx.load(data[at:at + z], plan)
+            at += z
+
+    def __call__(self, *args):
+        key = _signature(self._ctx, args)
+        if key is None:
+            raise TypeError("%s was loaded from a file: it has no Python code to trace inside another "
+                            "function" % self.__name__)
+        key = _b.tuple(("o", a) if i in self.static_argnums else x for i, (x, a) in enumerate(_b.zip(key[1:], args)))
+        try:
+            p = self.programs.get(key)
+        except TypeError:
+            raise TypeError("a saved function's arguments are arrays, numbers, tuples of arrays, or the "
+                            "static values it was saved with") from None
+        if p is None:
+            raise TypeError("%s was not saved for arguments of this signature (element types and ranks, "
+                            "number kinds, static values): call the function with such arguments before "
+                            "saving it" % self.__name__)
+        return p(*args)
+
+    def __repr__(self):
+        return "<axle.Saved %s: %d signature%s>" % (self.__name__, len(self.programs),
+                                                    "" if len(self.programs) == 1 else "s")
+
+
+def load(path, **options):
+    """Loads the functions ``Jit.save`` wrote: a callable that runs the
+    saved signatures with no C compiler installed and no compile.  The
+    context is made with the options the function was jitted with, or
+    with these."""
+    return Saved(path, **options)
 
 
 def jit(fn=None, *, static_argnums=(), **options):

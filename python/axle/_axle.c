@@ -79,6 +79,8 @@ static PyMethodDef Ctx_methods[] = {
     {"param", (PyCFunction)Ctx_param, METH_VARARGS, "param(index, dtype, rank): an array parameter (ax_param)."},
     {"param_exp", (PyCFunction)Ctx_param_exp, METH_VARARGS, "param_exp(index, dtype): a scalar parameter."},
     {"compile", (PyCFunction)Ctx_compile, METH_VARARGS, "compile(acc, plan): a Program."},
+    {"load", (PyCFunction)Ctx_load, METH_VARARGS,
+     "load(data, plan): the Program of a saved program's bytes (ax_program_load_mem)."},
     {NULL}
 };
 
@@ -144,6 +146,12 @@ PyTypeObject ArrayRef_Type = {
     .tp_doc = "The owner of a result's memory (one reference to an ax_array).",
 };
 
+PyMethodDef Program_methods[] = {
+    {"save", (PyCFunction)Program_save, METH_VARARGS,
+     "save(path): writes the compiled program to path (ax_program_save), to be loaded without a compiler."},
+    {NULL}
+};
+
 PyTypeObject Program_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "axle.Program",
@@ -154,6 +162,7 @@ PyTypeObject Program_Type = {
     .tp_call = PyVectorcall_Call,
     .tp_doc = "A compiled program with parameters; calling it runs it (ax_program_run_with).",
     .tp_getset = Program_getset,
+    .tp_methods = Program_methods,
 };
 
 #define FC(name, doc) {#name, (PyCFunction)(void (*)(void))f_##name, METH_FASTCALL, doc}

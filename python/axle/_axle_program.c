@@ -116,18 +116,15 @@ static int count_results(const ax_type *t)
  * and is far beyond any real function's arguments. */
 #define MAX_ARGPOS (1 << 20)
 
-PyObject *Ctx_compile(CtxObject *c, PyObject *args)
+/* A Program of c with this plan (a sequence of (param, argpos, scalar)),
+ * not yet given its compiled program (program_finish); NULL with an
+ * exception. */
+static ProgramObject *program_new(CtxObject *c, PyObject *plan)
 {
-    PyObject *a, *plan;
-    if (!PyArg_ParseTuple(args, "OO:compile", &a, &plan)) return NULL;
-    pyctx_enter(c, 1);
-    ProgramObject *p = NULL;
-    ax_acc x = pyexp_acc_of(c, a);
-    if (!x) goto out;
     PyObject *seq = PySequence_Fast(plan, "plan: a sequence of (param, argpos, scalar)");
-    if (!seq) goto out;
-    p = PyObject_New(ProgramObject, &Program_Type);
-    if (!p) { Py_DECREF(seq); goto out; }
+    if (!seq) return NULL;
+    ProgramObject *p = PyObject_New(ProgramObject, &Program_Type);
+    if (!p) { Py_DECREF(seq); return NULL; }
     p->vectorcall = (vectorcallfunc)Program_call;
     p->c = c;
     Py_INCREF(c);
@@ -140,13 +137,13 @@ PyObject *Ctx_compile(CtxObject *c, PyObject *args)
     p->keep = PyDict_Values(c->borrowed);
     p->nparams = 0;
     p->nargs = 0;
-    if (!p->plan || !p->keep) { Py_DECREF(seq); Py_CLEAR(p); PyErr_NoMemory(); goto out; }
+    if (!p->plan || !p->keep) { Py_DECREF(seq); Py_DECREF(p); PyErr_NoMemory(); return NULL; }
     for (int i = 0; i < p->nplan; i++) {
         PlanEntry *e = &p->plan[i];
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iii", &e->param, &e->argpos, &e->scalar)) {
             Py_DECREF(seq);
-            Py_CLEAR(p);
-            goto out;
+            Py_DECREF(p);
+            return NULL;
         }
         /* Program_call indexes its argument vector with argpos and its
          * parameter vector with param, and makes an array of the scalar
@@ -165,13 +162,39 @@ PyObject *Ctx_compile(CtxObject *c, PyObject *args)
         else bad = 0;
         if (bad) {
             Py_DECREF(seq);
-            Py_CLEAR(p);
-            goto out;
+            Py_DECREF(p);
+            return NULL;
         }
         if (e->param + 1 > p->nparams) p->nparams = e->param + 1;
         if (e->argpos + 1 > p->nargs) p->nargs = e->argpos + 1;
     }
     Py_DECREF(seq);
+    return p;
+}
+
+/* p given its compiled program pr (taken); -1 with an exception. */
+static int program_finish(ProgramObject *p, ax_program *pr)
+{
+    p->p = pr;
+    /* The result's type from the program, not ax_acc_type(x): that one
+     * lives in the context's term arena, which is reset once the caller
+     * lets go of the terms (the jit does, right after compiling), and a
+     * later call would read freed memory to unpack its results. */
+    p->type = ax_program_type(pr);
+    if (!p->type) { pyctx_raise_axle(AX_ERR_BACKEND, "compile: the program has no result type"); return -1; }
+    p->nout = count_results(p->type);
+    if (ax_program_params(pr) > p->nparams) p->nparams = ax_program_params(pr);
+    return 0;
+}
+
+PyObject *Ctx_compile(CtxObject *c, PyObject *args)
+{
+    PyObject *a, *plan;
+    if (!PyArg_ParseTuple(args, "OO:compile", &a, &plan)) return NULL;
+    pyctx_enter(c, 1);
+    ProgramObject *p = NULL;
+    ax_acc x = pyexp_acc_of(c, a);
+    if (!x || !(p = program_new(c, plan))) goto out;
     ax_program *pr;
     pyctx_run_begin(c);
     Py_BEGIN_ALLOW_THREADS
@@ -179,18 +202,62 @@ PyObject *Ctx_compile(CtxObject *c, PyObject *args)
     Py_END_ALLOW_THREADS
     if (pyctx_run_end(c) < 0) { if (pr) ax_program_free(pr); Py_CLEAR(p); goto out; }
     if (!pr) { pyctx_raise(c, "ax_compile failed"); Py_CLEAR(p); goto out; }
-    p->p = pr;
-    /* The result's type from the program, not ax_acc_type(x): that one
-     * lives in the context's term arena, which is reset once the caller
-     * lets go of the terms (the jit does, right after compiling), and a
-     * later call would read freed memory to unpack its results. */
-    p->type = ax_program_type(pr);
-    if (!p->type) { pyctx_raise_axle(AX_ERR_BACKEND, "compile: the program has no result type"); Py_CLEAR(p); goto out; }
-    p->nout = count_results(p->type);
-    if (ax_program_params(pr) > p->nparams) p->nparams = ax_program_params(pr);
+    if (program_finish(p, pr)) Py_CLEAR(p);
 out:
     pyctx_leave(c);
     return (PyObject *)p;
+}
+
+/* ctx.load(data, plan): the Program of a file's bytes (ax_program_load_mem),
+ * called through plan as a compiled one. */
+PyObject *Ctx_load(CtxObject *c, PyObject *args)
+{
+    Py_buffer data;
+    PyObject *plan;
+    if (!PyArg_ParseTuple(args, "y*O:load", &data, &plan)) return NULL;
+    pyctx_enter(c, 1);
+    ProgramObject *p = program_new(c, plan);
+    if (p) {
+        ax_program *pr;
+        Py_BEGIN_ALLOW_THREADS
+        pr = ax_program_load_mem(c->cx, data.buf, (size_t)data.len);
+        Py_END_ALLOW_THREADS
+        if (!pr) { pyctx_raise(c, "ax_program_load failed"); Py_CLEAR(p); }
+        else if (program_finish(p, pr)) Py_CLEAR(p);
+    }
+    pyctx_leave(c);
+    PyBuffer_Release(&data);
+    return (PyObject *)p;
+}
+
+/* program.save(path): ax_program_save. */
+PyObject *Program_save(ProgramObject *p, PyObject *args)
+{
+    PyObject *path;
+    if (!PyArg_ParseTuple(args, "O&:save", PyUnicode_FSConverter, &path)) return NULL;
+    if (!p->p) { Py_DECREF(path); PyErr_SetString(PyExc_RuntimeError, "the program is not compiled"); return NULL; }
+    CtxObject *c = p->c;
+    pyctx_enter(c, 0);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ax_program_save(p->p, PyBytes_AS_STRING(path));
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (rc) pyctx_raise(c, "ax_program_save failed");
+    pyctx_leave(c);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Program_get_plan(ProgramObject *p, void *closure)
+{
+    PyObject *l = PyList_New(p->nplan);
+    for (int i = 0; l && i < p->nplan; i++) {
+        PyObject *t = Py_BuildValue("(iii)", p->plan[i].param, p->plan[i].argpos, p->plan[i].scalar);
+        if (!t) { Py_CLEAR(l); break; }
+        PyList_SET_ITEM(l, i, t);
+    }
+    return l;
 }
 
 void Program_dealloc(ProgramObject *p)
@@ -338,6 +405,7 @@ PyGetSetDef Program_getset[] = {
     {"stats", (getter)Program_get_stats, NULL, "ax_program_stats of the compile, and the calls", NULL},
     {"params", (getter)Program_get_params, NULL, "ax_program_params", NULL},
     {"type", (getter)Program_get_type, NULL, "the result's type", NULL},
+    {"plan", (getter)Program_get_plan, NULL, "its parameters' places in a call: (param, argpos, scalar)", NULL},
     {NULL}
 };
 
