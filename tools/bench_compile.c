@@ -12,7 +12,10 @@
  *           (the program memory: an equal program compiled before), the
  *           graph built first and timed apart (build: the user's calls of
  *           the builder, which every compile needs; Mandelbrot's 13,000
- *           nodes take half a millisecond).
+ *           nodes take half a millisecond);
+ *   load    ax_program_load of the program saved by ax_program_save, into
+ *           a new context that has no C compiler and no disk cache (what
+ *           a machine the program is shipped to pays), and the file's size.
  *
  * Each figure is the median of --runs repetitions (a fresh directory each
  * cold one).  The CPU backend only: the GPU backends' compile is NVRTC's.
@@ -58,6 +61,7 @@ static void rm_tree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHY
 typedef struct {
     double total, front, codegen, cc;   /* cold, ms */
     double disk, memory, build;         /* ms */
+    double load, file_kb;               /* ms, KiB */
     int kernels;
     const char *error;
 } Figures;
@@ -102,6 +106,30 @@ static bool cold_once(const ax_options *base, const ex_program *p, int64_t n, co
         ok = again != NULL;
         if (!again) snprintf(err, errsize, "%s", ax_error(cx));
         ax_program_free(again);
+        /* saved, and loaded where there is no compiler */
+        char file[4400];
+        snprintf(file, sizeof file, "%s/program.axle", dir);
+        ax_options b = *base;
+        b.cc = "/nonexistent/axle-bench-no-cc";
+        b.no_cache = true;
+        ax_ctx *bare = ok ? ax_ctx_new(&b) : NULL;
+        struct stat sb;
+        if (ok && (!bare || ax_program_save(pr, file) != 0 || stat(file, &sb) != 0)) {
+            snprintf(err, errsize, "save: %s", ax_error(cx));
+            ok = false;
+        }
+        if (ok) {
+            f->file_kb = (double)sb.st_size / 1024;
+            t0 = now_ms();
+            ax_program *l = ax_program_load(bare, file);
+            f->load = now_ms() - t0;
+            if (!l) {
+                snprintf(err, errsize, "load: %s", ax_error(bare));
+                ok = false;
+            }
+            ax_program_free(l);
+        }
+        ax_ctx_free(bare);
         ax_program_free(pr);
     }
     p->teardown(st);
@@ -137,8 +165,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: axle bench --compile [PROGRAM...] [--runs N] [--threads N] [--json]\n"
                "  per program: a cold compile (no kernel cached; front end, code generation and the\n"
                "  C compiler apart), a compile from the disk cache in a new process (the graph's\n"
-               "  build included), and one from the memory cache (the build apart); medians of\n"
-               "  --runs (default 3), in ms.\n");
+               "  build included), one from the memory cache (the build apart), and the load of the\n"
+               "  program saved to a file where there is no compiler (and the file's size); medians\n"
+               "  of --runs (default 3), in ms.\n");
 }
 
 int axle_bench_compile(int argc, char **argv)
@@ -192,11 +221,11 @@ int axle_bench_compile(int argc, char **argv)
     const char *t = getenv("TMPDIR");
     if (!t || t[0] != '/') t = "/tmp";
     if (!json)
-        printf("%-13s %7s %9s %9s %9s %9s %9s %9s %9s\n", "program", "kernels", "cold ms", "front", "codegen", "cc",
-               "disk ms", "memory ms", "build ms");
+        printf("%-13s %7s %9s %9s %9s %9s %9s %9s %9s %9s %8s\n", "program", "kernels", "cold ms", "front", "codegen",
+               "cc", "disk ms", "memory ms", "build ms", "load ms", "file KiB");
     int bad = 0;
-    double *v[7];
-    for (int k = 0; k < 7; k++) v[k] = calloc((size_t)runs, sizeof(double));
+    double *v[9];
+    for (int k = 0; k < 9; k++) v[k] = calloc((size_t)runs, sizeof(double));
     for (int i = 0; i < np; i++) {
         const ex_program *p = progs[i];
         Figures f = {0};
@@ -238,7 +267,7 @@ int axle_bench_compile(int argc, char **argv)
             rm_tree(xdg);
             if (!ok) break;
             v[0][r] = f.total, v[1][r] = f.front, v[2][r] = f.codegen, v[3][r] = f.cc, v[4][r] = f.disk,
-            v[5][r] = f.memory, v[6][r] = f.build;
+            v[5][r] = f.memory, v[6][r] = f.build, v[7][r] = f.load, v[8][r] = f.file_kb;
             kernels = f.kernels;
         }
         if (!ok) {
@@ -252,17 +281,18 @@ int axle_bench_compile(int argc, char **argv)
             }
             continue;
         }
-        double m[7];
-        for (int k = 0; k < 7; k++) m[k] = axle_median(v[k], runs);
+        double m[9];
+        for (int k = 0; k < 9; k++) m[k] = axle_median(v[k], runs);
         if (json)
             printf("{\"program\":\"%s\",\"kernels\":%d,\"cold_ms\":%.3f,\"front_ms\":%.3f,\"codegen_ms\":%.3f,"
-                   "\"cc_ms\":%.3f,\"disk_ms\":%.3f,\"memory_ms\":%.4f,\"build_ms\":%.4f,\"runs\":%d}\n",
-                   p->name, kernels, m[0], m[1], m[2], m[3], m[4], m[5], m[6], runs);
+                   "\"cc_ms\":%.3f,\"disk_ms\":%.3f,\"memory_ms\":%.4f,\"build_ms\":%.4f,\"load_ms\":%.3f,"
+                   "\"file_kib\":%.1f,\"runs\":%d}\n",
+                   p->name, kernels, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], runs);
         else
-            printf("%-13s %7d %9.1f %9.2f %9.2f %9.1f %9.3f %9.4f %9.4f\n", p->name, kernels, m[0], m[1], m[2], m[3],
-                   m[4], m[5], m[6]);
+            printf("%-13s %7d %9.1f %9.2f %9.2f %9.1f %9.3f %9.4f %9.4f %9.3f %8.1f\n", p->name, kernels, m[0], m[1],
+                   m[2], m[3], m[4], m[5], m[6], m[7], m[8]);
         fflush(stdout);
     }
-    for (int k = 0; k < 7; k++) free(v[k]);
+    for (int k = 0; k < 9; k++) free(v[k]);
     return bad ? 1 : 0;
 }
