@@ -1346,6 +1346,57 @@ TEST(cost_model_leaves_fused_what_storing_would_not_speed_up)
 static ax_exp cm_sq(ax_exp x, void *e) { (void)e; return ax_mul(x, x); }
 static ax_exp cm_inc(ax_exp x, void *e) { (void)e; return ax_add(x, ax_f64(1)); }
 
+static ax_exp chain_step(ax_exp v, void *env)
+{
+    double k = *(const double *)env;
+    return ax_add(ax_mul(v, ax_f64(1.0001)), ax_f64(k));
+}
+
+/* A chain of maps too long for one kernel (a C compiler's time grows
+ * faster than the kernel's size) is cut into kernels of a bounded size,
+ * each cut noted in the plan dump, and computes what the uncut chain
+ * computes; a short chain stays one kernel. */
+TEST(a_long_chain_is_cut_into_bounded_kernels)
+{
+    enum { LONG = 6000, SHORT = 500 };
+    static double ks[LONG];
+    for (int i = 0; i < LONG; i++) ks[i] = (double)(i % 13) * 0.25;
+    ax_ctx *cx = ctx(AX_BACKEND_INTERP, 0);
+    REQUIRE(cx);
+    double x[5] = {1, -2, 3.5, 0, 7};
+    int64_t n = 5;
+    ax_acc u = ax_use(cx, ax_array_wrap(cx, AX_F64, 1, &n, x));
+    for (int len = SHORT; len <= LONG; len += LONG - SHORT) {
+        ax_acc a = u;
+        for (int i = 0; i < len; i++) a = ax_map(chain_step, &ks[i], a);
+        int64_t k = 0, im = 0;
+        CHECK(dump_counts(cx, a, &k, &im));
+        char *plan = ax_dump(cx, a, "plan", false);
+        REQUIRE(plan);
+        bool cut = strstr(plan, "kernel size:") != NULL;
+        free(plan);
+        if (len == SHORT) {
+            CHECKF(k == 1 && !cut, "%d maps: %lld kernels", len, (long long)k);
+        } else {
+            /* each map is about 8 scalar nodes: 6,000 make 48,000, three to six
+             * kernels of 8,192 to 16,384 */
+            CHECKF(k >= 3 && k <= 6 && cut, "%d maps: %lld kernels", len, (long long)k);
+        }
+        ax_array *r = ax_run(cx, a);
+        REQUIRE(r);
+        for (int j = 0; j < 5; j++) {
+            double v = x[j];
+            for (int i = 0; i < len; i++) v = v * 1.0001 + ks[i];
+            CHECKF(((double *)ax_array_data(r, 0))[j] == v, "%d maps, element %d: %.17g, not %.17g", len, j,
+                   ((double *)ax_array_data(r, 0))[j], v);
+        }
+        ax_array_release(r);
+        ax_ctx_reset(cx);
+        u = ax_use(cx, ax_array_wrap(cx, AX_F64, 1, &n, x));
+    }
+    ax_ctx_free(cx);
+}
+
 TEST(compute_stops_fusion_there)
 {
     double x[6] = {1, 2, 3, 4, 5, 6};

@@ -50,6 +50,19 @@
  * their arrays; a consumer's result is manifest and never fuses into what
  * reads it (the paper's c2 into p6 and p7).
  *
+ * Kernel size.  Fusion makes one kernel of a chain of producers however
+ * long, and a C compiler's time grows faster than linearly in the size of
+ * a function (GCC at -O3 on one kernel of 10,000 chained maps ran 75 times
+ * as long as on one of 1,000).  So each delayed value counts the scalar
+ * nodes of the functions fused into it (Cunc.work, additive because
+ * composition let-binds), and a producer that would take a delayed input
+ * of at least KERNEL_WORK / 2 past KERNEL_WORK makes that input first: a
+ * chain is cut into kernels of between half and all of the bound, so the
+ * compile grows linearly with the program, and each cut costs one store
+ * and one load per element against hundreds of operations.  One large
+ * function (Mandelbrot's unrolled iterations) is never cut: only chains
+ * are.
+ *
  * Terms.  Functions are LAM nodes; composing two means applying one to the
  * other's body.  Application (the rewrite kit's rw_apply) let-binds each
  * non-trivial argument (the thesis' `combine` does the same), so an
@@ -119,6 +132,7 @@ typedef struct Cunc {
     bool lin;             /* STEP: element i (row-major) of the result is element i of v */
     Node *pure;           /* STEP: the source replicate / slice this is, over a manifest v */
     const Org *org;
+    int64_t work;         /* scalar nodes of the functions fused in (Kernel size) */
 } Cunc;
 
 /* The cost model's view of a term: how the consumer that will read it
@@ -320,6 +334,10 @@ static bool free_step(const Cunc *c)
 {
     return c->k == C_STEP && !c->sh && !c->p && !c->pure && (!c->f || (c->f->op == OP_LAM && no_work(c->f->kid[0])));
 }
+
+/* The scalar nodes a kernel may be made of before a chain is cut there
+ * (Kernel size, at the top). */
+enum { KERNEL_WORK = 16384 };
 
 /* -------------------------------------------------- delayed values */
 
@@ -661,6 +679,33 @@ static int manifest_var(FuseState *f, const Cunc *c)
     if (c->k == C_DONE) return c->v;
     Cunc d;
     return bind_done(f, compute(f, c), &d) ? d.v : -1;
+}
+
+static void note(FuseState *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The work of function l (a template, or NULL). */
+static int64_t work_of(const Node *l) { return l ? ir_count_nodes(l) : 0; }
+
+/* Before a producer adds `add` nodes of work to its inputs in[0..k):
+ * each delayed input of at least KERNEL_WORK / 2 is made, largest first,
+ * while the kernel would pass KERNEL_WORK (Kernel size, at the top).
+ * False on failure. */
+static bool bound_work(FuseState *f, Cunc *in, int k, int64_t add)
+{
+    for (;;) {
+        int64_t total = add;
+        int big = -1;
+        for (int i = 0; i < k; i++) {
+            total += in[i].work;
+            if (in[i].k != C_DONE && in[i].work >= KERNEL_WORK / 2 && (big < 0 || in[i].work > in[big].work)) big = i;
+        }
+        if (total <= KERNEL_WORK || big < 0) return true;
+        note(f, "kernel size: %lld scalar nodes would pass %d: the input of %lld is made first",
+             (long long)total, KERNEL_WORK, (long long)in[big].work);
+        int v = manifest_var(f, &in[big]);
+        if (v < 0) return false;
+        in[big] = done(in[big].type, v);
+    }
 }
 
 /* Phase 2 (thesis 4.4, `delayed`): a consumer's input, manifest or delayed
@@ -1022,6 +1067,7 @@ static void yield_of(FuseState *f, const Node *x, Cunc *out)
     out->type = x->type;
     out->sh = rw_copy(&f->rw, x->kid[0]);
     out->f = rw_copy(&f->rw, x->kid[1]);
+    out->work = work_of(x->kid[1]);
 }
 
 /* Phase 1: the delayed value of array term x (thesis embedPreAcc); the
@@ -1063,17 +1109,24 @@ static bool embed_node(FuseState *f, Node *x, Cunc *out)
         yield_of(f, x, out);
         out->org = org_leaf(f, x);
         return !f->rw.failed;
-    case OP_MAP:
-        if (!embed(f, x->kid[1], &in)) return false;
+    case OP_MAP: {
+        int64_t w = work_of(x->kid[0]);
+        if (!embed(f, x->kid[1], &in) || !bound_work(f, &in, 1, w)) return false;
         *out = map_d(f, x->type, rw_copy(&f->rw, x->kid[0]), &in);
+        out->work = out->k == C_DONE ? 0 : in.work + w;
         out->org = org_join(f, out->org, org_leaf(f, x));
         return !f->rw.failed;
+    }
     case OP_ZIPWITH: {
         int k = x->n - 1;
         if (!(ins = arena_alloc(&f->rw.p->arena, sizeof *ins * (size_t)k))) return rw_fail(&f->rw), false;
         for (int i = 0; i < k; i++)
             if (!embed(f, x->kid[1 + i], &ins[i])) return false;
+        int64_t w = work_of(x->kid[0]);
+        if (!bound_work(f, ins, k, w)) return false;
         *out = zipwith_d(f, x->type, rw_copy(&f->rw, x->kid[0]), k, ins);
+        out->work = w;
+        for (int i = 0; i < k; i++) out->work += ins[i].work;
         out->org = org_join(f, out->org, org_leaf(f, x));
         return !f->rw.failed;
     }
@@ -1084,11 +1137,13 @@ static bool embed_node(FuseState *f, Node *x, Cunc *out)
         int sdim = perm_inner(x->kid[1], at.inner);
         bool store = f->costs && store_strided(f, src->type, at, sdim);
         f->acc = (Access){sdim, store ? 1 : at.reuse};
-        if (!embed(f, src, &in)) return false;
+        int64_t w = work_of(x->kid[1]) + (tr ? work_of(x->kid[2]) : 0);
+        if (!embed(f, src, &in) || !bound_work(f, &in, 1, w)) return false;
         Node *q = rw_copy(&f->rw, x->kid[1]);
         const Type *mid = tr ? rw_tarray(&f->rw, in.type->elt, x->type->rank) : x->type;
         *out = backpermute_d(f, mid, rw_copy(&f->rw, x->kid[0]), is_id(q) ? NULL : q, &in);
         if (tr && !f->rw.failed) *out = map_d(f, x->type, rw_copy(&f->rw, x->kid[2]), out);
+        out->work = out->k == C_DONE ? 0 : in.work + w;
         out->org = org_join(f, out->org, org_leaf(f, x));
         if (store && !f->rw.failed) {
             /* computed here, once: its consumer reads it row by row */
