@@ -52,16 +52,16 @@
  *
  * Kernel size.  Fusion makes one kernel of a chain of producers however
  * long, and a C compiler's time grows faster than linearly in the size of
- * a function (GCC at -O3 on one kernel of 10,000 chained maps ran 75 times
- * as long as on one of 1,000).  So each delayed value counts the scalar
+ * a function (docs/guide/performance.md, "Long programs compile in linear
+ * time", has the figures).  So each delayed value counts the scalar
  * nodes of the functions fused into it (Cunc.work, additive because
  * composition let-binds), and a producer that would take a delayed input
  * of at least KERNEL_WORK / 2 past KERNEL_WORK makes that input first: a
  * chain is cut into kernels of between half and all of the bound, so the
  * compile grows linearly with the program, and each cut costs one store
- * and one load per element against hundreds of operations.  One large
- * function (Mandelbrot's unrolled iterations) is never cut: only chains
- * are.
+ * and one load per element against thousands of operations.  One large
+ * function is never cut: only chains are (the bound is above the chain
+ * of Mandelbrot's unrolled iterations, which is not cut).
  *
  * Terms.  Functions are LAM nodes; composing two means applying one to the
  * other's body.  Application (the rewrite kit's rw_apply) let-binds each
