@@ -971,6 +971,14 @@ typedef struct ax_stats {
 } ax_stats;
 const ax_stats *ax_program_stats(const ax_program *p);
 
+/* The C compiler command the CPU backend compiles generated code with in
+ * cx: the compiler and its flags (the optimiser's, `-march=native`, the
+ * mode's, AXLE_CFLAGS), as one line to which a source file, `-o` and
+ * `-lm` are added; for compiling code of your own as axle compiles its
+ * kernels (`axle bench --compile` times the hand-written baselines so).
+ * malloc'd (free it); NULL for NULL or when memory is lacking. */
+char *ax_cc_command(const ax_ctx *cx);
+
 /* The disk cache of compiled kernels (shared by every context and process
  * that uses the directory; bounded by ax_options.cache_limit, least
  * recently used entries first).  The directory and limit are those a

@@ -13,6 +13,12 @@
  *           graph built first and timed apart (build: the user's calls of
  *           the builder, which every compile needs; Mandelbrot's 13,000
  *           nodes take half a millisecond);
+ *   floor   the C compiler's time on the program's hand-written baseline
+ *           (bench/baseline_NAME.c, from the source tree this axle was
+ *           built from), with the flags axle compiles its kernels with
+ *           (ax_cc_command), linked as a shared object as its kernels are:
+ *           what a hand-written program of the same computation pays; and
+ *           the ratio of the cold compile's C compiler time to it;
  *   load    ax_program_load of the program saved by ax_program_save, into
  *           a new context that has no C compiler and no disk cache (what
  *           a machine the program is shipped to pays), and the file's size.
@@ -28,6 +34,8 @@
 #include "programs.h"
 #include "tools.h"
 #include <errno.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +70,7 @@ typedef struct {
     double total, front, codegen, cc;   /* cold, ms */
     double disk, memory, build;         /* ms */
     double load, file_kb;               /* ms, KiB */
+    double floor;                       /* ms; -1: no baseline source */
     int kernels;
     const char *error;
 } Figures;
@@ -137,6 +146,49 @@ static bool cold_once(const ax_options *base, const ex_program *p, int64_t n, co
     return ok;
 }
 
+extern char **environ;
+
+/* The C compiler on the program's hand-written baseline, with the flags
+ * of axle's kernels, into dir: its wall time in ms; -1 when there is no
+ * baseline source here, -2 when the compiler failed. */
+static double floor_once(const ax_options *base, const ex_program *p, const char *dir)
+{
+#ifdef AXLE_SOURCE_DIR
+    char src[4096];
+    snprintf(src, sizeof src, "%s/bench/baseline_%s.c", AXLE_SOURCE_DIR, p->name);
+    char *dash = strchr(src + strlen(AXLE_SOURCE_DIR), '-');
+    if (access(src, R_OK) && dash) strcpy(dash, ".c");   /* mandelbrot-while: mandelbrot's */
+    if (access(src, R_OK)) return -1;
+    ax_ctx *cx = ax_ctx_new(base);
+    char *cmd = cx ? ax_cc_command(cx) : NULL;
+    ax_ctx_free(cx);
+    if (!cmd) return -2;
+    char out[4400], inc1[4200], inc2[4200];
+    snprintf(out, sizeof out, "%s/floor.so", dir);
+    snprintf(inc1, sizeof inc1, "-I%s/bench", AXLE_SOURCE_DIR);
+    snprintf(inc2, sizeof inc2, "-I%s/include", AXLE_SOURCE_DIR);
+    char *argv[128];
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(cmd, " \t", &save); w && n < 118; w = strtok_r(NULL, " \t", &save))
+        argv[n++] = w;
+    char *extra[] = {"-DAX_BL_SUFFIX=_std", inc1, inc2, "-o", out, src, "-lm", NULL};
+    for (int i = 0; extra[i]; i++) argv[n++] = extra[i];
+    argv[n] = NULL;
+    double t0 = now_ms();
+    pid_t pid;
+    int st = -1;
+    bool ok = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) == 0 && waitpid(pid, &st, 0) == pid &&
+              WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    double t = now_ms() - t0;
+    free(cmd);
+    remove(out);
+    return ok ? t : -2;
+#else
+    (void)base, (void)p, (void)dir;
+    return -1;
+#endif
+}
+
 /* `axle run` in a new process, its kernels in the cache under xdg: the
  * compile_ms it reports, or -1. */
 static double disk_once(const char *self, const ex_program *p, int64_t n, const char *xdg, int threads)
@@ -166,8 +218,10 @@ static void usage(FILE *f)
                "  per program: a cold compile (no kernel cached; front end, code generation and the\n"
                "  C compiler apart), a compile from the disk cache in a new process (the graph's\n"
                "  build included), one from the memory cache (the build apart), and the load of the\n"
-               "  program saved to a file where there is no compiler (and the file's size); medians\n"
-               "  of --runs (default 3), in ms.\n");
+               "  program saved to a file where there is no compiler (and the file's size); the floor:\n"
+               "  the C compiler on the program's hand-written baseline with the kernels' flags, and\n"
+               "  the ratio of the cold compile's C compiler time to it; medians of --runs (default\n"
+               "  3), in ms.\n");
 }
 
 int axle_bench_compile(int argc, char **argv)
@@ -221,11 +275,11 @@ int axle_bench_compile(int argc, char **argv)
     const char *t = getenv("TMPDIR");
     if (!t || t[0] != '/') t = "/tmp";
     if (!json)
-        printf("%-13s %7s %9s %9s %9s %9s %9s %9s %9s %9s %8s\n", "program", "kernels", "cold ms", "front", "codegen",
-               "cc", "disk ms", "memory ms", "build ms", "load ms", "file KiB");
+        printf("%-13s %7s %9s %9s %9s %9s %7s %6s %9s %9s %9s %9s %8s\n", "program", "kernels", "cold ms", "front",
+               "codegen", "cc", "floor", "ratio", "disk ms", "memory ms", "build ms", "load ms", "file KiB");
     int bad = 0;
-    double *v[9];
-    for (int k = 0; k < 9; k++) v[k] = calloc((size_t)runs, sizeof(double));
+    double *v[10];
+    for (int k = 0; k < 10; k++) v[k] = calloc((size_t)runs, sizeof(double));
     for (int i = 0; i < np; i++) {
         const ex_program *p = progs[i];
         Figures f = {0};
@@ -257,6 +311,13 @@ int axle_bench_compile(int argc, char **argv)
             }
             ok = cold_once(&o, p, p->default_size, dir, &f, err, sizeof err);
             if (ok) {
+                f.floor = floor_once(&o, p, xdg);
+                if (f.floor == -2) {
+                    snprintf(err, sizeof err, "the C compiler failed on the baseline");
+                    ok = false;
+                }
+            }
+            if (ok) {
                 double d = disk_once(self, p, p->default_size, xdg, o.threads);
                 if (d < 0) {
                     snprintf(err, sizeof err, "the run from the disk cache failed");
@@ -267,7 +328,7 @@ int axle_bench_compile(int argc, char **argv)
             rm_tree(xdg);
             if (!ok) break;
             v[0][r] = f.total, v[1][r] = f.front, v[2][r] = f.codegen, v[3][r] = f.cc, v[4][r] = f.disk,
-            v[5][r] = f.memory, v[6][r] = f.build, v[7][r] = f.load, v[8][r] = f.file_kb;
+            v[5][r] = f.memory, v[6][r] = f.build, v[7][r] = f.load, v[8][r] = f.file_kb, v[9][r] = f.floor;
             kernels = f.kernels;
         }
         if (!ok) {
@@ -281,18 +342,24 @@ int axle_bench_compile(int argc, char **argv)
             }
             continue;
         }
-        double m[9];
-        for (int k = 0; k < 9; k++) m[k] = axle_median(v[k], runs);
+        double m[10];
+        for (int k = 0; k < 10; k++) m[k] = axle_median(v[k], runs);
+        char fl[32] = "-", ra[32] = "-";
+        if (m[9] > 0) {
+            snprintf(fl, sizeof fl, "%.1f", m[9]);
+            snprintf(ra, sizeof ra, "%.2f", m[3] / m[9]);
+        }
         if (json)
             printf("{\"program\":\"%s\",\"kernels\":%d,\"cold_ms\":%.3f,\"front_ms\":%.3f,\"codegen_ms\":%.3f,"
                    "\"cc_ms\":%.3f,\"disk_ms\":%.3f,\"memory_ms\":%.4f,\"build_ms\":%.4f,\"load_ms\":%.3f,"
-                   "\"file_kib\":%.1f,\"runs\":%d}\n",
-                   p->name, kernels, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], runs);
+                   "\"file_kib\":%.1f,\"floor_ms\":%s,\"cc_over_floor\":%s,\"runs\":%d}\n",
+                   p->name, kernels, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9] > 0 ? fl : "null",
+                   m[9] > 0 ? ra : "null", runs);
         else
-            printf("%-13s %7d %9.1f %9.2f %9.2f %9.1f %9.3f %9.4f %9.4f %9.3f %8.1f\n", p->name, kernels, m[0], m[1],
-                   m[2], m[3], m[4], m[5], m[6], m[7], m[8]);
+            printf("%-13s %7d %9.1f %9.2f %9.2f %9.1f %7s %6s %9.3f %9.4f %9.4f %9.3f %8.1f\n", p->name, kernels, m[0],
+                   m[1], m[2], m[3], fl, ra, m[4], m[5], m[6], m[7], m[8]);
         fflush(stdout);
     }
-    for (int k = 0; k < 9; k++) free(v[k]);
+    for (int k = 0; k < 10; k++) free(v[k]);
     return bad ? 1 : 0;
 }

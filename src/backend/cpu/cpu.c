@@ -73,7 +73,7 @@ CpuCtx *cpu_ctx_state(ax_ctx *cx)
 
 /* The compiler command's first word (the JIT splits the command on
  * whitespace: "ccache cc" works). */
-static const char *cc_name(ax_ctx *cx) { return cx->opt.cc && *cx->opt.cc ? cx->opt.cc : "cc"; }
+static const char *cc_name(const ax_ctx *cx) { return cx->opt.cc && *cx->opt.cc ? cx->opt.cc : "cc"; }
 
 static bool find_program(const char *cmd)
 {
@@ -205,17 +205,26 @@ static void probe_mvec(CpuCtx *cc)
     "-fno-math-errno -fno-signed-zeros -fno-trapping-math -fassociative-math -freciprocal-math "     \
     "-ffinite-math-only -ffp-contract=fast" CPU_FINITE_TARGET
 
-Jit *cpu_new_jit(ax_ctx *cx, CpuCtx *cc, const char *cache_dir)
+/* The flags generated C is compiled with in cx (malloc'd; NULL when memory
+ * is lacking): the object's, the optimiser's, the user's, the mode's. */
+static char *cpu_cflags(const ax_ctx *cx)
 {
-    probe_mvec(cc);
     const char *user = cx->opt.cflags ? cx->opt.cflags : "";
     const char *sem = cx->opt.finite_math ? CPU_FINITE_CFLAGS : cx->opt.fast_math ? CPU_FAST_CFLAGS : CPU_SEMANTIC_CFLAGS;
     size_t n = strlen(CPU_OBJECT_CFLAGS) + strlen(CPU_OPT_CFLAGS) + strlen(user) + strlen(sem) + 4;
     char *cflags = ax__malloc(n);
+    if (cflags) snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, sem);
+    return cflags;
+}
+
+Jit *cpu_new_jit(ax_ctx *cx, CpuCtx *cc, const char *cache_dir)
+{
+    probe_mvec(cc);
+    const char *user = cx->opt.cflags ? cx->opt.cflags : "";
+    char *cflags = cpu_cflags(cx);
     char *libs = ax__strdup(cc->mvec && cc->simd_mask ? "-lmvec -lm" : "-lm");
     Jit *jit = NULL;
     if (cflags && libs) {
-        snprintf(cflags, n, "%s %s %s %s", CPU_OBJECT_CFLAGS, CPU_OPT_CFLAGS, user, sem);
         JitOptions o;
         memset(&o, 0, sizeof o);
         o.cc = cc_name(cx);
@@ -237,6 +246,18 @@ Jit *cpu_new_jit(ax_ctx *cx, CpuCtx *cc, const char *cache_dir)
     free(cflags);   /* jit_new copies its options */
     free(libs);
     return jit;
+}
+
+/* (It reads the options only, as ax_ctx_options does: no entering.) */
+char *ax_cc_command(const ax_ctx *cx)
+{
+    if (!cx) return NULL;
+    char *flags = cpu_cflags(cx), *r = NULL;
+    const char *cc = cc_name(cx);
+    size_t n = flags ? strlen(cc) + strlen(flags) + 2 : 0;
+    if (flags && (r = malloc(n))) snprintf(r, n, "%s %s", cc, flags);
+    free(flags);
+    return r;
 }
 
 Jit *cpu_ctx_jit(ax_ctx *cx, CpuCtx *cc)
