@@ -1048,3 +1048,39 @@ TEST(jit_identity_file)
     CHECK_EQ_I(count_lines(count), before + 2);
     rm_rf(tmp);
 }
+
+/* ax_cc_command: the compiler and the flags of the context's mode, which
+ * compile a C file of one's own into a shared object as the kernels are. */
+TEST(cc_command_names_the_compiler_and_the_mode)
+{
+    CHECK(ax_cc_command(NULL) == NULL);
+    ax_options o = {0};
+    o.cc = "cc";
+    o.cflags = "-DAXLE_TEST_FLAG=1";
+    ax_ctx *cx = ax_ctx_new(&o);
+    REQUIRE(cx);
+    char *c = ax_cc_command(cx);
+    REQUIRE(c);
+    CHECKF(!strncmp(c, "cc ", 3) && strstr(c, "-O3") && strstr(c, "-DAXLE_TEST_FLAG=1") &&
+               strstr(c, "-ffp-contract=off"), "%s", c);
+    ax_ctx_free(cx);
+    o.fast_math = true;
+    cx = ax_ctx_new(&o);
+    char *f = cx ? ax_cc_command(cx) : NULL;
+    CHECKF(f && !strstr(f, "-ffp-contract=off") && strcmp(c, f), "%s", f ? f : "NULL");
+    /* it compiles a file of ours */
+    char dir[] = "/tmp/axle-cc-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    char src[64], cmd[4096];
+    snprintf(src, sizeof src, "%s/x.c", dir);
+    FILE *w = fopen(src, "w");
+    REQUIRE(w);
+    fputs("double twice(double x) { return AXLE_TEST_FLAG * 2 * x; }\n", w);
+    fclose(w);
+    snprintf(cmd, sizeof cmd, "%s -o %s/x.so %s -lm", c, dir, src);
+    CHECKF(system(cmd) == 0, "%s", cmd);
+    harness_rm_tree(dir);
+    free(c);
+    free(f);
+    ax_ctx_free(cx);
+}
