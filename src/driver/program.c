@@ -138,10 +138,13 @@ static void compiled_release(Compiled *c)
     program_free(c->prog);
     free(c->use);
     free(c->canon);
+#ifndef AX_RUNTIME_ONLY
     src_key_free(NULL, &c->key);
+#endif
     free(c);
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* ---------------------------------------------------------------- program memory
  *
  * Each context remembers its last REUSE_MAX compilations by the key of
@@ -252,6 +255,8 @@ static void reuse_add(ax_ctx *cx, Compiled *c, SrcKey *k)
     }
 }
 
+#endif
+
 static void program_link(ax_ctx *cx, ax_program *pr)
 {
     pr->next = cx->programs;
@@ -259,6 +264,7 @@ static void program_link(ax_ctx *cx, ax_program *pr)
     cx->programs = pr;
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* A program of the remembered compilation c over the arrays of key k. */
 static ax_program *reuse_program(ax_ctx *cx, ax_program *pr, Compiled *c, const SrcKey *k, double t0)
 {
@@ -394,6 +400,8 @@ fail:
 }
 
 
+#endif
+
 /* ------------------------------------------------------------ programs in files (bundle.c) */
 
 ax_ctx *program_parts(ax_program *pr, ProgramParts *pp)
@@ -444,6 +452,7 @@ ax_program *program_of_parts(ax_ctx *cx, Program *prog, const Backend *be, void 
     return pr;
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* The source graph's depth, or -1 with an error on cx. */
 int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
 {
@@ -455,6 +464,8 @@ int64_t source_depth(ax_ctx *cx, ax_acc a, const char *what)
     }
     return d;
 }
+
+#endif
 
 typedef struct Job {
     ax_ctx *cx;
@@ -473,6 +484,7 @@ typedef struct Job {
     char *text;
 } Job;
 
+#ifndef AX_RUNTIME_ONLY
 static void compile_job(void *p)
 {
     Job *j = p;
@@ -502,6 +514,8 @@ ax_program *ax_compile(ax_ctx *cx, ax_acc a)
     }
     return pr;
 }
+
+#endif
 
 static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_array **out, int max);
 
@@ -601,7 +615,9 @@ static int program_run(ax_program *pr, ax_array *const *args, int nargs, ax_arra
     double t0 = now_ms();
     int n = c->be->run(cx, c->prog, c->state, out, max);
     /* a fault recorded on a device: a run on the host reports it (host.h) */
+#ifndef AX_RUNTIME_ONLY
     if (n == AXB_RERUN_ON_HOST) n = host_rerun(cx, c->prog, backend_host(cx));
+#endif
     pr->stats.run_ms = now_ms() - t0;
     for (int i = 0; i < pr->npuse; i++) pr->puse[i].x->arr = pr->puse[i].place;
     if (cx->opt.debug & AX_DEBUG_TIMING)
@@ -648,7 +664,9 @@ void programs_orphan(ax_ctx *cx)
         program_strip(pr);
         pr->cx = NULL;
     }
+#ifndef AX_RUNTIME_ONLY
     while (cx->reuse) reuse_drop(cx, cx->reuse);
+#endif
 }
 
 void ax_program_free(ax_program *pr)
@@ -661,6 +679,7 @@ void ax_program_free(ax_program *pr)
 
 const ax_stats *ax_program_stats(const ax_program *pr) { return pr ? &pr->stats : NULL; }
 
+#ifndef AX_RUNTIME_ONLY
 int ax_run_n(ax_ctx *cx, ax_acc a, ax_array **out, int max)
 {
     if (!cx || !ctx_enter_as(cx, "ax_run")) return -1;
@@ -686,3 +705,4 @@ ax_array *ax_run(ax_ctx *cx, ax_acc a)
     ax_array *r = NULL;
     return ax_run_n(cx, a, &r, 1) == 1 ? r : NULL;
 }
+#endif

@@ -41,6 +41,7 @@ static size_t bucket_of(const uint8_t *key, size_t nb)
     return (size_t)(x & (nb - 1));
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* A cheap hash of a source: a memory hit is looked up by it and the
  * source compared, so that a program compiled again in the same context
  * does not hash its kernels' text with SHA-256, which only the disk cache
@@ -83,6 +84,8 @@ static void src_add(Jit *j, JitModule *m, uint64_t fh, const char *flags, const 
     m->snext = (JitModule *)(intptr_t)*v;
     *v = (int64_t)(intptr_t)m;
 }
+
+#endif
 
 static JitModule *mem_find(Jit *j, const uint8_t key[KEY_BYTES])
 {
@@ -170,6 +173,7 @@ void jit_free(Jit *j)
     free(j);
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* The key of a source: the fixed fields (jit_ident_ensure), its length and
  * its bytes. */
 static void source_key(const Jit *j, const char *flags, const char *source, size_t len, uint8_t key[KEY_BYTES],
@@ -184,6 +188,8 @@ static void source_key(const Jit *j, const char *flags, const char *source, size
     jit_sha256_final(&s, key);
     jit_to_hex(key, KEY_BYTES, hex);
 }
+
+#endif
 
 /* A loaded object made a module of the memory cache; NULL (the object
  * closed) when memory is lacking. */
@@ -205,6 +211,7 @@ static JitModule *adopt(Jit *j, const uint8_t key[KEY_BYTES], const char *hex, v
     return m;
 }
 
+#ifndef AX_RUNTIME_ONLY
 JitModule *jit_load(Jit *j, const char *source, size_t len, char *err, size_t errsize,
                     bool *from_cache, double *compile_ms)
 {
@@ -401,8 +408,11 @@ JitModule *jit_module_by_key(Jit *j, const uint8_t key[KEY_BYTES])
     return h ? adopt(j, key, hex, h, NULL, 0) : NULL;
 }
 
+#endif
+
 void jit_module_key_bytes(const JitModule *m, uint8_t key[KEY_BYTES]) { memcpy(key, m->key, KEY_BYTES); }
 
+#ifndef AX_RUNTIME_ONLY
 int jit_key_of(Jit *j, const char *tag, const void *data, size_t n, uint8_t key[KEY_BYTES], char *err,
                size_t errsize)
 {
@@ -413,6 +423,8 @@ int jit_key_of(Jit *j, const char *tag, const void *data, size_t n, uint8_t key[
     jit_sha256_final(&s, key);
     return 0;
 }
+
+#endif
 
 void *jit_module_image(Jit *j, const JitModule *m, size_t *n)
 {
@@ -434,10 +446,11 @@ JitModule *jit_module_from_image(Jit *j, const void *b, size_t n, char *err, siz
 {
     uint8_t key[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
+    static const char tag[] = "axle-image-1";
     JitSha256 s;
     jit_sha256_init(&s);
-    jit_ident_put_str(&s, "axle-image-1");
-    jit_ident_put_field(&s, b, n);
+    jit_sha256_update(&s, tag, sizeof tag);
+    jit_sha256_update(&s, b, n);
     jit_sha256_final(&s, key);
     jit_to_hex(key, KEY_BYTES, hex);
     JitModule *m = mem_find(j, key);

@@ -15,6 +15,7 @@
  *                  entries and blobs, the size limit
  *   jit_proc.c     child processes: the compiler in a process group of its
  *                  own under a supervisor, its output, its time limit
+ *   jit_host.c     the host's instruction-set extensions (saved programs)
  *   jit_sha256.c   SHA-256
  *
  * The files call in that order only (each calls those below it).

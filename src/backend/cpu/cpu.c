@@ -71,6 +71,7 @@ CpuCtx *cpu_ctx_state(ax_ctx *cx)
     return cc;
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* The compiler command's first word (the JIT splits the command on
  * whitespace: "ccache cc" works). */
 static const char *cc_name(const ax_ctx *cx) { return cx->opt.cc && *cx->opt.cc ? cx->opt.cc : "cc"; }
@@ -260,16 +261,25 @@ char *ax_cc_command(const ax_ctx *cx)
     return r;
 }
 
+#endif
+
 Jit *cpu_ctx_jit(ax_ctx *cx, CpuCtx *cc)
 {
     if (cc->jit) return cc->jit;
     /* Made afresh on each try: nothing of a failed try is kept (or leaks). */
+#ifndef AX_RUNTIME_ONLY
     Jit *jit = cpu_new_jit(cx, cc, NULL);
+#else
+    /* only modules loaded from saved programs' images: no compiler */
+    JitOptions o = {.no_disk_cache = true, .trace = (cx->opt.debug & AX_DEBUG_CACHE) != 0};
+    Jit *jit = jit_new(&o);
+#endif
     if (!jit) return ctx_error(cx, AX_ERR_NOMEM, "ax_run: out of memory");
     cc->jit = jit;
     return jit;
 }
 
+#ifndef AX_RUNTIME_ONLY
 int cpu_unit_texts(ax_ctx *cx, CpuCtx *cc, CpuProg *pp, char *err, size_t errsize)
 {
     CgProg *g = pp->cg;
@@ -297,6 +307,8 @@ int cpu_unit_texts(ax_ctx *cx, CpuCtx *cc, CpuProg *pp, char *err, size_t errsiz
     return 0;
 }
 
+#endif
+
 Pool *cpu_ctx_pool(ax_ctx *cx, CpuCtx *cc)
 {
     if (cc->pool) return cc->pool;
@@ -315,6 +327,7 @@ bool cpu_counters(ax_ctx *cx, CpuCounters *out)
 
 /* ------------------------------------------------------------ backend */
 
+#ifndef AX_RUNTIME_ONLY
 static bool cpu_available(ax_ctx *cx)
 {
     /* Asked for by name: prepare reports what is wrong with the compiler
@@ -354,6 +367,8 @@ char *cpu_c_text(ax_ctx *cx, Program *p)
     return s;
 }
 
+#endif
+
 static bool has_role(const CgNode *cn)
 {
     for (int r = 0; r < R_NROLE; r++)
@@ -361,6 +376,7 @@ static bool has_role(const CgNode *cn)
     return false;
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* ax_options.progress, from the compiles of jit_load_many. */
 static void progress(void *arg, int done, int total)
 {
@@ -518,6 +534,8 @@ out:
     return rc;
 }
 
+#endif
+
 /* The CpuProg of g (taken, with mod and bpos: per unit, its module and
  * its place in a batch, -1 when its names are its own): every thunk and
  * kernel looked up.  NULL when memory is lacking or a symbol is missing
@@ -574,6 +592,7 @@ bad:
     return NULL;
 }
 
+#ifndef AX_RUNTIME_ONLY
 static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
 {
     *state = NULL;
@@ -636,6 +655,8 @@ static int cpu_prepare(ax_ctx *cx, Program *p, void **state)
 }
 
 
+#endif
+
 static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
 {
     CpuProg *pp = state;
@@ -651,11 +672,13 @@ static int cpu_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max)
 const Backend backend_cpu = {
     .name = "cpu",
     .kind = AX_BACKEND_CPU,
+#ifndef AX_RUNTIME_ONLY
     .available = cpu_available,
     .prepare = cpu_prepare,
     .find = cpu_find,
     .keep = cpu_keep,
     .save = cpu_save,
+#endif
     .load = cpu_load,
     .run = cpu_run,
     .release = cpu_release,

@@ -165,6 +165,9 @@ __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
     const CgNode *cn = o->cn;
     if (cn->cold < 0 || cn->cold >= g->nunits) return fail(ex, AX_ERR_BACKEND, "cpu: a checked kernel is missing");
     JitModule *m = pp->mod[cn->cold];
+#ifdef AX_RUNTIME_ONLY
+    if (!m) return fail(ex, AX_ERR_BACKEND, "cpu: the program's checked kernels are missing");
+#else
     if (!m) {
         Jit *jit = cpu_ctx_jit(ex->cx, ex->cc);
         if (!jit) return nomem(ex);
@@ -178,6 +181,7 @@ __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
         if (!m) return fail(ex, AX_ERR_COMPILE, "ax_run: %s", err[0] ? err : "the C compiler failed");
         pp->mod[cn->cold] = m;
     }
+#endif
     for (int r = 0; r < R_NROLE; r++) {
         if (!cn->role[r]) continue;
         char name[64];

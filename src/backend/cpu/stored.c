@@ -41,6 +41,15 @@
 
 #define PROG_MAGIC_TEXT "axle-prog-1\n"
 
+/* A unit's flags (CgUnit.cflags) are the compiler's: the runtime-only
+ * library, which compiles nothing, keeps only that a unit has some. */
+#ifdef AX_RUNTIME_ONLY
+#define GATHER_CFLAGS ""
+#else
+#define GATHER_CFLAGS cg_gather_cflags
+#endif
+
+#ifndef AX_RUNTIME_ONLY
 /* The GNU build ID of the object holding this code (notes of the
  * PT_NOTE segments, dl_iterate_phdr), into cc; false when it has none. */
 typedef struct BuildId {
@@ -128,6 +137,8 @@ static bool prog_key(ax_ctx *cx, CpuCtx *cc, Jit *jit, const SrcKey *k, uint8_t 
     return jit_key_of(jit, "axle-prog-1", h, sizeof h, key, NULL, 0) == 0;
 }
 
+#endif
+
 /* ------------------------------------------------------------ the description
  *
  * What code generation decided per operation (kernel roles, units) and
@@ -135,6 +146,7 @@ static bool prog_key(ax_ctx *cx, CpuCtx *cc, Jit *jit, const SrcKey *k, uint8_t 
  * as program entries and files hold it; read back onto cg_describe's
  * description of the program read back, and checked against it. */
 
+#ifndef AX_RUNTIME_ONLY
 static void put_desc(Bytes *o, const CgProg *g, const int *umod, const int *bpos)
 {
     bytes_putv(o, g->nnodes);
@@ -160,6 +172,8 @@ static void put_desc(Bytes *o, const CgProg *g, const int *umod, const int *bpos
         bytes_putv(o, bpos[u]);
     }
 }
+
+#endif
 
 /* Reads put_desc's onto g (cg_describe's): per unit its module's number
  * into umod and its place in a batch into bpos (both made here, nunits
@@ -189,7 +203,7 @@ static bool get_desc(Bytes *in, CgProg *g, int **umodp, int **bposp, bool cold_m
         CgUnit *cu = &g->units[u];
         cu->node = (int)bytes_getv(in, 0, g->nnodes - 1);
         cu->cold = bytes_getv(in, 0, 1);
-        cu->cflags = bytes_getv(in, 0, 1) ? cg_gather_cflags : NULL;
+        cu->cflags = bytes_getv(in, 0, 1) ? GATHER_CFLAGS : NULL;
         const unsigned char *m = bytes_get(in, sizeof cu->math);
         if (m) memcpy(&cu->math, m, sizeof cu->math);
         umod[u] = (int)bytes_getv(in, -1, nu);
@@ -207,6 +221,7 @@ static bool get_desc(Bytes *in, CgProg *g, int **umodp, int **bposp, bool cold_m
     return !in->bad;
 }
 
+#ifndef AX_RUNTIME_ONLY
 /* ------------------------------------------------------------ program entries */
 
 /* Stores the entry of a program just prepared (nothing on failure: it is
@@ -491,6 +506,8 @@ out:
     free(mods);
     return rc;
 }
+
+#endif
 
 /* The words of the space-separated list need that are not in have, into
  * out (at most n bytes); false when there are none. */
