@@ -949,6 +949,29 @@ ax_program *ax_program_load(ax_ctx *cx, const char *path);
  * resource) has them; not kept after the call.  Errors name the file
  * "(memory)". */
 ax_program *ax_program_load_mem(ax_ctx *cx, const void *data, size_t size);
+/* Exported programs: a compiled program as C source, compiled into the
+ * application with its own build, so that nothing is compiled at run
+ * time and no kernel is loaded from a file.  ax_program_export writes
+ * DIR/NAME.c and DIR/NAME.h (NAME a C identifier): the kernels' C, the
+ * program (as ax_program_save writes it, without the compiled objects),
+ * and NAME_load(cx), which gives the ax_program, with NAME_run(p, args...,
+ * out, max), its typed entry.  NAME.h says which flags the kernels were
+ * generated for and which parameters the program takes.  The code is
+ * checked when NAME_load runs: a CPU without an instruction set the
+ * file was compiled for (its -march) and a context in another mode are
+ * errors, never a crash.  Programs of the CPU backend and of the
+ * interpreter can be exported.  0, or -1 with an error on p's context.
+ *
+ * ax_program_load_linked is what NAME_load calls: data and fns are the
+ * exported file's, isa the instruction sets its compiler was told to use
+ * (from its predefined macros). */
+typedef struct ax_linked_fn {
+    const char *name;
+    void (*fn)(void);
+} ax_linked_fn;
+int ax_program_export(ax_program *p, const char *name, const char *dir);
+ax_program *ax_program_load_linked(ax_ctx *cx, const void *data, size_t size, const ax_linked_fn *fns, int nfns,
+                                   const char *isa);
 /* Statistics of the last compile: IR nodes after sharing recovery, let
  * bindings, kernels, intermediate arrays, and phase times in ms
  * (codegen_ms, the backend generating its code, is part of compile_ms,

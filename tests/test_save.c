@@ -539,6 +539,51 @@ TEST(another_mode_or_cpu_is_refused)
     unlink(path);
 }
 
+/* ax_program_export: both backends write NAME.c and NAME.h that a C
+ * compiler accepts (the CTest exported_program builds and runs one);
+ * a name that is not a C identifier, a directory that is not there and
+ * a GPU backend's program are errors naming what is wrong. */
+TEST(export_writes_c_that_compiles)
+{
+    static const ax_backend_kind bs[] = {AX_BACKEND_INTERP, AX_BACKEND_CPU};
+    for (int b = 0; b < 2; b++) {
+        char dir[64] = "/tmp/axle-export-XXXXXX";
+        REQUIRE(mkdtemp(dir));
+        ax_ctx *cx = ctx_on(bs[b], NULL, NULL, false);
+        REQUIRE(cx);
+        ax_program *p = compile_it(cx);
+        REQUIRE(p);
+        CHECKF(ax_program_export(p, "weighted", dir) == 0, "%s", ax_error(cx));
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "cc -fsyntax-only -Wall -Wextra -Werror -I '%s' -I '%s/../include' '%s/weighted.c'", dir,
+                 AXLE_TEST_SOURCE_DIR, dir);
+        CHECKF(system(cmd) == 0, "%s", cmd);
+        size_t n = 0;
+        char *h = read_all(dir, &n), *c = NULL;
+        free(h);
+        char path[128];
+        snprintf(path, sizeof path, "%s/weighted.h", dir);
+        h = read_all(path, &n);
+        CHECKF(h && strstr(h, "ax_program *weighted_load(ax_ctx *cx);") &&
+                   strstr(h, "int weighted_run(ax_program *p, ax_array *arg0, ax_array *arg1, ax_array **out, int max);") &&
+                   strstr(h, "arg1: [f64]^1"), "%s", h ? h : "no header");
+        snprintf(path, sizeof path, "%s/weighted.c", dir);
+        c = read_all(path, &n);
+        CHECK(c && strstr(c, "static const ax_linked_fn weighted_fns[]") && strstr(c, "weighted_isa"));
+        if (bs[b] == AX_BACKEND_CPU) CHECK(c && strstr(c, "axk_weighted_b0_"));
+        free(h);
+        free(c);
+        CHECK_EQ_I(ax_program_export(p, "9lives", dir), -1);
+        CHECKF(strstr(ax_error(cx), "not a C identifier"), "%s", ax_error(cx));
+        CHECK_EQ_I(ax_program_export(p, "ok", "/nonexistent/dir"), -1);
+        CHECKF(strstr(ax_error(cx), "/nonexistent/dir is not a directory"), "%s", ax_error(cx));
+        CHECK(runs_right(cx, p));
+        ax_program_free(p);
+        ax_ctx_free(cx);
+        harness_rm_tree(dir);
+    }
+}
+
 /* Errors of the save: no program, no name, a directory that is not
  * there; a GPU backend's program; the context usable after. */
 TEST(save_errors)

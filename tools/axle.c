@@ -45,6 +45,8 @@ static void usage(FILE *f)
             "       axle list --suite S       a public suite's programs (polybench, rodinia)\n"
             "       axle run PROGRAM [options] run one (--check compares with plain C)\n"
             "       axle dump PROGRAM --stage STAGE [options]\n"
+            "       axle save PROGRAM FILE [options]     compile it and save it (ax_program_save), inputs included\n"
+            "       axle export PROGRAM [-o DIR] [options] compile it and write it as C: DIR/NAME.c, NAME.h\n"
             "       axle bench [PROGRAM...] [...] benchmark against hand-written C (see axle bench --help)\n"
             "       axle cache stats|clear    the disk cache of compiled kernels (AXLE_CACHE_SIZE bounds it)\n"
             "       axle help                 this text\n"
@@ -67,7 +69,7 @@ static void usage(FILE *f)
 }
 
 typedef struct {
-    const char *cmd, *program, *stage;
+    const char *cmd, *program, *stage, *out;
     int64_t size;
     int runs;
     bool check, json, mpi, comm;
@@ -100,6 +102,7 @@ static int parse_args(int argc, char **argv, Args *a)
         }
         else if (!strcmp(s, "--runs") && v) { a->runs = atoi(v); i++; }
         else if (!strcmp(s, "--stage") && v) { a->stage = v; i++; }
+        else if (!strcmp(s, "-o") && v) { a->out = v; i++; }
         else if (!strcmp(s, "--backend") && v) {
             if (!strcmp(v, "interp")) a->opt.backend = AX_BACKEND_INTERP;
             else if (!strcmp(v, "cpu")) a->opt.backend = AX_BACKEND_CPU;
@@ -133,6 +136,7 @@ static int parse_args(int argc, char **argv, Args *a)
         else if (!strcmp(s, "--mpi")) a->mpi = true;
         else if (!strcmp(s, "--comm")) a->comm = true;
         else if (s[0] != '-' && !a->program) a->program = s;
+        else if (s[0] != '-' && !a->out && !strcmp(a->cmd, "save")) a->out = s;
         else { fprintf(stderr, "axle: unknown argument '%s'\n", s); return -1; }
     }
     if (a->runs < 1) a->runs = 1;
@@ -274,6 +278,35 @@ static int cmd_dump(const ex_program *p, Args *a)
 }
 
 
+/* axle save PROGRAM FILE, axle export PROGRAM [-o DIR]: the program at
+ * its size (its inputs are data of it), compiled, then saved to a file or
+ * written as C under the program's name ('-' made '_'). */
+static int cmd_ship(const ex_program *p, Args *a)
+{
+    bool save = !strcmp(a->cmd, "save");
+    if (save && !a->out) {
+        fprintf(stderr, "axle: save needs a file name: axle save PROGRAM FILE\n");
+        return 2;
+    }
+    ax_ctx *cx = ax_ctx_new(&a->opt);
+    if (!cx) return 1;
+    int64_t n = a->size > 0 ? a->size : p->default_size;
+    void *st = p->setup(cx, n);
+    ax_program *pr = st ? ax_compile(cx, p->build(cx, st)) : NULL;
+    char name[128];
+    snprintf(name, sizeof name, "%s%s", p->name[0] >= '0' && p->name[0] <= '9' ? "p" : "", p->name);
+    for (char *c = name; *c; c++)
+        if (*c == '-') *c = '_';
+    int rc = !pr ? -1 : save ? ax_program_save(pr, a->out) : ax_program_export(pr, name, a->out ? a->out : ".");
+    if (rc) fprintf(stderr, "axle: %s: %s\n", p->name, ax_error(cx));
+    else if (save) printf("%s: saved to %s (load it with ax_program_load)\n", p->name, a->out);
+    else printf("%s: wrote %s/%s.c and %s/%s.h\n", p->name, a->out ? a->out : ".", name, a->out ? a->out : ".", name);
+    ax_program_free(pr);
+    if (st) p->teardown(st);
+    ax_ctx_free(cx);
+    return rc ? 1 : 0;
+}
+
 static void print_bytes(int64_t b)
 {
     if (b < 0) printf("no limit");
@@ -321,8 +354,9 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) { usage(stdout); return 0; }
-    if (strcmp(cmd, "list") && strcmp(cmd, "run") && strcmp(cmd, "dump")) {
-        fprintf(stderr, "axle: unknown command '%s' (the commands: list, run, dump, bench, cache, help)\n", cmd);
+    if (strcmp(cmd, "list") && strcmp(cmd, "run") && strcmp(cmd, "dump") && strcmp(cmd, "save") && strcmp(cmd, "export")) {
+        fprintf(stderr, "axle: unknown command '%s' (the commands: list, run, dump, save, export, bench, cache, "
+                "help)\n", cmd);
         return 2;
     }
     if (!strcmp(cmd, "list")) {
@@ -362,5 +396,6 @@ int main(int argc, char **argv)
         return 2;
 #endif
     }
+    if (!strcmp(a.cmd, "save") || !strcmp(a.cmd, "export")) return cmd_ship(p, &a);
     return !strcmp(a.cmd, "run") ? cmd_run(p, &a) : cmd_dump(p, &a);
 }

@@ -13,6 +13,15 @@
  * a verified core program and return its results as host arrays. */
 struct SrcKey;
 struct Bytes;
+struct ax_linked_fn;
+/* An exported program's compiled functions, for Backend.load (NULL for a
+ * file's program): the table the exported C defines, and the instruction
+ * sets its compiler was told to use. */
+typedef struct BundleLink {
+    const struct ax_linked_fn *fns;
+    int nfns;
+    const char *isa;
+} BundleLink;
 typedef struct Backend {
     const char *name;
     ax_backend_kind kind;
@@ -39,10 +48,19 @@ typedef struct Backend {
      * program).  save: appends to w what run needs besides the program;
      * 0, or -1 with an error on cx.  load: the state of p from what save
      * wrote (in, to be read to its end; its content hash checked, but
-     * every field to be checked as hostile), with no compiler; 0, or -1
-     * with an error on cx.  A backend without them cannot save. */
+     * every field to be checked as hostile), with no compiler, its code
+     * from link where the program was exported (else from the file); 0,
+     * or -1 with an error on cx.  exportc: as save, for an exported
+     * program: to w what load needs besides link, to c the C of the
+     * kernels (their global names prefixed by name; compiled before
+     * axle.h is included, whose names the kernels' may share), and to t
+     * the table `static const ax_linked_fn <name>_fns[]` of them, ended by
+     * {0, 0}, and `static const char <name>_isa[]`.
+     * A backend without them cannot save or export. */
     int (*save)(ax_ctx *cx, const Program *p, void *state, struct Bytes *w);
-    int (*load)(ax_ctx *cx, Program *p, struct Bytes *in, void **state);
+    int (*load)(ax_ctx *cx, Program *p, struct Bytes *in, const BundleLink *link, void **state);
+    int (*exportc)(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *c,
+                   struct Bytes *t);
 } Backend;
 
 /* Backend.run's status for "a kernel recorded a run-time fault on the

@@ -38,9 +38,11 @@
 #include "runtime/jit.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAGIC "axle-program-1\n"
@@ -97,6 +99,14 @@ typedef struct SaveJob {
     ax_ctx *cx;
     ProgramParts pp;
     const char *path;
+    const char *what;         /* "ax_program_save" or "ax_program_export" */
+    const char *name;         /* exported: the program's name, else NULL */
+    Bytes file;               /* out: the file's bytes */
+    Bytes c;                  /* out, exported: the kernels' C */
+    Bytes t;                  /* out, exported: their table */
+    unsigned char *ir;
+    ax_array **arr;           /* the arrays the program reads, each once */
+    int na;
     int rc;
 } SaveJob;
 
@@ -105,10 +115,20 @@ static bool write_file(const char *path, const void *b, size_t n, char *err, siz
     /* written beside its place under a fresh name and renamed into it:
      * a reader sees the old file or the new one, never half of one */
     size_t pl = strlen(path);
-    char *tmp = ax__malloc(pl + 16);
+    char *tmp = ax__malloc(pl + 40);
     if (!tmp) return snprintf(err, errsize, "out of memory"), false;
-    snprintf(tmp, pl + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    /* (not mkstemp, whose file is private: the file gets the mode any new
+     * file of the user's would, 0666 less the umask) */
+    int fd = -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t rnd = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15u ^ (uint64_t)getpid() ^ (uint64_t)(uintptr_t)tmp;
+    for (int k = 0; k < 100 && fd < 0; k++) {
+        rnd = rnd * 6364136223846793005u + 1442695040888963407u;
+        snprintf(tmp, pl + 40, "%s.tmp-%016llx", path, (unsigned long long)rnd);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
     bool ok = fd >= 0;
     const unsigned char *p = b;
     for (size_t at = 0; ok && at < n;) {
@@ -128,92 +148,104 @@ static bool write_file(const char *path, const void *b, size_t n, char *err, siz
     return ok;
 }
 
-static void save_job(void *arg)
+/* The file's bytes into j->file (exported: the backend's C into j->c):
+ * 0, or -1 with an error on cx. */
+static int build(SaveJob *j)
 {
-    SaveJob *j = arg;
     ax_ctx *cx = j->cx;
     ProgramParts pp = j->pp;
-    if (!pp.be->save) {
-        ctx_error(cx, AX_ERR_BACKEND, "ax_program_save: programs compiled for the %s backend cannot be saved "
-                  "(the CPU's and the interpreter's can)", pp.be->name);
-        return;
+    Bytes *w = &j->file;
+    if (j->name ? !pp.be->exportc : !pp.be->save) {
+        ctx_error(cx, AX_ERR_BACKEND, "%s: programs compiled for the %s backend cannot be %s (the CPU's and the "
+                  "interpreter's can)", j->what, pp.be->name, j->name ? "exported" : "saved");
+        return -1;
     }
     /* the arrays, each once (a program may read one at several places) */
-    ax_array **arr = ax__calloc((size_t)pp.narrays + 1, sizeof *arr);
-    int na = 0;
-    Bytes w = {0};
-    unsigned char *ir = NULL;
-    if (!arr) goto nomem;
+    if (!(j->arr = ax__calloc((size_t)pp.narrays + 1, sizeof *j->arr))) goto nomem;
     for (int i = 0; i < pp.narrays; i++) {
         bool seen = false;
-        for (int k = 0; k < na && !seen; k++) seen = arr[k] == pp.arrays[i];
-        if (!seen) arr[na++] = pp.arrays[i];
+        for (int k = 0; k < j->na && !seen; k++) seen = j->arr[k] == pp.arrays[i];
+        if (!seen) j->arr[j->na++] = pp.arrays[i];
     }
     size_t irn = 0;
-    if (!(ir = ir_save(pp.prog, arr, na, &irn))) goto nomem;
+    if (!(j->ir = ir_save(pp.prog, j->arr, j->na, &irn))) goto nomem;
     const char *version = ax_version();
-    bytes_put(&w, MAGIC, MAGIC_LEN);
-    bytes_put(&w, version, strlen(version) + 1);
-    size_t lenat = w.len;
-    bytes_put(&w, (unsigned char[8]){0}, 8);
-    size_t body = w.len;
-    bytes_put(&w, pp.be->name, strlen(pp.be->name) + 1);
-    bytes_putv(&w, mode_bits(cx));
-    bytes_putv(&w, pp.stats->nodes);
-    bytes_putv(&w, pp.stats->lets);
-    bytes_putv(&w, ir_depth(pp.prog->root, DEPTH_CAP));
-    bytes_putv(&w, na);
-    for (int k = 0; k < na; k++) {
-        ax_array *a = arr[k];
-        bytes_putv(&w, a->param);
-        put_elt(&w, a->elt);
-        bytes_putv(&w, a->rank);
+    bytes_put(w, MAGIC, MAGIC_LEN);
+    bytes_put(w, version, strlen(version) + 1);
+    size_t lenat = w->len;
+    bytes_put(w, (unsigned char[8]){0}, 8);
+    size_t body = w->len;
+    bytes_put(w, pp.be->name, strlen(pp.be->name) + 1);
+    bytes_putv(w, mode_bits(cx));
+    bytes_putv(w, pp.stats->nodes);
+    bytes_putv(w, pp.stats->lets);
+    bytes_putv(w, ir_depth(pp.prog->root, DEPTH_CAP));
+    bytes_putv(w, j->na);
+    for (int k = 0; k < j->na; k++) {
+        ax_array *a = j->arr[k];
+        bytes_putv(w, a->param);
+        put_elt(w, a->elt);
+        bytes_putv(w, a->rank);
         if (a->param) continue;
-        for (int d = 0; d < a->rank; d++) bytes_putv(&w, a->shape[d]);
-        if (array_host(a)) goto fail;
+        for (int d = 0; d < a->rank; d++) bytes_putv(w, a->shape[d]);
+        if (array_host(a)) return -1;
         for (int c = 0; c < a->ncomp; c++)
-            bytes_put(&w, a->buf[c], ax_scalar_size(ty_leaf(a->elt, c)) * (size_t)a->size);
+            bytes_put(w, a->buf[c], ax_scalar_size(ty_leaf(a->elt, c)) * (size_t)a->size);
     }
-    bytes_putv(&w, (int64_t)irn);
-    bytes_put(&w, ir, irn);
-    size_t beat = w.len;
-    if (pp.be->save(cx, pp.prog, pp.state, &w)) goto fail;
+    bytes_putv(w, (int64_t)irn);
+    bytes_put(w, j->ir, irn);
+    size_t beat = w->len;
+    if (j->name ? pp.be->exportc(cx, pp.prog, pp.state, j->name, w, &j->c, &j->t)
+                : pp.be->save(cx, pp.prog, pp.state, w))
+        return -1;
     /* the backend's part is read as a whole: its length before it */
     Bytes part = {0};
-    bytes_putv(&part, (int64_t)(w.len - beat));
-    if (part.bad || !bytes_room(&w, part.len)) {
+    bytes_putv(&part, (int64_t)(w->len - beat));
+    if (part.bad || !bytes_room(w, part.len)) {
         free(part.b);
         goto nomem;
     }
-    memmove(w.b + beat + part.len, w.b + beat, w.len - beat);
-    memcpy(w.b + beat, part.b, part.len);
-    w.len += part.len;
+    memmove(w->b + beat + part.len, w->b + beat, w->len - beat);
+    memcpy(w->b + beat, part.b, part.len);
+    w->len += part.len;
     free(part.b);
-    uint64_t blen = w.len - body;
-    for (int i = 0; i < 8; i++) w.b[lenat + i] = (unsigned char)(blen >> (8 * i));
+    uint64_t blen = w->len - body;
+    for (int i = 0; i < 8; i++) w->b[lenat + i] = (unsigned char)(blen >> (8 * i));
     uint8_t h[HASH];
-    if (w.bad) goto nomem;
-    jit_sha256(w.b, w.len, h);
-    bytes_put(&w, h, HASH);
-    if (w.bad) goto nomem;
+    if (w->bad) goto nomem;
+    jit_sha256(w->b, w->len, h);
+    bytes_put(w, h, HASH);
+    if (w->bad) goto nomem;
+    return 0;
+nomem:
+    ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", j->what);
+    return -1;
+}
+
+static void save_job(void *arg)
+{
+    SaveJob *j = arg;
     char err[512];
-    if (!write_file(j->path, w.b, w.len, err, sizeof err)) {
-        ctx_error(cx, AX_ERR_ARG, "ax_program_save: %s", err);
-        goto fail;
+    if (build(j)) return;
+    if (!write_file(j->path, j->file.b, j->file.len, err, sizeof err)) {
+        ctx_error(j->cx, AX_ERR_ARG, "ax_program_save: %s", err);
+        return;
     }
     j->rc = 0;
-    goto fail;
-nomem:
-    ctx_error(cx, AX_ERR_NOMEM, "ax_program_save: out of memory");
-fail:
-    free(w.b);
-    free(ir);
-    free(arr);
+}
+
+static void job_free(SaveJob *j)
+{
+    free(j->file.b);
+    free(j->c.b);
+    free(j->t.b);
+    free(j->ir);
+    free(j->arr);
 }
 
 int ax_program_save(ax_program *pr, const char *path)
 {
-    SaveJob j = {.path = path, .rc = -1};
+    SaveJob j = {.path = path, .what = "ax_program_save", .rc = -1};
     ax_ctx *cx = j.cx = program_parts(pr, &j.pp);
     if (!cx || !ctx_enter_as(cx, "ax_program_save")) return -1;
     /* a builder's error pending belongs to a term being built elsewhere */
@@ -221,6 +253,7 @@ int ax_program_save(ax_program *pr, const char *path)
     if (!j.pp.prog) ctx_error(cx, AX_ERR_ARG, "ax_program_save: the program has no compilation");
     else if (!path || !path[0]) ctx_error(cx, AX_ERR_ARG, "ax_program_save: no file name");
     else run_deep(cx, j.pp.depth, "ax_program_save", save_job, &j);
+    job_free(&j);
     if (j.rc) settle_error(cx);
     else ctx_unhold(cx);
     if (ctx_leave_report(cx, "ax_program_save")) j.rc = -1;
@@ -235,6 +268,7 @@ typedef struct LoadJob {
     const unsigned char *b;
     size_t n;
     double t0;
+    const BundleLink *link;   /* an exported program's code, or NULL */
     ax_program *pr;
 } LoadJob;
 
@@ -388,7 +422,7 @@ static void load_job(void *arg)
     const unsigned char *part = bytes_get(&in, pl);
     if (!part || in.at != in.len) goto malformed;
     Bytes pin = bytes_reader(part, pl);
-    if (be->load(cx, p, &pin, &state)) goto out;
+    if (be->load(cx, p, &pin, j->link, &state)) goto out;
     if (pin.at != pin.len) {
         if (be->release && state) be->release(state);
         state = NULL;
@@ -408,11 +442,13 @@ out:
     free(arr);
 }
 
-/* The load of bytes b[0..n) (path: the name errors give) into cx. */
-static ax_program *load(ax_ctx *cx, const char *what, const char *path, const void *b, size_t n)
+/* The load of bytes b[0..n) (path: the name errors give; link: an
+ * exported program's code) into cx. */
+static ax_program *load(ax_ctx *cx, const char *what, const char *path, const void *b, size_t n,
+                        const BundleLink *link)
 {
     if (!cx || !ctx_enter_as(cx, what)) return NULL;
-    LoadJob j = {.cx = cx, .path = path, .t0 = now_ms()};
+    LoadJob j = {.cx = cx, .path = path, .t0 = now_ms(), .link = link};
     /* a builder's error pending belongs to a term being built elsewhere */
     ctx_hold(cx);
     unsigned char *own = NULL;
@@ -439,7 +475,7 @@ static ax_program *load(ax_ctx *cx, const char *what, const char *path, const vo
 
 ax_program *ax_program_load(ax_ctx *cx, const char *path)
 {
-    return load(cx, "ax_program_load", path, NULL, 0);
+    return load(cx, "ax_program_load", path, NULL, 0, NULL);
 }
 
 ax_program *ax_program_load_mem(ax_ctx *cx, const void *data, size_t size)
@@ -451,5 +487,181 @@ ax_program *ax_program_load_mem(ax_ctx *cx, const void *data, size_t size)
         ctx_leave_report(cx, "ax_program_load_mem");
         return NULL;
     }
-    return load(cx, "ax_program_load_mem", "(memory)", data, size);
+    return load(cx, "ax_program_load_mem", "(memory)", data, size, NULL);
 }
+
+ax_program *ax_program_load_linked(ax_ctx *cx, const void *data, size_t size, const ax_linked_fn *fns, int nfns,
+                                   const char *isa)
+{
+    BundleLink link = {fns, nfns, isa ? isa : ""};
+    if (cx && (!data || (!fns && nfns) || nfns < 0)) {
+        if (!ctx_enter_as(cx, "ax_program_load_linked")) return NULL;
+        ctx_error(cx, AX_ERR_ARG, "ax_program_load_linked: no data or no functions");
+        settle_error(cx);
+        ctx_leave_report(cx, "ax_program_load_linked");
+        return NULL;
+    }
+    return load(cx, "ax_program_load_linked", "(exported program)", data, size, &link);
+}
+
+#ifndef AX_RUNTIME_ONLY
+/* (the runtime-only library compiles nothing, so exports nothing) */
+/* ------------------------------------------------------------ export */
+
+static bool identifier(const char *s)
+{
+    if (!s || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))) return false;
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!(s[n] == '_' || (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9')))
+            return false;
+    return n <= 64;
+}
+
+static void puts_b(Bytes *b, const char *s) { bytes_put(b, s, strlen(s)); }
+
+static void printf_b(Bytes *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void printf_b(Bytes *b, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0) bytes_put(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* The parameters of the program (the placeholders among its arrays),
+ * into par[k] by index: NULL where an index is not read; their count. */
+static int params_of(const SaveJob *j, const ax_array **par)
+{
+    int np = 0;
+    for (int k = 0; k < AX_MAX_PARAMS; k++) par[k] = NULL;
+    for (int k = 0; k < j->na; k++)
+        if (j->arr[k]->param) {
+            par[j->arr[k]->param - 1] = j->arr[k];
+            if (j->arr[k]->param > np) np = j->arr[k]->param;
+        }
+    return np;
+}
+
+static void export_job(void *arg)
+{
+    SaveJob *j = arg;
+    ax_ctx *cx = j->cx;
+    if (build(j)) return;
+    const char *n = j->name;
+    unsigned mode = mode_bits(cx);
+    const ax_array *par[AX_MAX_PARAMS];
+    int np = params_of(j, par);
+    Bytes c = {0}, h = {0};
+    char *cc = ax_cc_command(cx);
+    /* the header */
+    printf_b(&h, "/*\n * %s.h: the axle program %s, exported by axle %s (ax_program_export).\n", n, n, ax_version());
+    printf_b(&h, " * Generated: do not edit.  %s.c holds its kernels and its program: compile\n"
+             " * it with the application and link with -laxle or -laxle_rt.\n */\n", n);
+    printf_b(&h, "#ifndef AXLE_EXPORT_%s_H\n#define AXLE_EXPORT_%s_H\n#include <axle.h>\n\n", n, n);
+    printf_b(&h, "/* The program in cx, or NULL with an error on cx (a CPU that lacks an\n"
+             " * instruction set %s.c was compiled for, or a context in another mode than\n"
+             " * %s).  Free it with ax_program_free. */\nax_program *%s_load(ax_ctx *cx);\n\n", n,
+             mode_name(mode), n);
+    printf_b(&h, "/* Runs it: ax_program_run_with with its %d parameter%s in order, each an\n"
+             " * ax_array of cx", np, np == 1 ? "" : "s");
+    for (int k = 0; k < np; k++) {
+        char t[96];
+        if (par[k]) printf_b(&h, ";\n *   arg%d: [%s]^%d", k, ax_type_str(par[k]->elt, t, sizeof t), par[k]->rank);
+        else printf_b(&h, ";\n *   arg%d: not read (may be NULL)", k);
+    }
+    printf_b(&h, ".\n * Returns as ax_run_n: the number of results written to out, or -1. */\nint %s_run(ax_program *p", n);
+    for (int k = 0; k < np; k++) printf_b(&h, ", ax_array *arg%d", k);
+    printf_b(&h, ", ax_array **out, int max);\n\n#endif\n");
+    /* the C file */
+    printf_b(&c, "/*\n * %s.c: the axle program %s, exported by axle %s (ax_program_export).\n", n, n, ax_version());
+    printf_b(&c, " * Generated: do not edit.  Compile it with the application; axle compiles\n"
+             " * its kernels with:\n *   %s\n * and this file with the same optimisation and target flags runs as fast.\n"
+             " * Link with -laxle or -laxle_rt.  The program runs on the %s backend, in\n * %s mode.\n */\n",
+             cc ? cc : "(unknown)", j->pp.be->name, mode_name(mode));
+    if (!(mode & 6)) {
+        /* exact mode: every operation rounded, as axle's own compile has
+         * it (-ffp-contract=off); C compilers fuse a*b+c by default */
+        puts_b(&c, "#if defined(__FAST_MATH__)\n#error \"this program was exported in exact mode: compile it without "
+               "-ffast-math\"\n#endif\n#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#elif defined(__GNUC__)\n"
+               "#pragma GCC optimize (\"fp-contract=off\")\n#endif\n\n");
+    }
+    /* the kernels before axle.h: their helpers' names are their own.
+     * Generated code declares what a skeleton may need: not a warning of
+     * the application's. */
+    puts_b(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
+           "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
+           "#pragma GCC diagnostic ignored \"-Wunused-parameter\"\n"
+           "#pragma GCC diagnostic ignored \"-Wunused-function\"\n"
+           "#pragma GCC diagnostic ignored \"-Wunused-but-set-variable\"\n"
+           "#pragma GCC diagnostic ignored \"-Wsign-compare\"\n"
+           "#pragma GCC diagnostic ignored \"-Wmisleading-indentation\"\n"
+           "#pragma GCC diagnostic ignored \"-Wtype-limits\"\n"
+           "#pragma GCC diagnostic ignored \"-Wmissing-prototypes\"\n"
+           "#pragma GCC diagnostic ignored \"-Wmissing-declarations\"\n"
+           "#pragma GCC diagnostic ignored \"-Wunknown-pragmas\"\n"
+           "#pragma GCC diagnostic ignored \"-Wpragmas\"\n"
+           "#endif\n");
+    bytes_put(&c, j->c.b, j->c.len);
+    puts_b(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n");
+    printf_b(&c, "\n#include \"%s.h\"\n", n);
+    bytes_put(&c, j->t.b, j->t.len);
+    printf_b(&c, "\n/* the program (ax_program_save's form, without compiled objects) */\n"
+             "static const unsigned char %s_data[%zu] = {", n, j->file.len);
+    for (size_t i = 0; i < j->file.len && !c.bad; i++) {
+        if (i % 16 == 0) puts_b(&c, "\n   ");
+        printf_b(&c, " %u,", j->file.b[i]);
+    }
+    printf_b(&c, "\n};\n\nax_program *%s_load(ax_ctx *cx)\n{\n"
+             "    return ax_program_load_linked(cx, %s_data, sizeof %s_data, %s_fns,\n"
+             "                                  (int)(sizeof %s_fns / sizeof *%s_fns) - 1, %s_isa);\n}\n\n",
+             n, n, n, n, n, n, n);
+    printf_b(&c, "int %s_run(ax_program *p", n);
+    for (int k = 0; k < np; k++) printf_b(&c, ", ax_array *arg%d", k);
+    printf_b(&c, ", ax_array **out, int max)\n{\n");
+    if (np) {
+        printf_b(&c, "    ax_array *args[%d] = {", np);
+        for (int k = 0; k < np; k++) printf_b(&c, "%sarg%d", k ? ", " : "", k);
+        printf_b(&c, "};\n    return ax_program_run_with(p, args, %d, out, max);\n}\n", np);
+    } else {
+        puts_b(&c, "    return ax_program_run_with(p, 0, 0, out, max);\n}\n");
+    }
+    free(cc);
+    char path[4096], err[512];
+    if (c.bad || h.bad) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_program_export: out of memory");
+    } else if ((size_t)snprintf(path, sizeof path, "%s/%s.h", j->path, n) >= sizeof path) {
+        ctx_error(cx, AX_ERR_ARG, "ax_program_export: the directory name is too long");
+    } else if (!write_file(path, h.b, h.len, err, sizeof err) ||
+               (snprintf(path, sizeof path, "%s/%s.c", j->path, n), !write_file(path, c.b, c.len, err, sizeof err))) {
+        ctx_error(cx, AX_ERR_ARG, "ax_program_export: %s", err);
+    } else {
+        j->rc = 0;
+    }
+    free(c.b);
+    free(h.b);
+}
+
+int ax_program_export(ax_program *pr, const char *name, const char *dir)
+{
+    SaveJob j = {.path = dir && dir[0] ? dir : ".", .what = "ax_program_export", .name = name, .rc = -1};
+    ax_ctx *cx = j.cx = program_parts(pr, &j.pp);
+    if (!cx || !ctx_enter_as(cx, "ax_program_export")) return -1;
+    ctx_hold(cx);
+    struct stat st;
+    if (!j.pp.prog) ctx_error(cx, AX_ERR_ARG, "ax_program_export: the program has no compilation");
+    else if (!identifier(name))
+        ctx_error(cx, AX_ERR_ARG, "ax_program_export: the name '%s' is not a C identifier of at most 64 characters",
+                  name ? name : "(null)");
+    else if (stat(j.path, &st) || !S_ISDIR(st.st_mode))
+        ctx_error(cx, AX_ERR_ARG, "ax_program_export: %s is not a directory", j.path);
+    else run_deep(cx, j.pp.depth, "ax_program_export", export_job, &j);
+    job_free(&j);
+    if (j.rc) settle_error(cx);
+    else ctx_unhold(cx);
+    if (ctx_leave_report(cx, "ax_program_export")) j.rc = -1;
+    return j.rc;
+}
+#endif

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "jit_int.h"
+#include "axle.h"
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +156,7 @@ void jit_free(Jit *j)
     for (size_t i = 0; i < j->nbuckets; i++)
         for (JitModule *m = j->buckets[i], *nx; m; m = nx) {
             nx = m->next;
-            dlclose(m->handle);
+            if (m->handle) dlclose(m->handle);
             if (m->fd >= 0) close(m->fd);
             free(m->src);
             free(m);
@@ -463,9 +464,44 @@ JitModule *jit_module_from_image(Jit *j, const void *b, size_t n, char *err, siz
     return m;
 }
 
+JitModule *jit_module_linked(Jit *j, const struct ax_linked_fn *fns, int n)
+{
+    /* keyed by the table's address: one module per table in a process */
+    uint8_t key[KEY_BYTES];
+    char hex[2 * KEY_BYTES + 1];
+    static const char tag[] = "axle-linked-1";
+    uintptr_t at = (uintptr_t)fns;
+    JitSha256 s;
+    jit_sha256_init(&s);
+    jit_sha256_update(&s, tag, sizeof tag);
+    jit_sha256_update(&s, &at, sizeof at);
+    jit_sha256_update(&s, &n, sizeof n);
+    jit_sha256_final(&s, key);
+    jit_to_hex(key, KEY_BYTES, hex);
+    JitModule *m = mem_find(j, key);
+    if (m) return m;
+    if (!(m = ax__calloc(1, sizeof *m))) return NULL;
+    memcpy(m->key, key, KEY_BYTES);
+    memcpy(m->hex, hex, sizeof m->hex);
+    m->fns = fns;
+    m->nfns = n;
+    m->fd = -1;
+    if (!mem_add(j, m)) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
 void *jit_sym(JitModule *m, const char *name)
 {
-    return m && name ? dlsym(m->handle, name) : NULL;
+    if (!m || !name) return NULL;
+    if (!m->handle) {
+        for (int i = 0; i < m->nfns; i++)
+            if (m->fns[i].name && !strcmp(m->fns[i].name, name)) return (void *)m->fns[i].fn;
+        return NULL;
+    }
+    return dlsym(m->handle, name);
 }
 
 const char *jit_module_key(const JitModule *m)

@@ -115,6 +115,11 @@ const char *jit_module_key(const JitModule *m);
  * NULL with a message (the loader's) in err. */
 void *jit_module_image(Jit *j, const JitModule *m, size_t *n);
 JitModule *jit_module_from_image(Jit *j, const void *b, size_t n, char *err, size_t errsize);
+/* A module whose symbols are fns[0..n) (an exported program's functions,
+ * compiled into the application: ax_program_load_linked), which must
+ * outlive the Jit; NULL when memory is lacking. */
+struct ax_linked_fn;
+JitModule *jit_module_linked(Jit *j, const struct ax_linked_fn *fns, int n);
 /* The instruction-set extensions of this CPU that compiled code may use,
  * as /proc/cpuinfo names them, space-separated and sorted (malloc'd; ""
  * when it cannot be read; NULL when memory is lacking).  The code compiled

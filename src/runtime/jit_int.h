@@ -53,7 +53,9 @@ struct JitModule {
     size_t srclen;                    /* bytes of src, both */
     uint8_t key[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
-    void *handle;
+    void *handle;                     /* NULL: a linked module (fns) */
+    const struct ax_linked_fn *fns;   /* a linked module's functions, nfns */
+    int nfns;
     int fd;                           /* -1, or the memory file a module from
                                          an image is loaded from, open while
                                          it is (jit_disk_load_image) */

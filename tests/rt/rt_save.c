@@ -1,7 +1,9 @@
 /* The runtime-only library's test, first half (tests/rt, CMakeLists.txt):
  * compiles with the full libaxle and saves two programs for rt_load.c:
  * saxpy with parameters and a used array, and a gather whose index may
- * fall out of bounds (safe mode's checked copies).
+ * fall out of bounds (safe mode's checked copies).  Given a directory too,
+ * it exports both there as C (ax_program_export: saxpy.c, gather.c), for
+ * rt_export_app.c.
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <axle.h>
 #include <stdio.h>
@@ -20,8 +22,8 @@ static ax_exp gather_ix(ax_exp i, void *env)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: rt_save SAXPY-FILE GATHER-FILE\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: rt_save SAXPY-FILE GATHER-FILE [EXPORT-DIR]\n");
         return 2;
     }
     ax_ctx *cx = ax_ctx_new(NULL);
@@ -38,6 +40,10 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("saved, compiled by %s\n", ax_program_stats(p)->backend);
+    if (argc == 4 && (ax_program_export(p, "saxpy", argv[3]) || ax_program_export(g, "gather", argv[3]))) {
+        fprintf(stderr, "rt_save: %s\n", ax_error(cx));
+        return 1;
+    }
     ax_program_free(p);
     ax_program_free(g);
     ax_ctx_free(cx);

@@ -712,7 +712,7 @@ static void gen_size(G *g, Val sh, int r, const char **n, const char **bad)
     Buf t = {0};
     for (int d = 0; d < r; d++) buf_printf(&t, "%s%s", d ? ", " : "", sh.v[d]);
     cg_line(g, "i64 %s;", *n);
-    cg_line(g, "const u8 %s = ax_shape_size(%d, (const i64[]){%s}, &%s);", *bad, r, cg_buf_text(g, &t, "0"), *n);
+    cg_line(g, "const u8 %s = ax_shape_count(%d, (const i64[]){%s}, &%s);", *bad, r, cg_buf_text(g, &t, "0"), *n);
     free(t.s);
 }
 

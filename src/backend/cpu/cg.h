@@ -90,9 +90,10 @@ char *cg_join(const CgProg *g);
 /* Units idx[0..n) of g as one translation unit (a batch, for fewer
  * compiler processes than units): one prelude of what they use, then
  * each unit's code with its names axk_u_/axt_u_ made axk_b<i>_/axt_b<i>_
- * (i its place in idx).  malloc'd, its length in *len; NULL when memory
- * is lacking. */
-char *cg_batch(const CgProg *g, const CgConfig *cfg, const int *idx, int n, size_t *len);
+ * (i its place in idx), or axk_<name>_b<i>_/axt_<name>_b<i>_ when name is
+ * not NULL (an exported program's, which must not clash with another's).
+ * malloc'd, its length in *len; NULL when memory is lacking. */
+char *cg_batch(const CgProg *g, const CgConfig *cfg, const int *idx, int n, const char *name, size_t *len);
 /* Emits the thunks and kernels of one operation (skel.c). */
 void cpu_emit_node(G *g, CgNode *cn);
 

@@ -141,7 +141,7 @@ static const char prelude_helpers[] =
     "#define AX_F2U(F, T, LIM) \\\n"
     "AXI T ax_cvt_##F##_##T(F x) { F y = ((x >= (F)1) & (x < (F)LIM)) ? x : (F)0; T r = (T)y; \\\n"
     "    return x >= (F)LIM ? (T)~(T)0 : r; }\n"
-    "AXI int ax_shape_size(int r, const i64 *sh, i64 *out)\n"
+    "AXI int ax_shape_count(int r, const i64 *sh, i64 *out)\n"
     "{\n"
     "    int zero = 0;\n"
     "    for (int d = 0; d < r; d++) { if (sh[d] < 0) return 1; if (sh[d] == 0) zero = 1; }\n"
@@ -562,7 +562,7 @@ static void dedup_node(CG *c, CgNode *cn, HMap *seen)
  * operations that run its code. */
 /* Appends code with the names axk_u_ / axt_u_ (at the start of an
  * identifier) made axk_b<i>_ / axt_b<i>_. */
-static void put_renamed(Buf *out, const char *code, size_t len, int i)
+static void put_renamed(Buf *out, const char *code, size_t len, int i, const char *name)
 {
     size_t from = 0;
     for (size_t k = 0; k + 6 <= len; k++) {
@@ -571,21 +571,22 @@ static void put_renamed(Buf *out, const char *code, size_t len, int i)
             (k > 0 && (isalnum((unsigned char)code[k - 1]) || code[k - 1] == '_')))
             continue;
         buf_putn(out, code + from, k - from);
-        buf_printf(out, "ax%c_b%d_", code[k + 2], i);
+        if (name) buf_printf(out, "ax%c_%s_b%d_", code[k + 2], name, i);
+        else buf_printf(out, "ax%c_b%d_", code[k + 2], i);
         from = k + 6;
         k += 5;
     }
     buf_putn(out, code + from, len - from);
 }
 
-char *cg_batch(const CgProg *g, const CgConfig *cfg, const int *idx, int n, size_t *len)
+char *cg_batch(const CgProg *g, const CgConfig *cfg, const int *idx, int n, const char *name, size_t *len)
 {
     Buf code = {0}, out = {0};
     uint64_t math = 0;
     for (int k = 0; k < n; k++) {
         const CgUnit *u = &g->units[idx[k]];
         math |= u->math;
-        put_renamed(&code, u->text + u->code_off, u->len - u->code_off, k);
+        put_renamed(&code, u->text + u->code_off, u->len - u->code_off, k, name);
     }
     if (!code.oom) {
         emit_prelude(&out, cfg, math, code.s ? code.s : "", code.len);

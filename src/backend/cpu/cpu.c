@@ -500,7 +500,7 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
             bu[nc].len = g->units[members[0]].len;
         } else {
             rc = AX_ERR_NOMEM;
-            if (!(btext[nc] = cg_batch(g, cfg, members, m, &bu[nc].len))) goto out;
+            if (!(btext[nc] = cg_batch(g, cfg, members, m, NULL, &bu[nc].len))) goto out;
             bu[nc].source = btext[nc];
         }
         nc++;
@@ -678,6 +678,7 @@ const Backend backend_cpu = {
     .find = cpu_find,
     .keep = cpu_keep,
     .save = cpu_save,
+    .exportc = cpu_export,
 #endif
     .load = cpu_load,
     .run = cpu_run,

@@ -91,7 +91,9 @@ void cpu_prog_release(CpuProg *pp);
 int cpu_find(ax_ctx *cx, const SrcKey *k, Program **prog, void **state, int64_t nl[3]);
 void cpu_keep(ax_ctx *cx, const Program *p, void *state, const SrcKey *k, int64_t nodes, int64_t lets);
 int cpu_save(ax_ctx *cx, const Program *p, void *state, struct Bytes *w);
-int cpu_load(ax_ctx *cx, Program *p, struct Bytes *in, void **state);
+int cpu_load(ax_ctx *cx, Program *p, struct Bytes *in, const BundleLink *link, void **state);
+int cpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *k,
+               struct Bytes *c);
 
 /* ------------------------------------------------- exec.c */
 

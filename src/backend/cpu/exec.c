@@ -182,10 +182,12 @@ __attribute__((noinline, cold)) static int load_checked(Ex *ex, const Op1 *o)
         pp->mod[cn->cold] = m;
     }
 #endif
+    int bp = pp->bpos[cn->cold];   /* >= 0: in a batch (an exported program's) */
     for (int r = 0; r < R_NROLE; r++) {
         if (!cn->role[r]) continue;
         char name[64];
-        snprintf(name, sizeof name, "axk_u_%s_chk", cg_role_name[r]);
+        if (bp >= 0) snprintf(name, sizeof name, "axk_b%d_%s_chk", bp, cg_role_name[r]);
+        else snprintf(name, sizeof name, "axk_u_%s_chk", cg_role_name[r]);
         pp->chk[o->x->num][r] = (AxKernel)jit_sym(m, name);
     }
     ex->cc->counters.checked++;

@@ -41,6 +41,11 @@
 
 #define PROG_MAGIC_TEXT "axle-prog-1\n"
 
+/* A program's part in a file starts with what carries its code: the
+ * compiled objects (ax_program_save), or the functions of its exported C
+ * (ax_program_export), given at load. */
+enum { PART_OBJECTS = 0, PART_LINKED = 1 };
+
 /* A unit's flags (CgUnit.cflags) are the compiler's: the runtime-only
  * library, which compiles nothing, keeps only that a unit has some. */
 #ifdef AX_RUNTIME_ONLY
@@ -209,7 +214,7 @@ static bool get_desc(Bytes *in, CgProg *g, int **umodp, int **bposp, bool cold_m
         umod[u] = (int)bytes_getv(in, -1, nu);
         bpos[u] = (int)bytes_getv(in, -1, nu);
         if (!in->bad && ((cold_mods ? umod[u] < 0 : cu->cold != (umod[u] < 0)) || !g->nodes[cu->node].x ||
-                         (cu->cold && bpos[u] >= 0)))
+                         (!cold_mods && cu->cold && bpos[u] >= 0)))
             in->bad = true;
     }
     for (int i = 0; i < g->nnodes && !in->bad; i++) {
@@ -478,6 +483,7 @@ int cpu_save(ax_ctx *cx, const Program *p, void *state, Bytes *w)
             if (!(img[u] = jit_module_image(own, ju[u].module, &len[u]))) goto cc_failed;
         }
     }
+    bytes_putv(w, PART_OBJECTS);
     bytes_put(w, isa, strlen(isa) + 1);
     put_desc(w, g, umod, bpos);
     bytes_putv(w, nmods);
@@ -505,6 +511,109 @@ out:
     free(umod);
     free(mods);
     return rc;
+}
+
+/* An exported program's part: every unit, hot and checked, in one
+ * translation unit (cg_batch, its names prefixed by the program's), the
+ * table of their functions by the names cpu_make_prog and load_checked
+ * look up (axk_b<unit>_...), and the description, every unit in module
+ * 0 at its own place. */
+int cpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Bytes *w, Bytes *k, Bytes *c)
+{
+    (void)p;
+    CpuCtx *cc = cpu_ctx_state(cx);
+    CpuProg *pp = state;
+    if (!cc || !pp || pp->magic != CPU_PROG_MAGIC) {
+        if (cc) ctx_error(cx, AX_ERR_BACKEND, "ax_program_export: no compiled program");
+        return -1;
+    }
+    char err[4096] = "";
+    if (cpu_unit_texts(cx, cc, pp, err, sizeof err)) {
+        ctx_error(cx, AX_ERR_BACKEND, "ax_program_export: the kernels cannot be generated: %s", err);
+        return -1;
+    }
+    CgProg *g = pp->cg;
+    int nu = g->nunits;
+    int *idx = ax__calloc((size_t)nu + 1, sizeof *idx), *umod = ax__calloc((size_t)nu + 1, sizeof *umod);
+    bool *seen = ax__calloc((size_t)nu + 1, sizeof *seen);
+    size_t len = 0;
+    CgConfig cfg = cpu_config(cx, cc);
+    char *text = NULL;
+    if (idx && umod && seen) {
+        for (int u = 0; u < nu; u++) idx[u] = u;
+        text = cg_batch(g, &cfg, idx, nu, name, &len);
+    }
+    if (!text) {
+        free(idx), free(umod), free(seen);
+        ctx_error(cx, AX_ERR_NOMEM, "ax_program_export: out of memory");
+        return -1;
+    }
+    bytes_put(k, text, len);
+    char line[256];
+    snprintf(line, sizeof line, "\nstatic const ax_linked_fn %s_fns[] = {\n", name);
+    bytes_put(c, line, strlen(line));
+    /* each function the kernels' text defines (a checked copy exists for
+     * the roles that have checks only) */
+    char fn[160];
+    for (int i = 0; i < g->nnodes; i++) {
+        const CgNode *cn = &g->nodes[i];
+        if (!cn->x) continue;
+        for (int pass = 0; pass < 2; pass++) {
+            int u = pass ? cn->cold : cn->unit;
+            if (u < 0 || seen[u]) continue;
+            seen[u] = true;
+            for (int t = 0; !pass && t < cn->nthunk; t++) {
+                snprintf(fn, sizeof fn, "axt_%s_b%d_%d(", name, u, t);
+                if (!strstr(text, fn)) continue;
+                snprintf(line, sizeof line, "    {\"axt_b%d_%d\", (void (*)(void))axt_%s_b%d_%d},\n", u, t, name, u, t);
+                bytes_put(c, line, strlen(line));
+            }
+            for (int r = 0; r < R_NROLE; r++) {
+                if (!cn->role[r]) continue;
+                const char *chk = pass ? "_chk" : "";
+                snprintf(fn, sizeof fn, "axk_%s_b%d_%s%s(", name, u, cg_role_name[r], chk);
+                if (!strstr(text, fn)) continue;
+                snprintf(line, sizeof line, "    {\"axk_b%d_%s%s\", (void (*)(void))axk_%s_b%d_%s%s},\n", u,
+                         cg_role_name[r], chk, name, u, cg_role_name[r], chk);
+                bytes_put(c, line, strlen(line));
+            }
+        }
+    }
+    bytes_put(c, "    {0, 0},\n};\n", 15);
+    free(text);
+    /* the instruction sets the application's compiler is told to use (its
+     * -march), as jit_host_isa names them: checked at load */
+    static const char *const isa_macro[][2] = {
+        {"__SSE__", "sse"}, {"__SSE2__", "sse2"}, {"__SSE3__", "pni"}, {"__SSSE3__", "ssse3"},
+        {"__SSE4_1__", "sse4_1"}, {"__SSE4_2__", "sse4_2"}, {"__POPCNT__", "popcnt"}, {"__AVX__", "avx"},
+        {"__AVX2__", "avx2"}, {"__FMA__", "fma"}, {"__F16C__", "f16c"}, {"__BMI__", "bmi1"}, {"__BMI2__", "bmi2"},
+        {"__LZCNT__", "abm"}, {"__MOVBE__", "movbe"}, {"__AVX512F__", "avx512f"}, {"__AVX512BW__", "avx512bw"},
+        {"__AVX512CD__", "avx512cd"}, {"__AVX512DQ__", "avx512dq"}, {"__AVX512VL__", "avx512vl"},
+        {"__AVX512IFMA__", "avx512ifma"}, {"__AVX512VBMI__", "avx512vbmi"}, {"__AVX512VBMI2__", "avx512_vbmi2"},
+        {"__AVX512VNNI__", "avx512_vnni"}, {"__AVX512BITALG__", "avx512_bitalg"},
+        {"__AVX512VPOPCNTDQ__", "avx512_vpopcntdq"}, {"__AVX512BF16__", "avx512_bf16"},
+        {"__AVX512FP16__", "avx512_fp16"}, {"__AVXVNNI__", "avx_vnni"}, {"__GFNI__", "gfni"}, {"__VAES__", "vaes"},
+        {"__VPCLMULQDQ__", "vpclmulqdq"}, {"__AES__", "aes"}, {"__PCLMUL__", "pclmulqdq"}, {"__SHA__", "sha_ni"},
+        {"__ADX__", "adx"}, {"__FMA4__", "fma4"}, {"__XOP__", "xop"}, {"__SSE4A__", "sse4a"},
+    };
+    snprintf(line, sizeof line, "\n/* the instruction sets this file is compiled for (checked when it loads) */\n"
+             "static const char %s_isa[] = \"\"\n", name);
+    bytes_put(c, line, strlen(line));
+    for (size_t i = 0; i < sizeof isa_macro / sizeof *isa_macro; i++) {
+        snprintf(line, sizeof line, "#ifdef %s\n    \" %s\"\n#endif\n", isa_macro[i][0], isa_macro[i][1]);
+        bytes_put(c, line, strlen(line));
+    }
+    bytes_put(c, "    ;\n", 6);
+    bytes_putv(w, PART_LINKED);
+    bytes_put(w, "", 1);   /* the instruction sets are the exported C's (BundleLink.isa) */
+    put_desc(w, g, umod, idx);   /* every unit in module 0, at its own place */
+    bytes_putv(w, 1);
+    free(idx), free(umod), free(seen);
+    if (w->bad || c->bad || k->bad) {
+        ctx_error(cx, AX_ERR_NOMEM, "ax_program_export: out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 #endif
@@ -536,12 +645,18 @@ static bool isa_missing(const char *need, const char *have, char *out, size_t n)
     return out[0] != 0;
 }
 
-int cpu_load(ax_ctx *cx, Program *p, Bytes *in, void **state)
+int cpu_load(ax_ctx *cx, Program *p, Bytes *in, const BundleLink *link, void **state)
 {
     *state = NULL;
     CpuCtx *cc = cpu_ctx_state(cx);
     Jit *jit = cc ? cpu_ctx_jit(cx, cc) : NULL;
     if (!jit) return -1;
+    int kind = (int)bytes_getv(in, PART_OBJECTS, PART_LINKED);
+    if (in->bad || (kind == PART_LINKED) != (link != NULL)) {
+        ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: %s", link ? "the data is not an exported program's"
+                  : "an exported program's data loads only with its code (ax_program_load_linked)");
+        return -1;
+    }
     const unsigned char *isa = in->b + in->at;
     size_t il = strnlen((const char *)isa, in->len - in->at);
     if (!bytes_get(in, il + 1)) goto malformed;
@@ -549,12 +664,12 @@ int cpu_load(ax_ctx *cx, Program *p, Bytes *in, void **state)
     char lack[512];
     if (!have) return ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory"), -1;
     const char *hook = getenv("AXLE_TEST_HOST_ISA");   /* tests: another CPU */
-    bool lacks = isa_missing((const char *)isa, hook ? hook : have, lack, sizeof lack);
+    bool lacks = isa_missing(link ? link->isa : (const char *)isa, hook ? hook : have, lack, sizeof lack);
     free(have);
     if (lacks) {
         ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: the program was compiled for a CPU with instructions "
-                  "this one lacks (%s): save it again on this machine, or compile it with AXLE_CFLAGS naming "
-                  "an older -march", lack);
+                  "this one lacks (%s): %s", lack, link ? "compile the exported file for an older -march"
+                  : "save it again on this machine, or compile it with AXLE_CFLAGS naming an older -march");
         return -1;
     }
     char msg[256];
@@ -569,10 +684,20 @@ int cpu_load(ax_ctx *cx, Program *p, Bytes *in, void **state)
     for (int u = 0; u < nu; u++)
         if (umod[u] >= nmods) goto bad;
     for (int mi = 0; mi < nmods; mi++) {
+        JitModule *m = NULL;
+        if (link) {
+            if (nmods != 1) goto bad;
+            if (!(m = jit_module_linked(jit, link->fns, link->nfns))) {
+                ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory");
+                goto out;
+            }
+            for (int u = 0; u < nu; u++) mod[u] = m;
+            continue;
+        }
         size_t n = (size_t)bytes_getv(in, 1, (int64_t)(in->len - in->at));
         const unsigned char *b = bytes_get(in, n);
         if (!b) goto bad;
-        JitModule *m = jit_module_from_image(jit, b, n, msg, sizeof msg);
+        m = jit_module_from_image(jit, b, n, msg, sizeof msg);
         if (!m) {
             ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: %s", msg);
             goto out;
@@ -588,7 +713,8 @@ int cpu_load(ax_ctx *cx, Program *p, Bytes *in, void **state)
     bpos = NULL;
     if (!pp) {
         if (!strcmp(what, "memory")) ctx_error(cx, AX_ERR_NOMEM, "ax_program_load: out of memory");
-        else ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: the file's compiled code lacks %s", what);
+        else ctx_error(cx, AX_ERR_BACKEND, "ax_program_load: the %s compiled code lacks %s",
+                       link ? "exported program's" : "file's", what);
         goto out;
     }
     cc->counters.prepared++;

@@ -47,6 +47,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "bytes.h"
 #include "runtime/eval.h"
 #include "runtime/host.h"
 #include "runtime/array.h"
@@ -1127,10 +1128,21 @@ static int interp_save(ax_ctx *cx, const Program *p, void *state, struct Bytes *
     return 0;
 }
 
-static int interp_load(ax_ctx *cx, Program *p, struct Bytes *in, void **state)
+static int interp_load(ax_ctx *cx, Program *p, struct Bytes *in, const BundleLink *link, void **state)
 {
-    (void)in;
+    (void)in, (void)link;
     return interp_prepare(cx, p, state);
+}
+
+static int interp_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w,
+                         struct Bytes *k, struct Bytes *c)
+{
+    (void)cx, (void)p, (void)state, (void)w, (void)k;
+    char t[256];
+    snprintf(t, sizeof t, "/* (the interpreter runs this program: no kernels) */\n"
+             "static const ax_linked_fn %s_fns[] = {{0, 0}};\nstatic const char %s_isa[] = \"\";\n", name, name);
+    bytes_put(c, t, strlen(t));
+    return c->bad ? -1 : 0;
 }
 
 const Backend backend_interp = {
@@ -1142,6 +1154,7 @@ const Backend backend_interp = {
     .release = interp_release,
     .save = interp_save,
     .load = interp_load,
+    .exportc = interp_export,
 };
 
 /* ------------------------------------------------------------ an operation of another executor's walk */
