@@ -559,8 +559,7 @@ TEST(export_writes_c_that_compiles)
                  AXLE_TEST_SOURCE_DIR, dir);
         CHECKF(system(cmd) == 0, "%s", cmd);
         size_t n = 0;
-        char *h = read_all(dir, &n), *c = NULL;
-        free(h);
+        char *h = NULL, *c = NULL;
         char path[128];
         snprintf(path, sizeof path, "%s/weighted.h", dir);
         h = read_all(path, &n);

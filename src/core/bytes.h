@@ -16,7 +16,9 @@
 #define AX_BYTES_H
 
 #include "fault.h"
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -46,9 +48,23 @@ static inline bool bytes_room(Bytes *o, size_t n)
 
 static inline void bytes_put(Bytes *o, const void *p, size_t n)
 {
-    if (!bytes_room(o, n)) return;
+    if (!n || !bytes_room(o, n)) return;
     memcpy(o->b + o->len, p, n);
     o->len += n;
+}
+
+/* A string, without its NUL; printf's text (a line of at most 1 KiB). */
+static inline void bytes_puts(Bytes *o, const char *s) { bytes_put(o, s, strlen(s)); }
+
+static inline void bytes_printf(Bytes *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void bytes_printf(Bytes *o, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0) bytes_put(o, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 /* The single bytes and numbers are stored directly, not through memcpy

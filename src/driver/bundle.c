@@ -518,19 +518,6 @@ static bool identifier(const char *s)
     return n <= 64;
 }
 
-static void puts_b(Bytes *b, const char *s) { bytes_put(b, s, strlen(s)); }
-
-static void printf_b(Bytes *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void printf_b(Bytes *b, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n > 0) bytes_put(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-}
-
 /* The parameters of the program (the placeholders among its arrays),
  * into par[k] by index: NULL where an index is not read; their count. */
 static int params_of(const SaveJob *j, const ax_array **par)
@@ -557,41 +544,41 @@ static void export_job(void *arg)
     Bytes c = {0}, h = {0};
     char *cc = ax_cc_command(cx);
     /* the header */
-    printf_b(&h, "/*\n * %s.h: the axle program %s, exported by axle %s (ax_program_export).\n", n, n, ax_version());
-    printf_b(&h, " * Generated: do not edit.  %s.c holds its kernels and its program: compile\n"
+    bytes_printf(&h, "/*\n * %s.h: the axle program %s, exported by axle %s (ax_program_export).\n", n, n, ax_version());
+    bytes_printf(&h, " * Generated: do not edit.  %s.c holds its kernels and its program: compile\n"
              " * it with the application and link with -laxle or -laxle_rt.\n */\n", n);
-    printf_b(&h, "#ifndef AXLE_EXPORT_%s_H\n#define AXLE_EXPORT_%s_H\n#include <axle.h>\n\n", n, n);
-    printf_b(&h, "/* The program in cx, or NULL with an error on cx (a CPU that lacks an\n"
+    bytes_printf(&h, "#ifndef AXLE_EXPORT_%s_H\n#define AXLE_EXPORT_%s_H\n#include <axle.h>\n\n", n, n);
+    bytes_printf(&h, "/* The program in cx, or NULL with an error on cx (a CPU that lacks an\n"
              " * instruction set %s.c was compiled for, or a context in another mode than\n"
              " * %s).  Free it with ax_program_free. */\nax_program *%s_load(ax_ctx *cx);\n\n", n,
              mode_name(mode), n);
-    printf_b(&h, "/* Runs it: ax_program_run_with with its %d parameter%s in order, each an\n"
+    bytes_printf(&h, "/* Runs it: ax_program_run_with with its %d parameter%s in order, each an\n"
              " * ax_array of cx", np, np == 1 ? "" : "s");
     for (int k = 0; k < np; k++) {
         char t[96];
-        if (par[k]) printf_b(&h, ";\n *   arg%d: [%s]^%d", k, ax_type_str(par[k]->elt, t, sizeof t), par[k]->rank);
-        else printf_b(&h, ";\n *   arg%d: not read (may be NULL)", k);
+        if (par[k]) bytes_printf(&h, ";\n *   arg%d: [%s]^%d", k, ax_type_str(par[k]->elt, t, sizeof t), par[k]->rank);
+        else bytes_printf(&h, ";\n *   arg%d: not read (may be NULL)", k);
     }
-    printf_b(&h, ".\n * Returns as ax_run_n: the number of results written to out, or -1. */\nint %s_run(ax_program *p", n);
-    for (int k = 0; k < np; k++) printf_b(&h, ", ax_array *arg%d", k);
-    printf_b(&h, ", ax_array **out, int max);\n\n#endif\n");
+    bytes_printf(&h, ".\n * Returns as ax_run_n: the number of results written to out, or -1. */\nint %s_run(ax_program *p", n);
+    for (int k = 0; k < np; k++) bytes_printf(&h, ", ax_array *arg%d", k);
+    bytes_printf(&h, ", ax_array **out, int max);\n\n#endif\n");
     /* the C file */
-    printf_b(&c, "/*\n * %s.c: the axle program %s, exported by axle %s (ax_program_export).\n", n, n, ax_version());
-    printf_b(&c, " * Generated: do not edit.  Compile it with the application; axle compiles\n"
+    bytes_printf(&c, "/*\n * %s.c: the axle program %s, exported by axle %s (ax_program_export).\n", n, n, ax_version());
+    bytes_printf(&c, " * Generated: do not edit.  Compile it with the application; axle compiles\n"
              " * its kernels with:\n *   %s\n * and this file with the same optimisation and target flags runs as fast.\n"
              " * Link with -laxle or -laxle_rt.  The program runs on the %s backend, in\n * %s mode.\n */\n",
              cc ? cc : "(unknown)", j->pp.be->name, mode_name(mode));
     if (!(mode & 6)) {
         /* exact mode: every operation rounded, as axle's own compile has
          * it (-ffp-contract=off); C compilers fuse a*b+c by default */
-        puts_b(&c, "#if defined(__FAST_MATH__)\n#error \"this program was exported in exact mode: compile it without "
+        bytes_puts(&c, "#if defined(__FAST_MATH__)\n#error \"this program was exported in exact mode: compile it without "
                "-ffast-math\"\n#endif\n#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#elif defined(__GNUC__)\n"
                "#pragma GCC optimize (\"fp-contract=off\")\n#endif\n\n");
     }
     /* the kernels before axle.h: their helpers' names are their own.
      * Generated code declares what a skeleton may need: not a warning of
      * the application's. */
-    puts_b(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
+    bytes_puts(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
            "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
            "#pragma GCC diagnostic ignored \"-Wunused-parameter\"\n"
            "#pragma GCC diagnostic ignored \"-Wunused-function\"\n"
@@ -605,28 +592,28 @@ static void export_job(void *arg)
            "#pragma GCC diagnostic ignored \"-Wpragmas\"\n"
            "#endif\n");
     bytes_put(&c, j->c.b, j->c.len);
-    puts_b(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n");
-    printf_b(&c, "\n#include \"%s.h\"\n", n);
+    bytes_puts(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n");
+    bytes_printf(&c, "\n#include \"%s.h\"\n", n);
     bytes_put(&c, j->t.b, j->t.len);
-    printf_b(&c, "\n/* the program (ax_program_save's form, without compiled objects) */\n"
+    bytes_printf(&c, "\n/* the program (ax_program_save's form, without compiled objects) */\n"
              "static const unsigned char %s_data[%zu] = {", n, j->file.len);
     for (size_t i = 0; i < j->file.len && !c.bad; i++) {
-        if (i % 16 == 0) puts_b(&c, "\n   ");
-        printf_b(&c, " %u,", j->file.b[i]);
+        if (i % 16 == 0) bytes_puts(&c, "\n   ");
+        bytes_printf(&c, " %u,", j->file.b[i]);
     }
-    printf_b(&c, "\n};\n\nax_program *%s_load(ax_ctx *cx)\n{\n"
+    bytes_printf(&c, "\n};\n\nax_program *%s_load(ax_ctx *cx)\n{\n"
              "    return ax_program_load_linked(cx, %s_data, sizeof %s_data, %s_fns,\n"
              "                                  (int)(sizeof %s_fns / sizeof *%s_fns) - 1, %s_isa);\n}\n\n",
              n, n, n, n, n, n, n);
-    printf_b(&c, "int %s_run(ax_program *p", n);
-    for (int k = 0; k < np; k++) printf_b(&c, ", ax_array *arg%d", k);
-    printf_b(&c, ", ax_array **out, int max)\n{\n");
+    bytes_printf(&c, "int %s_run(ax_program *p", n);
+    for (int k = 0; k < np; k++) bytes_printf(&c, ", ax_array *arg%d", k);
+    bytes_printf(&c, ", ax_array **out, int max)\n{\n");
     if (np) {
-        printf_b(&c, "    ax_array *args[%d] = {", np);
-        for (int k = 0; k < np; k++) printf_b(&c, "%sarg%d", k ? ", " : "", k);
-        printf_b(&c, "};\n    return ax_program_run_with(p, args, %d, out, max);\n}\n", np);
+        bytes_printf(&c, "    ax_array *args[%d] = {", np);
+        for (int k = 0; k < np; k++) bytes_printf(&c, "%sarg%d", k ? ", " : "", k);
+        bytes_printf(&c, "};\n    return ax_program_run_with(p, args, %d, out, max);\n}\n", np);
     } else {
-        puts_b(&c, "    return ax_program_run_with(p, 0, 0, out, max);\n}\n");
+        bytes_puts(&c, "    return ax_program_run_with(p, 0, 0, out, max);\n}\n");
     }
     free(cc);
     char path[4096], err[512];

@@ -549,9 +549,7 @@ int cpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Byte
         return -1;
     }
     bytes_put(k, text, len);
-    char line[256];
-    snprintf(line, sizeof line, "\nstatic const ax_linked_fn %s_fns[] = {\n", name);
-    bytes_put(c, line, strlen(line));
+    bytes_printf(c, "\nstatic const ax_linked_fn %s_fns[] = {\n", name);
     /* each function the kernels' text defines (a checked copy exists for
      * the roles that have checks only) */
     char fn[160];
@@ -565,17 +563,15 @@ int cpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Byte
             for (int t = 0; !pass && t < cn->nthunk; t++) {
                 snprintf(fn, sizeof fn, "axt_%s_b%d_%d(", name, u, t);
                 if (!strstr(text, fn)) continue;
-                snprintf(line, sizeof line, "    {\"axt_b%d_%d\", (void (*)(void))axt_%s_b%d_%d},\n", u, t, name, u, t);
-                bytes_put(c, line, strlen(line));
+                bytes_printf(c, "    {\"axt_b%d_%d\", (void (*)(void))axt_%s_b%d_%d},\n", u, t, name, u, t);
             }
             for (int r = 0; r < R_NROLE; r++) {
                 if (!cn->role[r]) continue;
                 const char *chk = pass ? "_chk" : "";
                 snprintf(fn, sizeof fn, "axk_%s_b%d_%s%s(", name, u, cg_role_name[r], chk);
                 if (!strstr(text, fn)) continue;
-                snprintf(line, sizeof line, "    {\"axk_b%d_%s%s\", (void (*)(void))axk_%s_b%d_%s%s},\n", u,
-                         cg_role_name[r], chk, name, u, cg_role_name[r], chk);
-                bytes_put(c, line, strlen(line));
+                bytes_printf(c, "    {\"axk_b%d_%s%s\", (void (*)(void))axk_%s_b%d_%s%s},\n", u, cg_role_name[r], chk,
+                             name, u, cg_role_name[r], chk);
             }
         }
     }
@@ -596,13 +592,10 @@ int cpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Byte
         {"__VPCLMULQDQ__", "vpclmulqdq"}, {"__AES__", "aes"}, {"__PCLMUL__", "pclmulqdq"}, {"__SHA__", "sha_ni"},
         {"__ADX__", "adx"}, {"__FMA4__", "fma4"}, {"__XOP__", "xop"}, {"__SSE4A__", "sse4a"},
     };
-    snprintf(line, sizeof line, "\n/* the instruction sets this file is compiled for (checked when it loads) */\n"
-             "static const char %s_isa[] = \"\"\n", name);
-    bytes_put(c, line, strlen(line));
-    for (size_t i = 0; i < sizeof isa_macro / sizeof *isa_macro; i++) {
-        snprintf(line, sizeof line, "#ifdef %s\n    \" %s\"\n#endif\n", isa_macro[i][0], isa_macro[i][1]);
-        bytes_put(c, line, strlen(line));
-    }
+    bytes_printf(c, "\n/* the instruction sets this file is compiled for (checked when it loads) */\n"
+                 "static const char %s_isa[] = \"\"\n", name);
+    for (size_t i = 0; i < sizeof isa_macro / sizeof *isa_macro; i++)
+        bytes_printf(c, "#ifdef %s\n    \" %s\"\n#endif\n", isa_macro[i][0], isa_macro[i][1]);
     bytes_put(c, "    ;\n", 6);
     bytes_putv(w, PART_LINKED);
     bytes_put(w, "", 1);   /* the instruction sets are the exported C's (BundleLink.isa) */

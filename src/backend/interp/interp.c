@@ -1138,10 +1138,8 @@ static int interp_export(ax_ctx *cx, const Program *p, void *state, const char *
                          struct Bytes *k, struct Bytes *c)
 {
     (void)cx, (void)p, (void)state, (void)w, (void)k;
-    char t[256];
-    snprintf(t, sizeof t, "/* (the interpreter runs this program: no kernels) */\n"
-             "static const ax_linked_fn %s_fns[] = {{0, 0}};\nstatic const char %s_isa[] = \"\";\n", name, name);
-    bytes_put(c, t, strlen(t));
+    bytes_printf(c, "/* (the interpreter runs this program: no kernels) */\n"
+                 "static const ax_linked_fn %s_fns[] = {{0, 0}};\nstatic const char %s_isa[] = \"\";\n", name, name);
     return c->bad ? -1 : 0;
 }
 
