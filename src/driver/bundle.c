@@ -194,21 +194,18 @@ static int build(SaveJob *j)
     }
     bytes_putv(w, (int64_t)irn);
     bytes_put(w, j->ir, irn);
-    size_t beat = w->len;
-    if (j->name ? pp.be->exportc(cx, pp.prog, pp.state, j->name, w, &j->c, &j->t)
-                : pp.be->save(cx, pp.prog, pp.state, w))
-        return -1;
     /* the backend's part is read as a whole: its length before it */
     Bytes part = {0};
-    bytes_putv(&part, (int64_t)(w->len - beat));
-    if (part.bad || !bytes_room(w, part.len)) {
+    if (j->name ? pp.be->exportc(cx, pp.prog, pp.state, j->name, &part, &j->c, &j->t)
+                : pp.be->save(cx, pp.prog, pp.state, &part)) {
         free(part.b);
-        goto nomem;
+        return -1;
     }
-    memmove(w->b + beat + part.len, w->b + beat, w->len - beat);
-    memcpy(w->b + beat, part.b, part.len);
-    w->len += part.len;
+    bytes_putv(w, (int64_t)part.len);
+    bytes_put(w, part.b, part.len);
+    bool lost = part.bad;
     free(part.b);
+    if (lost) goto nomem;
     uint64_t blen = w->len - body;
     for (int i = 0; i < 8; i++) w->b[lenat + i] = (unsigned char)(blen >> (8 * i));
     uint8_t h[HASH];
@@ -243,21 +240,29 @@ static void job_free(SaveJob *j)
     free(j->arr);
 }
 
+/* The public entry of a save or an export: j filled but for cx and the
+ * program's parts, bad (when not NULL) an argument error found by the
+ * caller, job the work. */
+static int save_entry(SaveJob *j, ax_program *pr, const char *bad, void (*job)(void *))
+{
+    ax_ctx *cx = j->cx = program_parts(pr, &j->pp);
+    if (!cx || !ctx_enter_as(cx, j->what)) return -1;
+    /* a builder's error pending belongs to a term being built elsewhere */
+    ctx_hold(cx);
+    if (!j->pp.prog) ctx_error(cx, AX_ERR_ARG, "%s: the program has no compilation", j->what);
+    else if (bad) ctx_error(cx, AX_ERR_ARG, "%s: %s", j->what, bad);
+    else run_deep(cx, j->pp.depth, j->what, job, j);
+    job_free(j);
+    if (j->rc) settle_error(cx);
+    else ctx_unhold(cx);
+    if (ctx_leave_report(cx, j->what)) j->rc = -1;
+    return j->rc;
+}
+
 int ax_program_save(ax_program *pr, const char *path)
 {
     SaveJob j = {.path = path, .what = "ax_program_save", .rc = -1};
-    ax_ctx *cx = j.cx = program_parts(pr, &j.pp);
-    if (!cx || !ctx_enter_as(cx, "ax_program_save")) return -1;
-    /* a builder's error pending belongs to a term being built elsewhere */
-    ctx_hold(cx);
-    if (!j.pp.prog) ctx_error(cx, AX_ERR_ARG, "ax_program_save: the program has no compilation");
-    else if (!path || !path[0]) ctx_error(cx, AX_ERR_ARG, "ax_program_save: no file name");
-    else run_deep(cx, j.pp.depth, "ax_program_save", save_job, &j);
-    job_free(&j);
-    if (j.rc) settle_error(cx);
-    else ctx_unhold(cx);
-    if (ctx_leave_report(cx, "ax_program_save")) j.rc = -1;
-    return j.rc;
+    return save_entry(&j, pr, !path || !path[0] ? "no file name" : NULL, save_job);
 }
 
 /* ------------------------------------------------------------ load */
@@ -442,21 +447,22 @@ out:
     free(arr);
 }
 
-/* The load of bytes b[0..n) (path: the name errors give; link: an
- * exported program's code) into cx. */
+/* The load of bytes b[0..n), or of the file path when b is NULL (path:
+ * the name errors give; link: an exported program's code; bad: an
+ * argument error found by the caller) into cx. */
 static ax_program *load(ax_ctx *cx, const char *what, const char *path, const void *b, size_t n,
-                        const BundleLink *link)
+                        const BundleLink *link, const char *bad)
 {
     if (!cx || !ctx_enter_as(cx, what)) return NULL;
     LoadJob j = {.cx = cx, .path = path, .t0 = now_ms(), .link = link};
     /* a builder's error pending belongs to a term being built elsewhere */
     ctx_hold(cx);
     unsigned char *own = NULL;
-    if (b) {
+    if (bad) {
+        ctx_error(cx, AX_ERR_ARG, "%s: %s", what, bad);
+    } else if (b) {
         j.b = b;
         j.n = n;
-    } else if (!path || !path[0]) {
-        ctx_error(cx, AX_ERR_ARG, "ax_program_load: no file name");
     } else {
         j.b = own = read_file(cx, path, &j.n);
     }
@@ -475,33 +481,21 @@ static ax_program *load(ax_ctx *cx, const char *what, const char *path, const vo
 
 ax_program *ax_program_load(ax_ctx *cx, const char *path)
 {
-    return load(cx, "ax_program_load", path, NULL, 0, NULL);
+    return load(cx, "ax_program_load", path, NULL, 0, NULL, !path || !path[0] ? "no file name" : NULL);
 }
 
 ax_program *ax_program_load_mem(ax_ctx *cx, const void *data, size_t size)
 {
-    if (cx && !data) {
-        if (!ctx_enter_as(cx, "ax_program_load_mem")) return NULL;
-        ctx_error(cx, AX_ERR_ARG, "ax_program_load_mem: no data");
-        settle_error(cx);
-        ctx_leave_report(cx, "ax_program_load_mem");
-        return NULL;
-    }
-    return load(cx, "ax_program_load_mem", "(memory)", data, size, NULL);
+    return load(cx, "ax_program_load_mem", "(memory)", data, size, NULL, data ? NULL : "no data");
 }
 
 ax_program *ax_program_load_linked(ax_ctx *cx, const void *data, size_t size, const ax_linked_fn *fns, int nfns,
                                    const char *isa)
 {
     BundleLink link = {fns, nfns, isa ? isa : ""};
-    if (cx && (!data || (!fns && nfns) || nfns < 0)) {
-        if (!ctx_enter_as(cx, "ax_program_load_linked")) return NULL;
-        ctx_error(cx, AX_ERR_ARG, "ax_program_load_linked: no data or no functions");
-        settle_error(cx);
-        ctx_leave_report(cx, "ax_program_load_linked");
-        return NULL;
-    }
-    return load(cx, "ax_program_load_linked", "(exported program)", data, size, &link);
+    bool bad = !data || (!fns && nfns) || nfns < 0;
+    return load(cx, "ax_program_load_linked", "(exported program)", data, size, &link,
+                bad ? "no data or no functions" : NULL);
 }
 
 #ifndef AX_RUNTIME_ONLY
@@ -598,8 +592,14 @@ static void export_job(void *arg)
     bytes_printf(&c, "\n/* the program (ax_program_save's form, without compiled objects) */\n"
              "static const unsigned char %s_data[%zu] = {", n, j->file.len);
     for (size_t i = 0; i < j->file.len && !c.bad; i++) {
+        /* (a large array's bytes: not one printf each) */
+        char d[8], *e = d + sizeof d;
+        unsigned v = j->file.b[i];
+        *--e = ',';
+        do *--e = (char)('0' + v % 10); while (v /= 10);
+        *--e = ' ';
         if (i % 16 == 0) bytes_puts(&c, "\n   ");
-        bytes_printf(&c, " %u,", j->file.b[i]);
+        bytes_put(&c, e, (size_t)(d + sizeof d - e));
     }
     bytes_printf(&c, "\n};\n\nax_program *%s_load(ax_ctx *cx)\n{\n"
              "    return ax_program_load_linked(cx, %s_data, sizeof %s_data, %s_fns,\n"
@@ -634,21 +634,14 @@ static void export_job(void *arg)
 int ax_program_export(ax_program *pr, const char *name, const char *dir)
 {
     SaveJob j = {.path = dir && dir[0] ? dir : ".", .what = "ax_program_export", .name = name, .rc = -1};
-    ax_ctx *cx = j.cx = program_parts(pr, &j.pp);
-    if (!cx || !ctx_enter_as(cx, "ax_program_export")) return -1;
-    ctx_hold(cx);
+    char bad[160];
     struct stat st;
-    if (!j.pp.prog) ctx_error(cx, AX_ERR_ARG, "ax_program_export: the program has no compilation");
-    else if (!identifier(name))
-        ctx_error(cx, AX_ERR_ARG, "ax_program_export: the name '%s' is not a C identifier of at most 64 characters",
-                  name ? name : "(null)");
+    if (!identifier(name))
+        snprintf(bad, sizeof bad, "the name '%.64s' is not a C identifier of at most 64 characters",
+                 name ? name : "(null)");
     else if (stat(j.path, &st) || !S_ISDIR(st.st_mode))
-        ctx_error(cx, AX_ERR_ARG, "ax_program_export: %s is not a directory", j.path);
-    else run_deep(cx, j.pp.depth, "ax_program_export", export_job, &j);
-    job_free(&j);
-    if (j.rc) settle_error(cx);
-    else ctx_unhold(cx);
-    if (ctx_leave_report(cx, "ax_program_export")) j.rc = -1;
-    return j.rc;
+        snprintf(bad, sizeof bad, "%.120s is not a directory", j.path);
+    else bad[0] = 0;
+    return save_entry(&j, pr, bad[0] ? bad : NULL, export_job);
 }
 #endif
