@@ -192,8 +192,8 @@ static void source_key(const Jit *j, const char *flags, const char *source, size
 
 #endif
 
-/* A loaded object made a module of the memory cache; NULL (the object
- * closed) when memory is lacking. */
+/* A loaded object (or none: a linked module) made a module of the memory
+ * cache; NULL (the object closed) when memory is lacking. */
 static JitModule *adopt(Jit *j, const uint8_t key[KEY_BYTES], const char *hex, void *h, char *err, size_t errsize)
 {
     JitModule *m = ax__calloc(1, sizeof *m);
@@ -205,7 +205,7 @@ static JitModule *adopt(Jit *j, const uint8_t key[KEY_BYTES], const char *hex, v
     }
     if (!m || !mem_add(j, m)) {
         free(m);
-        dlclose(h);
+        if (h) dlclose(h);
         jit_set_err(err, errsize, "out of memory");
         return NULL;
     }
@@ -443,17 +443,24 @@ void *jit_module_image(Jit *j, const JitModule *m, size_t *n)
     return jit_disk_image(j, m->hex, m->key, n);
 }
 
+/* The key of a module that is no source's (an image, a table): SHA-256
+ * of a tag and the bytes that identify it, so it never stands for a
+ * source's module. */
+static void other_key(const char *tag, const void *b, size_t n, uint8_t key[KEY_BYTES], char hex[2 * KEY_BYTES + 1])
+{
+    JitSha256 s;
+    jit_sha256_init(&s);
+    jit_sha256_update(&s, tag, strlen(tag) + 1);
+    jit_sha256_update(&s, b, n);
+    jit_sha256_final(&s, key);
+    jit_to_hex(key, KEY_BYTES, hex);
+}
+
 JitModule *jit_module_from_image(Jit *j, const void *b, size_t n, char *err, size_t errsize)
 {
     uint8_t key[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
-    static const char tag[] = "axle-image-1";
-    JitSha256 s;
-    jit_sha256_init(&s);
-    jit_sha256_update(&s, tag, sizeof tag);
-    jit_sha256_update(&s, b, n);
-    jit_sha256_final(&s, key);
-    jit_to_hex(key, KEY_BYTES, hex);
+    other_key("axle-image-1", b, n, key, hex);
     JitModule *m = mem_find(j, key);
     if (m) return m;
     void *h;
@@ -469,27 +476,12 @@ JitModule *jit_module_linked(Jit *j, const struct ax_linked_fn *fns, int n)
     /* keyed by the table's address: one module per table in a process */
     uint8_t key[KEY_BYTES];
     char hex[2 * KEY_BYTES + 1];
-    static const char tag[] = "axle-linked-1";
-    uintptr_t at = (uintptr_t)fns;
-    JitSha256 s;
-    jit_sha256_init(&s);
-    jit_sha256_update(&s, tag, sizeof tag);
-    jit_sha256_update(&s, &at, sizeof at);
-    jit_sha256_update(&s, &n, sizeof n);
-    jit_sha256_final(&s, key);
-    jit_to_hex(key, KEY_BYTES, hex);
+    const int64_t id[2] = {(int64_t)(intptr_t)fns, n};
+    other_key("axle-linked-1", &id, sizeof id, key, hex);
     JitModule *m = mem_find(j, key);
-    if (m) return m;
-    if (!(m = ax__calloc(1, sizeof *m))) return NULL;
-    memcpy(m->key, key, KEY_BYTES);
-    memcpy(m->hex, hex, sizeof m->hex);
+    if (m || !(m = adopt(j, key, hex, NULL, NULL, 0))) return m;
     m->fns = fns;
     m->nfns = n;
-    m->fd = -1;
-    if (!mem_add(j, m)) {
-        free(m);
-        return NULL;
-    }
     return m;
 }
 
