@@ -384,14 +384,6 @@ miss:
  * The objects are those of the disk cache; a unit that is not there (no
  * disk cache, or evicted) is compiled again into a private one. */
 
-/* The object of every module of mods[0..n) into img and len (malloc'd;
- * NULL where the disk cache has none). */
-static void images_of(Jit *jit, JitModule **mods, int n, void **img, size_t *len)
-{
-    for (int m = 0; m < n; m++)
-        if (!img[m]) img[m] = jit_module_image(jit, mods[m], &len[m]);
-}
-
 int cpu_save(ax_ctx *cx, const Program *p, void *state, Bytes *w)
 {
     (void)p;
@@ -418,16 +410,19 @@ int cpu_save(ax_ctx *cx, const Program *p, void *state, Bytes *w)
         ctx_error(cx, AX_ERR_NOMEM, "ax_program_save: out of memory");
         goto out;
     }
-    /* the cold units compiled (the hot ones are loaded) */
-    bool cold = false;
-    for (int u = 0; u < nu; u++) cold = cold || !pp->mod[u];
+    /* the cold units compiled (the hot ones are loaded), where a disk
+     * cache will hold their objects; without one, every unit is compiled
+     * into a private one below (unless each has its object already: a
+     * program read from a file) */
+    bool disk = jit_cache_dir(jit) != NULL, cold = false;
+    for (int u = 0; u < nu; u++) cold = cold || (disk && !pp->mod[u]);
     bool gcc = cold && jit_is_gcc(jit);
     if (cold && cpu_unit_texts(cx, cc, pp, err, sizeof err)) {
         ctx_error(cx, AX_ERR_BACKEND, "ax_program_save: the checked kernels cannot be generated: %s", err);
         goto out;
     }
     int ncold = 0;
-    for (int u = 0; u < nu; u++)
+    for (int u = 0; u < nu && cold; u++)
         if (!pp->mod[u])
             ju[ncold++] = (JitUnit){.source = g->units[u].text, .len = g->units[u].len,
                                     .cflags = gcc ? g->units[u].cflags : NULL};
@@ -436,7 +431,7 @@ int cpu_save(ax_ctx *cx, const Program *p, void *state, Bytes *w)
         ctx_error(cx, AX_ERR_COMPILE, "ax_program_save: %s", err[0] ? err : "the C compiler failed");
         goto out;
     }
-    for (int u = 0, c = 0; u < nu; u++)
+    for (int u = 0, c = 0; u < nu && c < ncold; u++)
         if (!pp->mod[u]) pp->mod[u] = ju[c++].module;
     /* each module once */
     for (int u = 0; u < nu; u++) {
@@ -446,9 +441,9 @@ int cpu_save(ax_ctx *cx, const Program *p, void *state, Bytes *w)
         if (umod[u] < 0) mods[umod[u] = nmods++] = pp->mod[u];
         bpos[u] = g->units[u].cold ? -1 : pp->bpos[u];
     }
-    images_of(jit, mods, nmods, img, len);
-    bool missing = false;
-    for (int m = 0; m < nmods; m++) missing = missing || !img[m];
+    bool missing = false;   /* (a cold unit not compiled has no module) */
+    for (int m = 0; m < nmods && !missing; m++)
+        missing = !mods[m] || !(img[m] = jit_module_image(jit, mods[m], &len[m]));
     if (missing) {
         /* compiled again, into a private disk cache */
         const char *t = getenv("TMPDIR");
