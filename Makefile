@@ -48,8 +48,8 @@ PYLIB   ?= $(BUILD)/pylib
 PYTEST_ARGS ?= -q
 
 # The bounded fuzz run of `make test`: seconds per target
-# (tests/fuzz: the API and the Matrix Market reader), from the checked-in
-# corpus.  `make test-deep` fuzzes longer.
+# (tests/fuzz: the API, the Matrix Market reader and the loader of saved
+# programs), from the checked-in corpus.  `make test-deep` fuzzes longer.
 FUZZ_TIME ?= 90
 # make test fuzzes from a fixed seed, so that a run here and in CI take
 # the same path (as far as the time allows); make test-deep from a random
@@ -181,8 +181,8 @@ test-fuzz: test-deps
 	  clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || \
 	  { echo "axle: clang's libFuzzer is missing (install clang and libclang-rt-dev)"; exit 1; }
 	$(call configure,$(FUZZBUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_FUZZ=ON)
-	cmake --build $(FUZZBUILD) -j $(JOBS) --target fuzz_api fuzz_mm
-	@for f in api mm; do \
+	cmake --build $(FUZZBUILD) -j $(JOBS) --target fuzz_api fuzz_mm fuzz_bundle
+	@for f in api mm bundle; do \
 	  rm -rf $(FUZZBUILD)/corpus-$$f && mkdir -p $(FUZZBUILD)/corpus-$$f && \
 	  cp tests/fuzz/corpus/$$f/* $(FUZZBUILD)/corpus-$$f/ && \
 	  echo "fuzz_$$f: $(FUZZ_TIME) s" && \

@@ -245,6 +245,54 @@ TEST(every_builtin_program_round_trips)
     unlink(path);
 }
 
+static ax_exp keep(ax_exp x, void *env)
+{
+    (void)env;
+    return x;
+}
+
+/* Arrays of index elements, and an empty array whose other extent is not
+ * 0, save and load (the first once crashed the save, the second was
+ * refused as malformed), on both backends, with the compiled program's
+ * results. */
+TEST(index_elements_and_empty_arrays_round_trip)
+{
+    static const ax_backend_kind bs[] = {AX_BACKEND_INTERP, AX_BACKEND_CPU};
+    for (int b = 0; b < 2; b++) {
+        char path[64];
+        tmp_path(path, "index");
+        ax_ctx *cx = ctx_on(bs[b], NULL, NULL, false);
+        REQUIRE(cx);
+        int64_t three = 3, empty[2] = {0, 5};
+        ax_array *ix = ax_array_new(cx, ax_type_index(cx, 2), 1, &three);
+        ax_array *none = ax_array_new(cx, ax_type_scalar(AX_F32), 2, empty);
+        REQUIRE(ix && none);
+        int64_t *c1 = ax_array_data(ix, 1);
+        for (int k = 0; k < 3; k++) c1[k] = 7 * k + 1;
+        ax_program *p = ax_compile(cx, ax_atuple2(ax_map(keep, NULL, ax_use(cx, ix)), ax_map(keep, NULL, ax_use(cx, none))));
+        REQUIRE(p);
+        CHECKF(ax_program_save(p, path) == 0, "%s", ax_error(cx));
+        ax_program *q = ax_program_load(cx, path);
+        CHECKF(q, "%s", ax_error(cx));
+        ax_array *r[2] = {0};
+        CHECK_EQ_I(q ? ax_program_run(q, r, 2) : -1, 2);
+        if (r[0] && r[1]) {
+            CHECK_EQ_I(ax_array_components(r[0]), 2);
+            const int64_t *got = ax_array_data(r[0], 1);
+            CHECK(got[0] == 1 && got[1] == 8 && got[2] == 15);
+            CHECK(ax_array_rank(r[1]) == 2 && ax_array_extent(r[1], 0) == 0 && ax_array_extent(r[1], 1) == 5);
+        }
+        ax_array_release(r[0]);
+        ax_array_release(r[1]);
+        ax_array_release(ix);
+        ax_array_release(none);
+        ax_program_free(q);
+        ax_program_free(p);
+        ax_ctx_free(cx);
+        unlink(path);
+    }
+}
+
 /* Saved where there is no disk cache (its objects compiled again for the
  * file), loaded where there is no compiler. */
 TEST(saved_without_a_disk_cache)

@@ -61,12 +61,18 @@ static const char *mode_name(unsigned m)
                    : (m & 1 ? "unsafe, exact maths" : "safe, exact maths");
 }
 
-/* An element type: 0 and a scalar, or 1, the count and the components. */
+/* An element type: 0 and a scalar, 1, the count and the components of
+ * a tuple, or 2 and the rank of an index. */
 static void put_elt(Bytes *w, const Type *t)
 {
     if (t->kind == TY_SCALAR) {
         bytes_put8(w, 0);
         bytes_put8(w, (unsigned)t->s);
+        return;
+    }
+    if (t->kind == TY_INDEX) {
+        bytes_put8(w, 2);
+        bytes_putv(w, t->n);
         return;
     }
     bytes_put8(w, 1);
@@ -82,9 +88,15 @@ static const ax_type *get_elt(ax_ctx *cx, Bytes *in, int level)
         unsigned s = bytes_get8(in);
         return s < AX_NSCALAR ? ax_type_scalar((ax_scalar)s) : (in->bad = true, NULL);
     }
-    if (k != 1) return in->bad = true, NULL;
-    int n = (int)bytes_getv(in, 1, MAX_TUPLE);
-    const ax_type **e = in->bad ? NULL : ax__calloc((size_t)n, sizeof *e);
+    if (k == 2) {
+        int r = (int)bytes_getv(in, 0, AX_MAX_RANK);
+        return in->bad ? NULL : ax_type_index(cx, r);
+    }
+    /* (a tuple has no components, the unit, or at least two: ax_type_tuple
+     * would refuse one under its own name) */
+    int n = k == 1 ? (int)bytes_getv(in, 0, MAX_TUPLE) : 1;
+    if (n == 1) return in->bad = true, NULL;
+    const ax_type **e = in->bad ? NULL : ax__calloc((size_t)n + 1, sizeof *e);
     if (!e) return in->bad = true, NULL;
     for (int i = 0; i < n && !in->bad; i++) e[i] = get_elt(cx, in, level + 1);
     const ax_type *t = in->bad ? NULL : ax_type_tuple(cx, n, e);
@@ -392,10 +404,16 @@ static void load_job(void *arg)
         for (int d = 0; !param && d < rank; d++) shape[d] = bytes_getv(&in, 0, INT64_MAX);
         if (in.bad) break;
         /* the contents must be in the file before memory is taken for them */
+        /* (-1: more elements than an int64_t counts; an extent 0 makes
+         * the array empty whatever the others are) */
         int64_t size = 1;
+        bool empty = false;
         size_t need = 0;
-        for (int d = 0; !param && d < rank; d++)
-            size = size && shape[d] && size <= INT64_MAX / shape[d] ? size * shape[d] : shape[d] ? -1 : 0;
+        for (int d = 0; !param && d < rank; d++) {
+            if (!shape[d]) empty = true;
+            else if (size >= 0) size = size <= INT64_MAX / shape[d] ? size * shape[d] : -1;
+        }
+        if (empty) size = 0;
         for (int c = 0; !param && size >= 0 && c < ax_type_components(elt); c++) {
             size_t es = ax_scalar_size(ty_leaf(elt, c));
             if ((uint64_t)size > (in.len - in.at) / es) size = -1;
@@ -526,6 +544,144 @@ static int params_of(const SaveJob *j, const ax_array **par)
     return np;
 }
 
+/* The C type of a scalar leaf in a plain buffer (a bool is a byte). */
+static const char *c_type(ax_scalar s)
+{
+    static const char *const names[AX_NSCALAR] = {"uint8_t", "int8_t",   "int16_t",  "int32_t", "int64_t", "uint8_t",
+                                                  "uint16_t", "uint32_t", "uint64_t", "float",   "double"};
+    return (unsigned)s < AX_NSCALAR ? names[s] : "void";
+}
+
+/* A C expression that makes the element type t in cx (for wrapping a
+ * plain buffer as an array of it). */
+static void type_expr(Bytes *c, const Type *t)
+{
+    if (t->kind == TY_SCALAR) {
+        bytes_printf(c, "ax_type_scalar((ax_scalar)%d)", (int)t->s);
+    } else if (t->kind == TY_INDEX) {
+        bytes_printf(c, "ax_type_index(cx, %d)", t->n);
+    } else {
+        bytes_printf(c, "ax_type_tuple(cx, %d, (const ax_type *const[]){", t->n);
+        for (int i = 0; i < t->n; i++) {
+            if (i) bytes_puts(c, ", ");
+            type_expr(c, t->elts[i]);
+        }
+        bytes_puts(c, "})");
+    }
+}
+
+/* The program's results as ax_run_n gives them (a tuple of arrays
+ * flattened, left to right) into res; their count (at most max). */
+static int results_of(const Type *t, const Type **res, int n, int max)
+{
+    if (!t) return n;
+    if (t->kind == TY_ARRAY) {
+        if (n < max) res[n] = t;
+        return n + 1;
+    }
+    for (int i = 0; t->kind == TY_ARRAYS && i < t->n; i++) n = results_of(t->elts[i], res, n, max);
+    return n;
+}
+
+/* The name of buffer c of argument or result k ("arg0", or "arg0_c1"
+ * where the element has several scalar components). */
+static void buf_name(Bytes *b, const char *what, int k, int c, int width)
+{
+    if (width == 1) bytes_printf(b, "%s%d", what, k);
+    else bytes_printf(b, "%s%d_c%d", what, k, c);
+}
+
+/* NAME_run_buffers, declared in h and defined in c: the program run on
+ * the caller's plain buffers, its results in new malloc'd ones.  (Returns
+ * false when the program has more results than the variant takes.) */
+static bool export_buffers(Bytes *h, Bytes *c, const char *n, const ax_array **par, int np, const Type *rt)
+{
+    enum { MAX_RES = 64 };
+    const Type *res[MAX_RES];
+    int nr = results_of(rt, res, 0, MAX_RES);
+    if (nr > MAX_RES) return false;
+    Bytes sig = {0};
+    bytes_printf(&sig, "int %s_run_buffers(ax_ctx *cx, ax_program *p", n);
+    for (int k = 0; k < np; k++) {
+        if (!par[k]) continue;
+        int w = ax_type_components(par[k]->elt);
+        for (int i = 0; i < w; i++) {
+            bytes_printf(&sig, ", const %s *", c_type(ty_leaf(par[k]->elt, i)));
+            buf_name(&sig, "arg", k, i, w);
+        }
+        if (par[k]->rank) bytes_printf(&sig, ", const int64_t *arg%d_shape", k);
+    }
+    for (int r = 0; r < nr; r++) {
+        int w = ax_type_components(res[r]->elt);
+        for (int i = 0; i < w; i++) {
+            bytes_printf(&sig, ", %s **", c_type(ty_leaf(res[r]->elt, i)));
+            buf_name(&sig, "out", r, i, w);
+        }
+        if (res[r]->rank) bytes_printf(&sig, ", int64_t *out%d_shape", r);
+    }
+    bytes_put(&sig, ")", 2);   /* with its NUL: printed with %s below */
+    if (sig.bad) {
+        free(sig.b);
+        h->bad = true;
+        return true;
+    }
+    bytes_printf(h, "/* Runs it on plain buffers, for a caller without axle's arrays: each\n"
+                    " * argument as its elements in row-major order (argK_cI: component I of a\n"
+                    " * tuple element) and its extents (argK_shape; none for a scalar), read in\n"
+                    " * place, not copied.  Each result comes back in a new buffer from malloc\n"
+                    " * (the caller frees it with free) and its extents in outK_shape (room for\n"
+                    " * its rank).  Returns 0; or -1 with the error on cx (ax_error), or -2\n"
+                    " * when malloc failed for a result, and then no buffer is allocated. */\n"
+                    "%s;\n\n",
+                 sig.b);
+    bytes_printf(c, "\n%s\n{\n    ax_array *args[%d] = {0}, *res[%d] = {0};\n    int rc = -1;\n    (void)cx;\n", sig.b, np ? np : 1,
+                 nr ? nr : 1);
+    free(sig.b);
+    for (int k = 0; k < np; k++) {
+        if (!par[k]) continue;
+        int w = ax_type_components(par[k]->elt);
+        bytes_puts(c, "    {\n        void *b[] = {");
+        for (int i = 0; i < w; i++) {
+            bytes_puts(c, i ? ", (void *)" : "(void *)");
+            buf_name(c, "arg", k, i, w);
+        }
+        bytes_printf(c, "};\n        if (!(args[%d] = ax_array_wrap_n(cx, ", k);
+        type_expr(c, par[k]->elt);
+        if (par[k]->rank) bytes_printf(c, ", %d, arg%d_shape, b))) goto out;\n    }\n", par[k]->rank, k);
+        else bytes_puts(c, ", 0, 0, b))) goto out;\n    }\n");
+    }
+    bytes_printf(c, "    if (ax_program_run_with(p, args, %d, res, %d) != %d) goto out;\n", np, nr, nr);
+    int leaves = 0;
+    for (int r = 0; r < nr; r++) leaves += ax_type_components(res[r]->elt);
+    if (leaves) {
+        bytes_printf(c, "    void *o[%d] = {0};\n    int k = 0;\n", leaves);
+        bytes_printf(c, "    for (int r = 0; r < %d; r++)\n"
+                        "        for (int i = 0; i < ax_array_components(res[r]); i++, k++) {\n"
+                        "            size_t nb = (size_t)ax_array_size(res[r]) * ax_scalar_size(ax_array_component_type(res[r], i));\n"
+                        "            if (!(o[k] = malloc(nb ? nb : 1)) || ax_array_copy_out(res[r], i, o[k])) {\n"
+                        "                rc = o[k] ? -1 : -2;\n"
+                        "                for (int j = 0; j <= k; j++) free(o[j]);\n"
+                        "                goto out;\n            }\n        }\n",
+                     nr);
+        int at = 0;
+        for (int r = 0; r < nr; r++) {
+            int w = ax_type_components(res[r]->elt);
+            for (int i = 0; i < w; i++, at++) {
+                bytes_puts(c, "    *");
+                buf_name(c, "out", r, i, w);
+                bytes_printf(c, " = o[%d];\n", at);
+            }
+            if (res[r]->rank)
+                bytes_printf(c, "    for (int d = 0; d < %d; d++) out%d_shape[d] = ax_array_shape(res[%d])[d];\n",
+                             res[r]->rank, r, r);
+        }
+    }
+    bytes_printf(c, "    rc = 0;\nout:\n    for (int k = 0; k < %d; k++) ax_array_release(args[k]);\n"
+                    "    for (int k = 0; k < %d; k++) ax_array_release(res[k]);\n    return rc;\n}\n",
+                 np ? np : 1, nr ? nr : 1);
+    return true;
+}
+
 static void export_job(void *arg)
 {
     SaveJob *j = arg;
@@ -555,7 +711,7 @@ static void export_job(void *arg)
     }
     bytes_printf(&h, ".\n * Returns as ax_run_n: the number of results written to out, or -1. */\nint %s_run(ax_program *p", n);
     for (int k = 0; k < np; k++) bytes_printf(&h, ", ax_array *arg%d", k);
-    bytes_printf(&h, ", ax_array **out, int max);\n\n#endif\n");
+    bytes_printf(&h, ", ax_array **out, int max);\n\n");
     /* the C file */
     bytes_printf(&c, "/*\n * %s.c: the axle program %s, exported by axle %s (ax_program_export).\n", n, n, ax_version());
     bytes_printf(&c, " * Generated: do not edit.  Compile it with the application; axle compiles\n"
@@ -571,8 +727,14 @@ static void export_job(void *arg)
     }
     /* the kernels before axle.h: their helpers' names are their own.
      * Generated code declares what a skeleton may need: not a warning of
-     * the application's. */
+     * the application's; nor is a loop asked to vectorise that Clang
+     * cannot (-Wpass-failed).  -Wpragmas first: GCC warns of the
+     * options it does not know (Clang's -Wpass-failed), Clang of those
+     * it does not know under -Wunknown-warning-option. */
     bytes_puts(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
+           "#pragma GCC diagnostic ignored \"-Wpragmas\"\n"
+           "#pragma GCC diagnostic ignored \"-Wunknown-warning-option\"\n"
+           "#pragma GCC diagnostic ignored \"-Wpass-failed\"\n"
            "#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
            "#pragma GCC diagnostic ignored \"-Wunused-parameter\"\n"
            "#pragma GCC diagnostic ignored \"-Wunused-function\"\n"
@@ -583,11 +745,10 @@ static void export_job(void *arg)
            "#pragma GCC diagnostic ignored \"-Wmissing-prototypes\"\n"
            "#pragma GCC diagnostic ignored \"-Wmissing-declarations\"\n"
            "#pragma GCC diagnostic ignored \"-Wunknown-pragmas\"\n"
-           "#pragma GCC diagnostic ignored \"-Wpragmas\"\n"
            "#endif\n");
     bytes_put(&c, j->c.b, j->c.len);
     bytes_puts(&c, "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n");
-    bytes_printf(&c, "\n#include \"%s.h\"\n", n);
+    bytes_printf(&c, "\n#include \"%s.h\"\n#include <stdlib.h>\n", n);
     bytes_put(&c, j->t.b, j->t.len);
     bytes_printf(&c, "\n/* the program (ax_program_save's form, without compiled objects) */\n"
              "static const unsigned char %s_data[%zu] = {", n, j->file.len);
@@ -615,6 +776,9 @@ static void export_job(void *arg)
     } else {
         bytes_puts(&c, "    return ax_program_run_with(p, 0, 0, out, max);\n}\n");
     }
+    if (!export_buffers(&h, &c, n, par, np, j->pp.prog->root->type))
+        bytes_puts(&h, "/* (no plain-buffer variant: the program has more than 64 results) */\n\n");
+    bytes_puts(&h, "#endif\n");
     free(cc);
     char path[4096], err[512];
     if (c.bad || h.bad) {

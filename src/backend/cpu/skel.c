@@ -112,9 +112,13 @@ void cpu_kernel_end(G *g)
      * checked (ax_chk_redo) */
     bool perm = g->role == R_PERM || g->role == R_PPRIV;
     if (head->oom || body->oom) cg_fail(g, "cpu codegen: out of memory");
-    if (keep && g->narrow) buf_put(main, "__attribute__((target(\"prefer-vector-width=256\")))\n");
+    /* (GCC's attribute: Clang, which has no such target attribute, would
+     * warn, and an exported program is compiled with either) */
+    if (keep && g->narrow)
+        buf_put(main, "#ifndef __clang__\n__attribute__((target(\"prefer-vector-width=256\")))\n#endif\n");
     else if (keep && g->wide)
-        buf_put(main, "#ifdef __AVX512F__\n__attribute__((target(\"prefer-vector-width=512\")))\n#endif\n");
+        buf_put(main, "#if defined(__AVX512F__) && !defined(__clang__)\n"
+                      "__attribute__((target(\"prefer-vector-width=512\")))\n#endif\n");
     g->narrow = g->wide = false;
     if (keep && head->s) buf_put(main, head->s);
     if (deferred && g->role == R_PERM)   /* the host's checked redo (permute.c) */
