@@ -21,7 +21,12 @@
  *           the ratio of the cold compile's C compiler time to it;
  *   load    ax_program_load of the program saved by ax_program_save, into
  *           a new context that has no C compiler and no disk cache (what
- *           a machine the program is shipped to pays), and the file's size.
+ *           a machine the program is shipped to pays), and the file's size;
+ *   export  NAME_load of the program exported as C (ax_program_export),
+ *           compiled with the kernels' flags into a shared object and
+ *           loaded into this process beforehand (the dynamic loader's
+ *           work is an application's start-up, not counted), into the
+ *           same bare context.
  *
  * Each figure is the median of --runs repetitions (a fresh directory each
  * cold one).  The CPU backend only: the GPU backends' compile is NVRTC's.
@@ -33,6 +38,7 @@
 #include "axle.h"
 #include "programs.h"
 #include "tools.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -70,10 +76,89 @@ typedef struct {
     double total, front, codegen, cc;   /* cold, ms */
     double disk, memory, build;         /* ms */
     double load, file_kb;               /* ms, KiB */
+    double export_load;                 /* ms; -1: not measured (no source tree) */
     double floor;                       /* ms; -1: no baseline source */
     int kernels;
     const char *error;
 } Figures;
+
+#ifdef AXLE_SOURCE_DIR
+extern char **environ;
+
+/* argv[0..] run to its end: true when it exited with 0. */
+static bool run_argv(char **argv)
+{
+    pid_t pid;
+    int st = -1;
+    return posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) == 0 && waitpid(pid, &st, 0) == pid &&
+           WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The C compiler as axle calls it, with extra arguments (NULL-ended),
+ * run: its wall time in ms, or -1 when it failed. */
+static double cc_with(const ax_options *base, char *const *extra)
+{
+    ax_ctx *cx = ax_ctx_new(base);
+    char *cmd = cx ? ax_cc_command(cx) : NULL;
+    ax_ctx_free(cx);
+    if (!cmd) return -1;
+    char *argv[160];
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(cmd, " \t", &save); w && n < 118; w = strtok_r(NULL, " \t", &save))
+        argv[n++] = w;
+    for (int i = 0; extra[i] && n < 158; i++) argv[n++] = extra[i];
+    argv[n] = NULL;
+    double t0 = now_ms();
+    bool ok = run_argv(argv);
+    double t = now_ms() - t0;
+    free(cmd);
+    return ok ? t : -1;
+}
+#endif
+
+/* pr exported into dir, compiled and loaded; the time of its NAME_load
+ * into bare in ms, -1 where this axle has no source tree (for axle.h),
+ * or -2 with err on failure. */
+static double export_once(const ax_options *base, ax_program *pr, ax_ctx *bare, const char *dir, char *err,
+                          size_t errsize)
+{
+#ifdef AXLE_SOURCE_DIR
+    char src[4400], so[4400], inc1[4400], inc2[4200];
+    snprintf(src, sizeof src, "%s/bench_export.c", dir);
+    snprintf(so, sizeof so, "%s/bench_export.so", dir);
+    snprintf(inc1, sizeof inc1, "-I%s", dir);
+    snprintf(inc2, sizeof inc2, "-I%s/include", AXLE_SOURCE_DIR);
+    if (ax_program_export(pr, "bench_export", dir)) {
+        snprintf(err, errsize, "export failed");
+        return -2;
+    }
+    char *extra[] = {inc1, inc2, "-o", so, src, NULL};
+    if (cc_with(base, extra) < 0) {
+        snprintf(err, errsize, "the C compiler failed on the exported program");
+        return -2;
+    }
+    /* (the exported code calls ax_program_load_linked: this command's own,
+     * which it exports for that) */
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    ax_program *(*load)(ax_ctx *) = NULL;
+    if (h) *(void **)&load = dlsym(h, "bench_export_load");
+    if (!load) {
+        snprintf(err, errsize, "loading the exported program: %s", dlerror());
+        if (h) dlclose(h);
+        return -2;
+    }
+    double t0 = now_ms();
+    ax_program *q = load(bare);
+    double t = now_ms() - t0;
+    if (!q) snprintf(err, errsize, "bench_export_load: %s", ax_error(bare));
+    ax_program_free(q);
+    dlclose(h);
+    return q ? t : -2;
+#else
+    (void)base, (void)pr, (void)bare, (void)dir, (void)err, (void)errsize;
+    return -1;
+#endif
+}
 
 /* One cold compile into the empty cache directory dir, then one from the
  * memory cache; false (with f->error) on failure. */
@@ -138,6 +223,7 @@ static bool cold_once(const ax_options *base, const ex_program *p, int64_t n, co
             }
             ax_program_free(l);
         }
+        if (ok && (f->export_load = export_once(base, pr, bare, dir, err, errsize)) == -2) ok = false;
         ax_ctx_free(bare);
         ax_program_free(pr);
     }
@@ -145,8 +231,6 @@ static bool cold_once(const ax_options *base, const ex_program *p, int64_t n, co
     ax_ctx_free(cx);
     return ok;
 }
-
-extern char **environ;
 
 /* The C compiler on the program's hand-written baseline, with the flags
  * of axle's kernels, into dir: its wall time in ms; -1 when there is no
@@ -159,28 +243,13 @@ static double floor_once(const ax_options *base, const ex_program *p, const char
     char *dash = strchr(src + strlen(AXLE_SOURCE_DIR), '-');
     if (access(src, R_OK) && dash) strcpy(dash, ".c");   /* mandelbrot-while: mandelbrot's */
     if (access(src, R_OK)) return -1;
-    ax_ctx *cx = ax_ctx_new(base);
-    char *cmd = cx ? ax_cc_command(cx) : NULL;
-    ax_ctx_free(cx);
-    if (!cmd) return -2;
     char out[4400], inc1[4200], inc2[4200];
     snprintf(out, sizeof out, "%s/floor.so", dir);
     snprintf(inc1, sizeof inc1, "-I%s/bench", AXLE_SOURCE_DIR);
     snprintf(inc2, sizeof inc2, "-I%s/include", AXLE_SOURCE_DIR);
-    char *argv[128];
-    int n = 0;
-    for (char *save = NULL, *w = strtok_r(cmd, " \t", &save); w && n < 118; w = strtok_r(NULL, " \t", &save))
-        argv[n++] = w;
     char *extra[] = {"-DAX_BL_SUFFIX=_std", inc1, inc2, "-o", out, src, "-lm", NULL};
-    for (int i = 0; extra[i]; i++) argv[n++] = extra[i];
-    argv[n] = NULL;
-    double t0 = now_ms();
-    pid_t pid;
-    int st = -1;
-    bool ok = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) == 0 && waitpid(pid, &st, 0) == pid &&
-              WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    double t = now_ms() - t0;
-    free(cmd);
+    double t = cc_with(base, extra);
+    bool ok = t >= 0;
     remove(out);
     return ok ? t : -2;
 #else
@@ -218,7 +287,8 @@ static void usage(FILE *f)
                "  per program: a cold compile (no kernel cached; front end, code generation and the\n"
                "  C compiler apart), a compile from the disk cache in a new process (the graph's\n"
                "  build included), one from the memory cache (the build apart), and the load of the\n"
-               "  program saved to a file where there is no compiler (and the file's size); the floor:\n"
+               "  program saved to a file where there is no compiler (and the file's size), and of the\n"
+               "  program exported as C (its NAME_load, once compiled and linked); the floor:\n"
                "  the C compiler on the program's hand-written baseline with the kernels' flags, and\n"
                "  the ratio of the cold compile's C compiler time to it; medians of --runs (default\n"
                "  3), in ms.\n");
@@ -275,11 +345,11 @@ int axle_bench_compile(int argc, char **argv)
     const char *t = getenv("TMPDIR");
     if (!t || t[0] != '/') t = "/tmp";
     if (!json)
-        printf("%-13s %7s %9s %9s %9s %9s %7s %6s %9s %9s %9s %9s %8s\n", "program", "kernels", "cold ms", "front",
-               "codegen", "cc", "floor", "ratio", "disk ms", "memory ms", "build ms", "load ms", "file KiB");
+        printf("%-13s %7s %9s %9s %9s %9s %7s %6s %9s %9s %9s %9s %8s %9s\n", "program", "kernels", "cold ms", "front",
+               "codegen", "cc", "floor", "ratio", "disk ms", "memory ms", "build ms", "load ms", "file KiB", "export ms");
     int bad = 0;
-    double *v[10];
-    for (int k = 0; k < 10; k++) v[k] = calloc((size_t)runs, sizeof(double));
+    double *v[11];
+    for (int k = 0; k < 11; k++) v[k] = calloc((size_t)runs, sizeof(double));
     for (int i = 0; i < np; i++) {
         const ex_program *p = progs[i];
         Figures f = {0};
@@ -329,6 +399,7 @@ int axle_bench_compile(int argc, char **argv)
             if (!ok) break;
             v[0][r] = f.total, v[1][r] = f.front, v[2][r] = f.codegen, v[3][r] = f.cc, v[4][r] = f.disk,
             v[5][r] = f.memory, v[6][r] = f.build, v[7][r] = f.load, v[8][r] = f.file_kb, v[9][r] = f.floor;
+            v[10][r] = f.export_load;
             kernels = f.kernels;
         }
         if (!ok) {
@@ -342,8 +413,10 @@ int axle_bench_compile(int argc, char **argv)
             }
             continue;
         }
-        double m[10];
-        for (int k = 0; k < 10; k++) m[k] = axle_median(v[k], runs);
+        double m[11];
+        for (int k = 0; k < 11; k++) m[k] = axle_median(v[k], runs);
+        char ex[32] = "-";
+        if (m[10] >= 0) snprintf(ex, sizeof ex, "%.3f", m[10]);
         char fl[32] = "-", ra[32] = "-";
         if (m[9] > 0) {
             snprintf(fl, sizeof fl, "%.1f", m[9]);
@@ -352,14 +425,14 @@ int axle_bench_compile(int argc, char **argv)
         if (json)
             printf("{\"program\":\"%s\",\"kernels\":%d,\"cold_ms\":%.3f,\"front_ms\":%.3f,\"codegen_ms\":%.3f,"
                    "\"cc_ms\":%.3f,\"disk_ms\":%.3f,\"memory_ms\":%.4f,\"build_ms\":%.4f,\"load_ms\":%.3f,"
-                   "\"file_kib\":%.1f,\"floor_ms\":%s,\"cc_over_floor\":%s,\"runs\":%d}\n",
-                   p->name, kernels, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9] > 0 ? fl : "null",
-                   m[9] > 0 ? ra : "null", runs);
+                   "\"file_kib\":%.1f,\"export_load_ms\":%s,\"floor_ms\":%s,\"cc_over_floor\":%s,\"runs\":%d}\n",
+                   p->name, kernels, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[10] >= 0 ? ex : "null",
+                   m[9] > 0 ? fl : "null", m[9] > 0 ? ra : "null", runs);
         else
-            printf("%-13s %7d %9.1f %9.2f %9.2f %9.1f %7s %6s %9.3f %9.4f %9.4f %9.3f %8.1f\n", p->name, kernels, m[0],
-                   m[1], m[2], m[3], fl, ra, m[4], m[5], m[6], m[7], m[8]);
+            printf("%-13s %7d %9.1f %9.2f %9.2f %9.1f %7s %6s %9.3f %9.4f %9.4f %9.3f %8.1f %9s\n", p->name, kernels,
+                   m[0], m[1], m[2], m[3], fl, ra, m[4], m[5], m[6], m[7], m[8], ex);
         fflush(stdout);
     }
-    for (int k = 0; k < 10; k++) free(v[k]);
+    for (int k = 0; k < 11; k++) free(v[k]);
     return bad ? 1 : 0;
 }
