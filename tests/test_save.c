@@ -631,8 +631,90 @@ TEST(export_writes_c_that_compiles)
     }
 }
 
+/* An OpenCL context where the machine has a platform (PoCL here), else
+ * NULL with a note. */
+static ax_ctx *opencl_ctx(const char *what)
+{
+    ax_ctx *gpu = ctx_on(AX_BACKEND_OPENCL, NULL, "/nonexistent/axle-no-cc", false);
+    ax_array *probe = gpu ? ax_run(gpu, ax_unit(gpu, ax_i32(1))) : NULL;
+    if (!probe) {
+        fprintf(stderr, "note: no OpenCL here: %s is not tried\n", what);
+        ax_ctx_free(gpu);
+        return NULL;
+    }
+    ax_array_release(probe);
+    return gpu;
+}
+
+/* An OpenCL program exported as C, built into an application against
+ * libaxle (the runtime-only library has no GPU backend) and run where no
+ * C compiler can be found, through its plain-buffer entry point: the
+ * kernels are built by the device's compiler at NAME_load, and the
+ * results are the compiled program's, bit for bit. */
+TEST(exported_gpu_program_runs)
+{
+    ax_ctx *gpu = opencl_ctx("the GPU programs' export");
+    if (!gpu) return;
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/libaxle.so", AXLE_TEST_BUILD_DIR);
+    if (access(lib, R_OK)) {
+        fprintf(stderr, "note: no libaxle.so in the build: the exported GPU program is not run\n");
+        ax_ctx_free(gpu);
+        return;
+    }
+    char dir[64] = "/tmp/axle-export-gpu-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    ax_program *g = compile_it(gpu);
+    REQUIRE(g);
+    CHECKF(ax_program_export(g, "gw", dir) == 0, "%s", ax_error(gpu));
+    char path[256];
+    snprintf(path, sizeof path, "%s/main.c", dir);
+    static const char app[] =
+        "#include \"gw.h\"\n#include <stdio.h>\n#include <stdlib.h>\n"
+        "int main(void)\n{\n"
+        "    ax_options o = {0};\n    o.backend = AX_BACKEND_OPENCL;\n    o.cc = \"/nonexistent/axle-no-cc\";\n"
+        "    o.no_cache = 1;\n    ax_ctx *cx = ax_ctx_new(&o);\n    ax_program *p = cx ? gw_load(cx) : NULL;\n"
+        "    if (!p) { fprintf(stderr, \"%s\\n\", cx ? ax_error(cx) : \"no context\"); return 1; }\n"
+        "    double a = 2.0, x[5] = {0, 1, 2, 3, 4}, *z = NULL, *s = NULL;\n    int64_t n = 5, zn = -1;\n"
+        "    if (gw_run_buffers(cx, p, &a, x, &n, &z, &zn, &s)) { fprintf(stderr, \"%s\\n\", ax_error(cx)); return 1; }\n"
+        "    for (int i = 0; i < 5; i++) printf(\"%.17g\\n\", z[i]);\n"
+        "    printf(\"%.17g %lld %s\\n\", *s, (long long)zn, ax_program_stats(p)->backend);\n"
+        "    free(z);\n    free(s);\n    ax_program_free(p);\n    ax_ctx_free(cx);\n    return 0;\n}\n";
+    REQUIRE(write_all(path, app, sizeof app - 1));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cc -O2 -Wall -Wextra -Werror %s -I '%s/../include' -I '%s' -o '%s/app' '%s/main.c' '%s/gw.c' -L '%s' -laxle "
+             "-Wl,-rpath,'%s' -lm && PATH=/nonexistent AXLE_CC=/nonexistent/cc '%s/app' > '%s/out'",
+#ifdef __SANITIZE_ADDRESS__
+             "-fsanitize=address,undefined",
+#else
+             "",
+#endif
+             AXLE_TEST_SOURCE_DIR, dir, dir, dir, dir, AXLE_TEST_BUILD_DIR, AXLE_TEST_BUILD_DIR, dir, dir);
+    CHECKF(system(cmd) == 0, "%s", cmd);
+    /* what the compiled program gives, printed the same way */
+    ax_array *out[2] = {0};
+    CHECK_EQ_I(run_it(gpu, g, 2.0, 5, out), 2);
+    char want[1024] = "";
+    size_t at = 0;
+    const double *z = out[0] ? ax_array_data(out[0], 0) : NULL, *sum = out[1] ? ax_array_data(out[1], 0) : NULL;
+    for (int i = 0; z && i < 5; i++) at += (size_t)snprintf(want + at, sizeof want - at, "%.17g\n", z[i]);
+    if (sum) snprintf(want + at, sizeof want - at, "%.17g 5 opencl\n", *sum);
+    ax_array_release(out[0]);
+    ax_array_release(out[1]);
+    snprintf(path, sizeof path, "%s/out", dir);
+    size_t n = 0;
+    char *got = read_all(path, &n);
+    CHECKF(got && !strcmp(got, want), "the exported program printed\n%s\nthe compiled one\n%s", got ? got : "(nothing)",
+           want);
+    free(got);
+    ax_program_free(g);
+    ax_ctx_free(gpu);
+    harness_rm_tree(dir);
+}
+
 /* Errors of the save: no program, no name, a directory that is not
- * there; a GPU backend's program; the context usable after. */
+ * there; the context usable after. */
 TEST(save_errors)
 {
     CHECK_EQ_I(ax_program_save(NULL, "/tmp/x"), -1);
@@ -647,19 +729,75 @@ TEST(save_errors)
     CHECK(runs_right(cx, p));
     ax_program_free(p);
     ax_ctx_free(cx);
-    ax_ctx *gpu = ctx_on(AX_BACKEND_OPENCL, NULL, NULL, false);
-    ax_array *probe = gpu ? ax_run(gpu, ax_unit(gpu, ax_i32(1))) : NULL;
-    if (probe) {
-        ax_array_release(probe);
-        ax_program *g = compile_it(gpu);
-        REQUIRE(g);
-        CHECK_EQ_I(ax_program_save(g, "/tmp/axle-save-gpu"), -1);
-        CHECKF(strstr(ax_error(gpu), "opencl backend cannot be saved"), "%s", ax_error(gpu));
-        CHECK(access("/tmp/axle-save-gpu", F_OK) != 0);
-        ax_program_free(g);
-    } else {
-        fprintf(stderr, "note: no OpenCL here: the GPU backend's refusal is not tried\n");
+}
+
+/* A GPU program saves with its kernel text and loads, where there is no
+ * C compiler, into a new context, which builds the kernels with the
+ * device's compiler: the same results; every built-in program too; a
+ * file whose kernel text was changed (its hash made again) is refused
+ * by name, as is a GPU program's file in a context of another mode.  The
+ * device API shared by CUDA and OpenCL (gpu.c) is what is tried, on
+ * OpenCL. */
+TEST(gpu_program_round_trips)
+{
+    ax_ctx *gpu = opencl_ctx("the GPU programs' save");
+    if (!gpu) return;
+    char path[64], bad[64];
+    tmp_path(path, "gpu");
+    tmp_path(bad, "gpu-bad");
+    ax_program *g = compile_it(gpu);
+    REQUIRE(g);
+    CHECKF(ax_program_save(g, path) == 0, "%s", ax_error(gpu));
+    ax_ctx *other = ctx_on(AX_BACKEND_OPENCL, NULL, "/nonexistent/axle-no-cc", false);
+    REQUIRE(other);
+    ax_program *q = ax_program_load(other, path);
+    CHECKF(q, "%s", ax_error(other));
+    CHECK(q && !strcmp(ax_program_stats(q)->backend, "opencl"));
+    CHECK(q && runs_right(other, q));
+    ax_program_free(q);
+    /* a byte of the kernel text changed: refused, naming why */
+    size_t n = 0;
+    unsigned char *f = (unsigned char *)read_all(path, &n);
+    REQUIRE(f && n > 100);
+    unsigned char *k = memmem(f, n, "AX_KERNEL", 9);
+    REQUIRE(k);
+    k[3] ^= 0x20;   /* AX_kERNEL */
+    jit_sha256(f, n - 32, f + n - 32);
+    REQUIRE(write_all(bad, f, n));
+    q = ax_program_load(other, bad);
+    CHECK(!q);
+    CHECKF(strstr(ax_error(other), "kernels are not those this axle makes"), "%s", ax_error(other));
+    ax_program_free(q);
+    free(f);
+    /* another mode */
+    ax_ctx *fast = ctx_on(AX_BACKEND_OPENCL, NULL, "/nonexistent/axle-no-cc", true);
+    q = fast ? ax_program_load(fast, path) : NULL;
+    CHECK(!q && fast && strstr(ax_error(fast), "mode"));
+    ax_program_free(q);
+    ax_ctx_free(fast);
+    /* the built-in programs, at their test sizes, against their checks */
+    for (int i = 0; i < ex_nprograms; i++) {
+        const ex_program *e = ex_programs[i];
+        void *st = e->setup(gpu, e->test_size ? e->test_size : e->default_size);
+        REQUIRE(st);
+        ax_program *p = ax_compile(gpu, e->build(gpu, st));
+        CHECKF(p && ax_program_save(p, path) == 0, "%s: %s", e->name, ax_error(gpu));
+        ax_program *l = p ? ax_program_load(other, path) : NULL;
+        CHECKF(l, "%s: %s", e->name, ax_error(other));
+        ax_array *res[8] = {0};
+        int nr = l ? ax_program_run(l, res, 8) : -1;
+        char msg[512] = "";
+        CHECKF(nr > 0 && e->check(st, res, nr, msg, sizeof msg) == 0, "%s: %s%s", e->name, msg, ax_error(other));
+        for (int r = 0; r < nr; r++) ax_array_release(res[r]);
+        ax_program_free(l);
+        ax_program_free(p);
+        e->teardown(st);
+        ax_ctx_reset(gpu);
     }
+    ax_ctx_free(other);
+    ax_program_free(g);
     ax_ctx_free(gpu);
+    unlink(path);
+    unlink(bad);
 }
 

@@ -34,6 +34,9 @@
 #include "driver/driver.h"
 #include "backend/cpu/cg.h"
 #include "backend/interp/interp.h"
+#ifndef AX_RUNTIME_ONLY
+#include "backend/gpu/gpu.h"
+#endif
 #include "runtime/array.h"
 #include "runtime/jit.h"
 #include <errno.h>
@@ -168,8 +171,8 @@ static int build(SaveJob *j)
     ProgramParts pp = j->pp;
     Bytes *w = &j->file;
     if (j->name ? !pp.be->exportc : !pp.be->save) {
-        ctx_error(cx, AX_ERR_BACKEND, "%s: programs compiled for the %s backend cannot be %s (the CPU's and the "
-                  "interpreter's can)", j->what, pp.be->name, j->name ? "exported" : "saved");
+        ctx_error(cx, AX_ERR_BACKEND, "%s: programs compiled for the %s backend cannot be %s", j->what, pp.be->name,
+                  j->name ? "exported" : "saved");
         return -1;
     }
     /* the arrays, each once (a program may read one at several places) */
@@ -325,10 +328,18 @@ static unsigned char *read_file(ax_ctx *cx, const char *path, size_t *n)
     return b;
 }
 
+/* The backends a file may name (the runtime-only library has no GPU
+ * backend: it has no code generator, and a GPU program's kernels are
+ * generated again where it loads). */
 static const Backend *backend_named(const char *name)
 {
-    if (!strcmp(name, backend_cpu.name)) return &backend_cpu;
-    if (!strcmp(name, backend_interp.name)) return &backend_interp;
+    static const Backend *const all[] = {&backend_cpu, &backend_interp,
+#ifndef AX_RUNTIME_ONLY
+                                         &backend_cuda, &backend_opencl,
+#endif
+    };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (!strcmp(name, all[i]->name)) return all[i];
     return NULL;
 }
 
@@ -371,7 +382,13 @@ static void load_job(void *arg)
     in.at = body;
     const char *bn = (const char *)in.b + in.at;
     size_t bl = strnlen(bn, in.len - in.at);
-    const Backend *be = bytes_get(&in, bl + 1) ? backend_named(bn) : NULL;
+    bool named = bytes_get(&in, bl + 1) != NULL;   /* (bn ends within the file) */
+    const Backend *be = named ? backend_named(bn) : NULL;
+    if (!be && named && (!strcmp(bn, "cuda") || !strcmp(bn, "opencl"))) {
+        BAD("the program runs on the %s backend, which the runtime-only library does not have: load it with "
+            "libaxle", path, bn);
+        return;
+    }
     if (!be) {
         BAD("the file is malformed (no backend this axle has)", path);
         return;

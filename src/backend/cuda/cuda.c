@@ -541,6 +541,17 @@ static int cuda_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int max
 {
     return gpu_run(&cuda_def, cx, p, state, out, max);
 }
+static int cuda_load(ax_ctx *cx, Program *p, struct Bytes *in, const BundleLink *link, void **state)
+{
+    (void)link;
+    return gpu_load(&cuda_def, cx, p, in, state);
+}
+static int cuda_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *k,
+                     struct Bytes *c)
+{
+    (void)k;
+    return gpu_export(cx, p, state, name, w, c);
+}
 
 const Backend backend_cuda = {
     .name = "cuda",
@@ -549,4 +560,7 @@ const Backend backend_cuda = {
     .prepare = cuda_prepare,
     .run = cuda_run,
     .release = gpu_release,
+    .save = gpu_save,
+    .load = cuda_load,
+    .exportc = cuda_export,
 };

@@ -14,6 +14,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "gpu_int.h"
+#include "bytes.h"
 #include "runtime/jit.h"
 
 #include <stdio.h>
@@ -82,7 +83,11 @@ char *gpu_text(ax_ctx *cx, Program *p, GpuDialect d)
     return s;
 }
 
-int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
+/* p's kernels generated and built by the device API; stored (n bytes;
+ * NULL: none) is the kernel text a saved program carries, which must be
+ * what this generator makes of p. */
+static int prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, const unsigned char *stored, size_t n,
+                   void **state)
 {
     *state = NULL;
     const GpuApi *api = def->api;
@@ -116,6 +121,13 @@ int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
         if (gp) prog_release(gp);
         ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", api->name);
         return AX_ERR_NOMEM;
+    }
+    if (stored && (n != g->len || memcmp(stored, g->text, n))) {
+        free(src);
+        prog_release(gp);
+        ctx_error(cx, AX_ERR_ARG, "ax_program_load: the file's %s kernels are not those this axle makes of its "
+                  "program: the file is malformed", api->name);
+        return AX_ERR_ARG;
     }
     memcpy(src, pre, np);
     memcpy(src + np, g->text, g->len + 1);
@@ -160,6 +172,55 @@ int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
         }
     }
     *state = gp;
+    return 0;
+}
+
+int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state)
+{
+    return prepare(def, cx, p, NULL, 0, state);
+}
+
+/* ------------------------------------------------------------ save, load */
+
+/* A GPU program's part of a saved file: its kernel text (without the
+ * dialect's prelude).  The loader generates the kernels of the program
+ * again (their arguments' layout comes with them), refuses a file whose
+ * text differs, and has the device API build it: the OpenCL driver or
+ * NVRTC compiles it there, as at a first compile; no C compiler is
+ * needed. */
+int gpu_save(ax_ctx *cx, const Program *p, void *state, Bytes *w)
+{
+    (void)p;
+    const GpuProg *gp = state;
+    if (!gp || gp->magic != GPU_PROG_MAGIC) {
+        ctx_error(cx, AX_ERR_BACKEND, "ax_program_save: the program has no GPU kernels");
+        return -1;
+    }
+    bytes_putv(w, (int64_t)gp->cg->len);
+    bytes_put(w, gp->cg->text, gp->cg->len);
+    return 0;
+}
+
+int gpu_load(const GpuBackendDef *def, ax_ctx *cx, Program *p, Bytes *in, void **state)
+{
+    size_t n = (size_t)bytes_getv(in, 0, (int64_t)(in->len - in->at));
+    const unsigned char *t = bytes_get(in, n);
+    if (!t) {
+        ctx_error(cx, AX_ERR_ARG, "ax_program_load: the file is malformed (its %s kernels are cut short)",
+                  def->api->name);
+        return AX_ERR_ARG;
+    }
+    return prepare(def, cx, p, t, n, state);
+}
+
+/* An exported GPU program: the kernel text goes into the program's bytes
+ * (gpu_save), and the C has no functions of its own. */
+int gpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Bytes *w, Bytes *c)
+{
+    if (gpu_save(cx, p, state, w)) return -1;
+    bytes_printf(c, "/* (a GPU program: its kernels are built by the device's compiler when it loads) */\n"
+                    "static const ax_linked_fn %s_fns[] = {{0, 0}};\nstatic const char %s_isa[] = \"\";\n",
+                 name, name);
     return 0;
 }
 

@@ -142,6 +142,12 @@ typedef struct GpuBackendDef {
 } GpuBackendDef;
 
 int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state);
+/* Backend.save, .load and .exportc for both device APIs (gpu.c): the
+ * kernel text in the file, generated again and compared at load. */
+struct Bytes;
+int gpu_save(ax_ctx *cx, const Program *p, void *state, struct Bytes *w);
+int gpu_load(const GpuBackendDef *def, ax_ctx *cx, Program *p, struct Bytes *in, void **state);
+int gpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *c);
 /* The disk cache for a device API's binaries (a Jit used only for its
  * directory and verified entries: jit_blob_load/store), or NULL when the
  * context has it off. */

@@ -557,6 +557,17 @@ static int opencl_run(ax_ctx *cx, Program *p, void *state, ax_array **out, int m
 {
     return gpu_run(&opencl_def, cx, p, state, out, max);
 }
+static int opencl_load(ax_ctx *cx, Program *p, struct Bytes *in, const BundleLink *link, void **state)
+{
+    (void)link;
+    return gpu_load(&opencl_def, cx, p, in, state);
+}
+static int opencl_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *k,
+                     struct Bytes *c)
+{
+    (void)k;
+    return gpu_export(cx, p, state, name, w, c);
+}
 
 const Backend backend_opencl = {
     .name = "opencl",
@@ -565,4 +576,7 @@ const Backend backend_opencl = {
     .prepare = opencl_prepare,
     .run = opencl_run,
     .release = gpu_release,
+    .save = gpu_save,
+    .load = opencl_load,
+    .exportc = opencl_export,
 };
