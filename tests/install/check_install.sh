@@ -4,6 +4,9 @@
 #    the CMake package) are there;
 #  - example.c built with pkg-config, against the shared library and the
 #    static one, runs and prints the expected line;
+#  - the runtime-only library: a program saved by an application of
+#    libaxle (rt_example.c) loads and runs in one linked against
+#    libaxle_rt alone, where no C compiler can be found;
 #  - the same with a CMake project (consumer/) that calls
 #    find_package(axle VERSION EXACT): axle::axle (shared) and
 #    axle::axle_static;
@@ -65,6 +68,21 @@ done
 "$cc" -o "$tmp/pc_static" "$src/tests/install/example.c" $(pkg-config --cflags axle) \
   "$(pkg-config --variable=libdir axle)/libaxle.a" $private
 run pc_static no
+
+echo "== the runtime-only library"
+[ -f "$libdir/libaxle_rt.so.$version" ] || fail "$libdir/libaxle_rt.so.$version not installed"
+[ "$(readlink "$libdir/libaxle_rt.so")" = "libaxle_rt.so.$major" ] || fail "libaxle_rt.so does not point to libaxle_rt.so.$major"
+# a program saved by an application of libaxle, loaded and run by one of
+# libaxle_rt alone where no C compiler can be found
+"$cc" -DRT_SAVE -o "$tmp/rt_save" "$src/tests/install/rt_example.c" $(pkg-config --cflags --libs axle)
+"$cc" -o "$tmp/rt_load" "$src/tests/install/rt_example.c" $(pkg-config --cflags axle) -L"$libdir" -laxle_rt
+LD_LIBRARY_PATH="$libdir" "$tmp/rt_save" "$tmp/dotp.axle" || fail "rt_save failed"
+out=$(PATH=/nonexistent AXLE_CC=/nonexistent/cc LD_LIBRARY_PATH="$libdir" "$tmp/rt_load" "$tmp/dotp.axle") ||
+  fail "rt_load failed: $out"
+[ "$out" = "$expect" ] || fail "rt_load printed '$out', not '$expect'"
+readelf -d "$tmp/rt_load" | grep -q 'NEEDED.*libaxle_rt\.so' || fail "rt_load does not need libaxle_rt.so"
+if readelf -d "$tmp/rt_load" | grep -q 'NEEDED.*libaxle\.so'; then fail "rt_load needs libaxle.so"; fi
+echo "rt_load: $out"
 
 echo "== find_package(axle $version EXACT)"
 "$cmake" -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \
