@@ -806,7 +806,7 @@ static const ex_program prog_constfold = {
 /* ------------------------------------------------------------ registry */
 
 /* Programs defined in their own files (examples/<name>.c). */
-extern const ex_program ex_prog_radixsort, ex_prog_radixsort_lsd8, ex_prog_smvm;
+extern const ex_program ex_prog_radixsort, ex_prog_radixsort_lsd8, ex_prog_radixsort_sort, ex_prog_smvm;
 extern const ex_program ex_prog_nbody, ex_prog_mandelbrot, ex_prog_mandelbrot_while, ex_prog_fluid, ex_prog_canny;
 extern const ex_program ex_prog_map_explog, ex_prog_fold_sum, ex_prog_scanl1_sum,
     ex_prog_scanl1_seg_sum;                  /* examples/skeletons.c */
@@ -822,7 +822,7 @@ const ex_program *const ex_programs[] = { &prog_dotp, &prog_blackscholes, &prog_
                                           &ex_prog_nbody, &ex_prog_mandelbrot, &ex_prog_mandelbrot_while,
                                           &ex_prog_fluid, &ex_prog_canny,
                                           &ex_prog_map_explog, &ex_prog_fold_sum, &ex_prog_scanl1_sum,
-                                          &ex_prog_radixsort_lsd8, &ex_prog_histogram,
+                                          &ex_prog_radixsort_lsd8, &ex_prog_radixsort_sort, &ex_prog_histogram,
                                           &ex_prog_normalise, &ex_prog_meanvar, &ex_prog_filterfold, &ex_prog_mapfold,
                                           &ex_prog_quickhull, &ex_prog_loop_steps, &ex_prog_scanl1_seg_sum };
 const int ex_nprograms = sizeof ex_programs / sizeof *ex_programs;
