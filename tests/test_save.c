@@ -621,6 +621,16 @@ TEST(export_writes_c_that_compiles)
         if (bs[b] == AX_BACKEND_CPU) CHECK(c && strstr(c, "axk_weighted_b0_"));
         free(h);
         free(c);
+        /* a parameter whose elements have no components (the unit): the
+         * plain-buffer entry point is still ISO C */
+        const ax_type *unit = ax_type_tuple(cx, 0, NULL);
+        ax_acc ua = ax_param(cx, 0, unit, 1);
+        ax_program *up = ax_compile(cx, ax_atuple2(ax_map(keep, NULL, ua), ua));
+        CHECKF(up && ax_program_export(up, "unitp", dir) == 0, "%s", ax_error(cx));
+        snprintf(cmd, sizeof cmd, "cc -fsyntax-only -std=c11 -pedantic -Wall -Wextra -Werror -I '%s' -I '%s/../include' "
+                 "'%s/unitp.c'", dir, AXLE_TEST_SOURCE_DIR, dir);
+        CHECKF(system(cmd) == 0, "%s", cmd);
+        ax_program_free(up);
         CHECK_EQ_I(ax_program_export(p, "9lives", dir), -1);
         CHECKF(strstr(ax_error(cx), "not a C identifier"), "%s", ax_error(cx));
         CHECK_EQ_I(ax_program_export(p, "ok", "/nonexistent/dir"), -1);

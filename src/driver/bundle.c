@@ -577,6 +577,8 @@ static void type_expr(Bytes *c, const Type *t)
         bytes_printf(c, "ax_type_scalar((ax_scalar)%d)", (int)t->s);
     } else if (t->kind == TY_INDEX) {
         bytes_printf(c, "ax_type_index(cx, %d)", t->n);
+    } else if (t->n == 0) {
+        bytes_puts(c, "ax_type_tuple(cx, 0, NULL)");   /* the unit (an empty initialiser is not C) */
     } else {
         bytes_printf(c, "ax_type_tuple(cx, %d, (const ax_type *const[]){", t->n);
         for (int i = 0; i < t->n; i++) {
@@ -662,6 +664,7 @@ static bool export_buffers(Bytes *h, Bytes *c, const char *n, const ax_array **p
             bytes_puts(c, i ? ", (void *)" : "(void *)");
             buf_name(c, "arg", k, i, w);
         }
+        if (!w) bytes_puts(c, "0");   /* (an element of no components: the unit) */
         bytes_printf(c, "};\n        if (!(args[%d] = ax_array_wrap_n(cx, ", k);
         type_expr(c, par[k]->elt);
         if (par[k]->rank) bytes_printf(c, ", %d, arg%d_shape, b))) goto out;\n    }\n", par[k]->rank, k);
@@ -688,11 +691,13 @@ static bool export_buffers(Bytes *h, Bytes *c, const char *n, const ax_array **p
                 buf_name(c, "out", r, i, w);
                 bytes_printf(c, " = o[%d];\n", at);
             }
-            if (res[r]->rank)
-                bytes_printf(c, "    for (int d = 0; d < %d; d++) out%d_shape[d] = ax_array_shape(res[%d])[d];\n",
-                             res[r]->rank, r, r);
         }
     }
+    /* (every result's extents, those of an array of units too) */
+    for (int r = 0; r < nr; r++)
+        if (res[r]->rank)
+            bytes_printf(c, "    for (int d = 0; d < %d; d++) out%d_shape[d] = ax_array_shape(res[%d])[d];\n",
+                         res[r]->rank, r, r);
     bytes_printf(c, "    rc = 0;\nout:\n    for (int k = 0; k < %d; k++) ax_array_release(args[k]);\n"
                     "    for (int k = 0; k < %d; k++) ax_array_release(res[k]);\n    return rc;\n}\n",
                  np ? np : 1, nr ? nr : 1);
