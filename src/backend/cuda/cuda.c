@@ -546,12 +546,6 @@ static int cuda_load(ax_ctx *cx, Program *p, struct Bytes *in, const BundleLink 
     (void)link;
     return gpu_load(&cuda_def, cx, p, in, state);
 }
-static int cuda_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *k,
-                     struct Bytes *c)
-{
-    (void)k;
-    return gpu_export(cx, p, state, name, w, c);
-}
 
 const Backend backend_cuda = {
     .name = "cuda",
@@ -562,5 +556,5 @@ const Backend backend_cuda = {
     .release = gpu_release,
     .save = gpu_save,
     .load = cuda_load,
-    .exportc = cuda_export,
+    .exportc = gpu_export,
 };

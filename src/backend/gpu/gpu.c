@@ -215,10 +215,11 @@ int gpu_load(const GpuBackendDef *def, ax_ctx *cx, Program *p, Bytes *in, void *
 
 /* An exported GPU program: the kernel text goes into the program's bytes
  * (gpu_save), and the C has no functions of its own. */
-int gpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Bytes *w, Bytes *c)
+int gpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Bytes *w, Bytes *k, Bytes *t)
 {
+    (void)k;
     if (gpu_save(cx, p, state, w)) return -1;
-    bytes_printf(c, "/* (a GPU program: its kernels are built by the device's compiler when it loads) */\n"
+    bytes_printf(t, "/* (a GPU program: its kernels are built by the device's compiler when it loads) */\n"
                     "static const ax_linked_fn %s_fns[] = {{0, 0}};\nstatic const char %s_isa[] = \"\";\n",
                  name, name);
     return 0;

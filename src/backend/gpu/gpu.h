@@ -147,7 +147,8 @@ int gpu_prepare(const GpuBackendDef *def, ax_ctx *cx, Program *p, void **state);
 struct Bytes;
 int gpu_save(ax_ctx *cx, const Program *p, void *state, struct Bytes *w);
 int gpu_load(const GpuBackendDef *def, ax_ctx *cx, Program *p, struct Bytes *in, void **state);
-int gpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *c);
+int gpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *k,
+               struct Bytes *t);
 /* The disk cache for a device API's binaries (a Jit used only for its
  * directory and verified entries: jit_blob_load/store), or NULL when the
  * context has it off. */

@@ -562,12 +562,6 @@ static int opencl_load(ax_ctx *cx, Program *p, struct Bytes *in, const BundleLin
     (void)link;
     return gpu_load(&opencl_def, cx, p, in, state);
 }
-static int opencl_export(ax_ctx *cx, const Program *p, void *state, const char *name, struct Bytes *w, struct Bytes *k,
-                     struct Bytes *c)
-{
-    (void)k;
-    return gpu_export(cx, p, state, name, w, c);
-}
 
 const Backend backend_opencl = {
     .name = "opencl",
@@ -578,5 +572,5 @@ const Backend backend_opencl = {
     .release = gpu_release,
     .save = gpu_save,
     .load = opencl_load,
-    .exportc = opencl_export,
+    .exportc = gpu_export,
 };
