@@ -37,6 +37,22 @@ int cpu_lanes(const Type *elt)
     return lanes;
 }
 
+/* An empty asm statement is volatile and touches nothing: GCC does not
+ * vectorise a loop that contains one, and a loop nest with one between
+ * its loops is not a perfect nest, which unroll-and-jam needs.  The row
+ * skeletons put it where -O3's transformations buy no run time and cost
+ * compile time (a fold's unit then compiles in about two thirds of the
+ * time; `axle bench --compile` measures it):
+ * - the blocked lane loop, which GCC 12 unrolls and jams twice (its
+ *   inner loop is vectorised all the same);
+ * - the exact modes' lane sum, strictly in lane order whatever GCC does;
+ * - the combination of a row's chunk partials, a few per row;
+ * - the exact modes' tail of a single row (cpu_fold_range). */
+void cpu_keep_loop(G *g)
+{
+    cg_line(g, "__asm__(\"\");");
+}
+
 /* ------------------------------------------------------------ the operators' identities */
 
 /* The C expression of a commutative primitive (cg_comm_op) on two values of
@@ -90,7 +106,7 @@ const char *cpu_leaf_identity(G *g, Prim op, ax_scalar s)
  * residue class, combined in lane order), then the tail left to right;
  * a non-commutative f, or a short range, strictly left to right. */
 Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
-                   const CgRowRead *rr)
+                   bool one_row, const CgRowRead *rr)
 {
     Val res = cg_decl(g, elt, "r");
     const char *j = cg_fresh(g, "j");
@@ -135,10 +151,12 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
         Val xj = cg_read_row(g, rr, cg_fmt(g, "%s + %s", j, l));
         cg_update(g, elt, acc, cg_apply2(g, f, acc, xj));
         cg_close(g);
+        cpu_keep_loop(g);
         cg_close(g);
         cg_assign(g, res, cg_at(g, lane, "0"));
         cg_line(g, "for (int %s = 1; %s < %d; %s++) {", l, l, LANES, l);
         g->ind++;
+        if (!g->fast) cpu_keep_loop(g);
         cg_update(g, elt, res, cg_apply2(g, f, res, cg_at(g, lane, l)));
         cg_close(g);
         g->ind--;
@@ -153,11 +171,16 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
      * a horizontal sum per row, which made smvm's rows (a few to tens of
      * elements, all of them in this loop) slower than the exact mode's.
      * An empty asm keeps the loop scalar, as it is in the exact mode
-     * (which it is not emitted in: it was slower there); GCC 12 has no
-     * pragma that says so (`GCC novector` is GCC 14's). */
+     * (which it is not emitted in: it was slower there, where GCC's
+     * in-order vectorisation gathers a row's elements); GCC 12 has no
+     * pragma that says so (`GCC novector` is GCC 14's).  The exact mode
+     * keeps it scalar too where there is one row (a fold to a scalar, a
+     * scan of a vector): there this loop sees at most LANES - 1 elements
+     * after the lanes, or a short array, and vectorising it costs compile
+     * time only (cpu_keep_loop). */
     cg_line(g, "for (; %s < %s; %s++) {", j, hi, j);
     g->ind++;
-    if (g->fast && comm) cg_line(g, "__asm__(\"\");");
+    if (comm && (g->fast || one_row)) cpu_keep_loop(g);
     g->pos = j;
     cg_update(g, elt, res, cg_apply2(g, f, res, cg_read_row(g, rr, j)));
     cg_close(g);
@@ -346,7 +369,7 @@ void cpu_emit_fold(G *g)
     cpu_part_head(g, elt, &q);
     CgRowRead rr = cpu_part_loop(g, fold_across(g, x) ? fold_rows_across(g, f, elt) : "start");
     Val res = cg_decl(g, elt, "y");
-    Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
+    Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, x->type->rank == 0, &rr);
     if (z) {
         cg_line(g, "if (nch == 1) {");
         g->ind++;
@@ -379,6 +402,7 @@ void cpu_emit_fold(G *g)
     cg_assign(g, acc, z ? cpu_zval(g, elt) : cg_at(g, q, "r * nch"));
     cg_line(g, "for (i64 k = %d; k < nch; k++) {", z ? 0 : 1);
     g->ind++;
+    cpu_keep_loop(g);
     cg_update(g, elt, acc, cg_apply2(g, f, acc, cg_at(g, q, "r * nch + k")));
     cg_close(g);
     cg_store(g, 0, elt, "r", acc);
@@ -410,11 +434,11 @@ void cpu_emit_foldseg(G *g)
         cg_assign(g, res, cpu_zval(g, elt));
         cg_line(g, "if (hi > lo) {");
         g->ind++;
-        Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr);
+        Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, false, &rr);
         cg_update(g, elt, res, cg_apply2(g, f, cpu_zval(g, elt), a));
         cg_close(g);
     } else {
-        cg_assign(g, res, cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr));
+        cg_assign(g, res, cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, false, &rr));
     }
     cg_store(g, 0, elt, "t", res);
     cg_close(g);

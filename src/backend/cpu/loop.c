@@ -169,6 +169,7 @@ void cpu_emit_loop(G *g)
             g->ind++;
             loop_elem(g, &L, cg_fmt(g, "%s + %s", j, l), LE_LANE, l);
             cg_close(g);
+            cpu_keep_loop(g);
             cg_close(g);
             for (int q = 0; q < ng; q++) {
                 if (lp->gen[q].kind != LOOP_REDUCE) continue;
@@ -177,6 +178,7 @@ void cpu_emit_loop(G *g)
                 cg_assign(g, acc, cg_at(g, L.lane[q], "0"));
                 cg_line(g, "for (int %s = 1; %s < %d; %s++) {", l, l, LANES, l);
                 g->ind++;
+                if (!g->fast) cpu_keep_loop(g);
                 cg_update(g, ct, acc, cg_apply2(g, x->kid[lp->gen[q].op], acc, cg_at(g, L.lane[q], l)));
                 cg_close(g);
             }
@@ -255,6 +257,7 @@ void cpu_emit_loop(G *g)
             cg_assign(g, acc, gn->z >= 0 ? cg_param(g, cn->kid_thunk[gn->z], ct) : cg_at(g, part, "r * nch"));
             cg_line(g, "for (i64 k = %d; k < nch; k++) {", gn->z >= 0 ? 0 : 1);
             g->ind++;
+            cpu_keep_loop(g);
             /* (a conditional one's chunks without an element kept add nothing) */
             if (gn->pred >= 0) cg_line(g, "if (!hv[%d * c->m + r * nch + k]) continue;", q);
             cg_update(g, ct, acc, cg_apply2(g, x->kid[gn->op], acc, cg_at(g, part, "r * nch + k")));

@@ -77,7 +77,7 @@ void cpu_emit_scan(G *g)
     Op op = x->op;
     bool left = op == OP_SCANL || op == OP_SCANL1 || op == OP_SCANLEX;
     bool z = cg_has_z(op), ex = op == OP_SCANLEX || op == OP_SCANREX, incl_z = z && !ex;
-    const Type *elt = (ex ? x->type->elts[0] : x->type)->elt;
+    const Type *at = ex ? x->type->elts[0] : x->type, *elt = at->elt;
     cn->comm = cg_lam_comm(f, NULL);
     cn->scratch_leaves = elt->width;
     const char *ext = incl_z ? "(n + 1)" : "n";
@@ -85,7 +85,7 @@ void cpu_emit_scan(G *g)
     /* part: chunk totals (any grouping: f is associative) */
     Val q;
     CgRowRead rr = cpu_part_begin(g, elt, &q);
-    cg_put(g, q, "t", cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, &rr));
+    cg_put(g, q, "t", cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, at->rank == 1, &rr));
     cg_close(g);
     cpu_kernel_end(g);
 
@@ -102,6 +102,7 @@ void cpu_emit_scan(G *g)
         cg_assign(g, acc, z ? cpu_zval(g, elt) : cg_at(g, q, "base"));
         cg_line(g, "for (i64 k = %d; k < nch; k++) {", z ? 0 : 1);
         g->ind++;
+        cpu_keep_loop(g);
         cg_put(g, cy, "base + k", acc);
         cg_update(g, elt, acc, cg_apply2(g, f, acc, cg_at(g, q, "base + k")));
         cg_close(g);
@@ -109,6 +110,7 @@ void cpu_emit_scan(G *g)
         cg_assign(g, acc, z ? cpu_zval(g, elt) : cg_at(g, q, "base + nch - 1"));
         cg_line(g, "for (i64 k = nch - %d; k >= 0; k--) {", z ? 1 : 2);
         g->ind++;
+        cpu_keep_loop(g);
         cg_put(g, cy, "base + k", acc);
         cg_update(g, elt, acc, cg_apply2(g, f, cg_at(g, q, "base + k"), acc));
         cg_close(g);

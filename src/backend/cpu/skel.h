@@ -36,12 +36,16 @@ void cpu_loop_lin(G *g, CpuElemFn f, void *env);
 
 /* Accumulators of the lane-parallel reduction loop for elements of type elt. */
 int cpu_lanes(const Type *elt);
+/* Writes a statement that keeps the loop it is in as written: not
+ * vectorised, and not unrolled and jammed with the loop around it (see
+ * fold.c; for loops whose transformation costs compile time only). */
+void cpu_keep_loop(G *g);
 
 /* (A row skeleton reads operand 0 through cgen's CgRowRead.) */
 /* Folds positions [lo, hi) of operand 0 with f into fresh locals (see
- * fold.c). */
+ * fold.c; one_row: the operation has a single row). */
 Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
-                   const CgRowRead *rr);
+                   bool one_row, const CgRowRead *rr);
 /* The fold's or scan's z, of type elt (its thunk's parameters). */
 Val cpu_zval(G *g, const Type *elt);
 /* Opens the part kernel of a fold or scan and its task loop: task t is
