@@ -41,8 +41,7 @@ int cpu_lanes(const Type *elt)
  * vectorise a loop that contains one, and a loop nest with one between
  * its loops is not a perfect nest, which unroll-and-jam needs.  The row
  * skeletons put it where -O3's transformations buy no run time and cost
- * compile time (a fold's unit then compiles in about two thirds of the
- * time; `axle bench --compile` measures it):
+ * compile time (`axle bench --compile` measures it against the floor):
  * - the blocked lane loop, which GCC 12 unrolls and jams twice (its
  *   inner loop is vectorised all the same);
  * - the exact modes' lane sum, strictly in lane order whatever GCC does;
