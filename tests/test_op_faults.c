@@ -127,3 +127,70 @@ DIFF_TEST(speculated_reads_report_only_real_faults)
     }
     free(x);
 }
+/* A fold along rows whose element reads a[r + shift, j] (j the row's own
+ * position) where the row is inside a, else -1: the read's bounds are
+ * checked once per row before the row's loop (cgen/hoist.c), under the
+ * condition when the read is in a speculated branch. */
+typedef struct { ax_acc a; int64_t shift; bool guard; } RowRead;
+
+static ax_exp rowread_fn(ax_exp ix, void *env)
+{
+    RowRead *s = env;
+    ax_exp r = ax_add(ax_index_get(ix, 0), ax_i64(s->shift)), j = ax_index_get(ix, 1);
+    ax_exp v = ax_add(ax_mul(ax_at(s->a, ax_ix2(r, j)), ax_i32(3)), ax_i32(1));
+    if (!s->guard) return v;
+    ax_exp inside = ax_and(ax_ge(r, ax_i64(0)), ax_lt(r, ax_index_get(ax_shape(s->a), 0)));
+    return ax_cond(inside, v, ax_i32(-1));
+}
+
+/* Against the interpreter: the same rows' sums, or the same fault and
+ * message, when a read outside a is in the branch not taken (no fault),
+ * in the branch taken (row past the end; column past the end, where the
+ * rows are longer than a's), unguarded, and a is empty. */
+DIFF_TEST(row_checked_reads_report_only_real_faults)
+{
+    const struct { int64_t rows, cols, arows, acols, shift; bool guard; bool fault; } cs[] = {
+        {40, 100, 40, 100, 3, true, false},   /* rows past a's end, not taken */
+        {40, 100, 40, 100, -5, true, false},  /* rows before a's start, not taken */
+        {40, 100, 43, 100, 3, false, false},  /* every read inside */
+        {40, 100, 40, 100, 3, false, true},   /* row 37 reads row 40 */
+        {40, 103, 40, 100, 0, true, true},    /* rows longer than a's: column 100 */
+        {40, 100, 0, 100, 0, true, false},    /* a empty, never read */
+        {1, 5, 1, 5, 0, true, false},         /* a row shorter than the lanes */
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+        int64_t an = cs[k].arows * cs[k].acols, ash[2] = {cs[k].arows, cs[k].acols};
+        int32_t *x = malloc(sizeof *x * (size_t)(an ? an : 1));
+        REQUIRE(x);
+        for (int64_t i = 0; i < an; i++) x[i] = (int32_t)(i * 7 % 1000 - 500);
+        int32_t *r[2] = {0, 0};
+        ax_status st[2];
+        char msg[2][512];
+        for (int b = 0; b < 2; b++) {
+            ax_options o = {0};
+            o.backend = b ? be->kind : AX_BACKEND_INTERP;
+            ax_ctx *cx = ax_ctx_new(&o);
+            RowRead s = {ax_use(cx, ax_array_from(cx, AX_I32, 2, ash, x)), cs[k].shift, cs[k].guard};
+            ax_acc g = ax_generate(cx, ax_ix2(ax_i64(cs[k].rows), ax_i64(cs[k].cols)), rowread_fn, &s);
+            ax_array *a = ax_run(cx, ax_fold(ax_fn_add, NULL, ax_i32(0), g));
+            st[b] = ax_status_of(cx);
+            snprintf(msg[b], sizeof msg[b], "%s", a ? "" : ax_error(cx));
+            if (a) {
+                r[b] = malloc(sizeof *r[b] * (size_t)cs[k].rows);
+                if (r[b]) ax_array_copy_out(a, 0, r[b]);
+                ax_array_release(a);
+            }
+            ax_ctx_free(cx);
+        }
+        if (!cs[k].fault) {
+            CHECKF(r[0] && r[1], "case %zu: interp %s, %s %s", k, msg[0], be->name, msg[1]);
+            if (r[0] && r[1]) CHECKF(!memcmp(r[0], r[1], sizeof(int32_t) * (size_t)cs[k].rows), "case %zu", k);
+        } else {
+            CHECKF(!r[0] && !r[1] && st[0] == AX_ERR_INDEX && st[1] == AX_ERR_INDEX, "case %zu: %d %d", k, st[0], st[1]);
+            CHECKF(!strcmp(msg[0], msg[1]), "case %zu: interp: %s | %s: %s", k, msg[0], be->name, msg[1]);
+        }
+        free(r[0]);
+        free(r[1]);
+        free(x);
+    }
+}

@@ -200,6 +200,8 @@ typedef struct Val {
  * stays false) or run in lane blocks. */
 typedef enum CgDialect { CG_C, CG_GPU } CgDialect;
 
+enum { CG_HOIST_MAX = 64 };
+
 /* The generator's state while emitting one function. */
 typedef struct G {
     Arena *ar;
@@ -246,6 +248,19 @@ typedef struct G {
      * it), and the first reruns its range in the second when bad_ is set
      * (through ax_chk: see the prelude). */
     bool defer, chk;
+    /* In a kernel with deferred checks: the condition (a C expression of
+     * u8 locals) under which the code being emitted is the taken arm of
+     * a speculated conditional or and/or (exp.c gen_cond), NULL outside
+     * any.  A deferred check sets bad_ only under it: a read the program
+     * would not make (a neighbour outside the grid, lavaMD's boxes past
+     * the edge) then sends no range to the checked copy. */
+    const char *spec;
+    /* Row-invariant terms emitted before a row's loops (hoist.c): cg_exp
+     * gives term e the value v, emitted with checks under condition spec
+     * (NULL: none), while the code is in the row's block (indentation
+     * at least hoist_ind). */
+    int nhoist, hoist_ind;
+    struct { const Node *e; Val v; const char *spec; bool read; } hoist[CG_HOIST_MAX];
     Buf *cold;                /* where the checked copies go */
     int ndefer;
     bool need_chk[R_NROLE];   /* per role: the deferred kernel calls its checked copy */
@@ -327,6 +342,8 @@ void cg_put(G *g, Val ptrs, const char *i, Val v);
 /* A constant as a C expression of its type. */
 const char *cg_const(G *g, ax_scalar s, Scalar v);
 Val cg_exp(G *g, const Node *e);
+/* Can e be evaluated whether or not its branch is taken (exp.c)? */
+bool cg_speculable(G *g, const Node *e);
 Val cg_apply(G *g, const Node *lam, const Val *args, int nargs);
 /* f applied to two values. */
 Val cg_apply2(G *g, const Node *f, Val a, Val b);
@@ -357,6 +374,9 @@ const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin);
 const char *cg_fail_ix(G *g, int code, int site, int slot, Val ix, int rank);
 /* Emits the check "bad is false", else `report` (see G.defer). */
 void cg_guard(G *g, const char *bad, const char *report);
+/* In a kernel with deferred checks: sets bad_ when `bad` holds and the
+ * code is evaluated (G.spec). */
+void cg_defer_bad(G *g, const char *bad);
 /* The statement reporting a fault of a primitive (aux: the Prim) with
  * status code: ax_fail on the CPU, the fault code in err_ on a GPU. */
 const char *cg_fail_prim(G *g, int code, int aux);
@@ -387,6 +407,17 @@ typedef struct CgRowRead {
 } CgRowRead;
 CgRowRead cg_row_read(G *g, const char *row, const char *base, bool fromlin_only);
 Val cg_read_row(G *g, const CgRowRead *rr, const char *pos);
+/* Emits the terms of operand 0's element function (read by rr, slot its
+ * operand slot) that do not depend on the position along the row, for
+ * the row's loops to use (G.hoist; hoist.c); at the row's head, where the
+ * row has at least one element. */
+void cg_row_hoist(G *g, const CgRowRead *rr);
+/* A read whose bounds cg_row_hoist checked for the whole row: the
+ * position of its row (at which the row's position along the last
+ * dimension is added), or NULL. */
+const char *cg_row_base(G *g, const Node *read);
+/* Adds condition c to the kernel's pre_ (once); false when full. */
+bool cg_pre_add(G *g, const char *c);
 /* Row-major position of ix within slot's shape (an atom). */
 const char *cg_linear(G *g, int slot, Val ix);
 /* Stores v as element pos of output slot (through the epilogue: slot 0). */

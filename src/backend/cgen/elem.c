@@ -34,11 +34,17 @@ const char *cg_load(G *g, ax_scalar s, int slot, int k, const char *lin)
  * branch, so it vectorises, and the kernel reruns its range in its checked
  * copy when the flag is set, which reports exactly the fault the checked
  * code would (cpu/skel.c cpu_kernel_end). */
+void cg_defer_bad(G *g, const char *bad)
+{
+    if (g->spec) cg_line(g, "bad_ |= (u8)(%s & (%s));", g->spec, bad);
+    else cg_line(g, "bad_ |= (u8)(%s);", bad);
+    g->ndefer++;
+}
+
 void cg_guard(G *g, const char *bad, const char *report)
 {
     if (g->defer) {
-        cg_line(g, "bad_ |= (u8)(%s);", bad);
-        g->ndefer++;
+        cg_defer_bad(g, bad);
     } else if (g->dialect == CG_GPU) {
         cg_line(g, "if (%s) { %s }", bad, report);
     } else {

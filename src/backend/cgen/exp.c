@@ -115,40 +115,74 @@ static bool nonzero_const(const Node *e)
     return v.u != 0;
 }
 
-/* Remaining budget after e, or -1 when e can fault or loop (an integer
- * division by a nonzero constant cannot: gen_div checks no other). */
-static int spec_walk(const Node *e, int budget, bool reads)
+/* Speculation's budget (spec_walk): the operations (primitives, reads,
+ * conditionals) a speculated term may hold, and the nodes of any kind,
+ * which bound the walk itself. */
+typedef struct Spec { int ops, nodes; bool reads; } Spec;
+
+/* Is e free of faults and loops (an integer division by a nonzero constant
+ * cannot fault: gen_div checks no other), within the budget? */
+static bool spec_walk(const Node *e, Spec *b)
 {
-    if (!e || budget < 0) return -1;
+    if (!e || --b->nodes < 0) return false;
     switch (e->op) {
     case OP_INDEX: case OP_LINDEX:
-        if (!reads) return -1;
+        if (!b->reads) return false;
+        b->ops--;
         break;
     case OP_WHILE: case OP_LAM:
-        return -1;
+        return false;
     case OP_PRIM:
-        if ((int_division(e) && !(e->n == 2 && nonzero_const(e->kid[1]))) || e->a == P_SHAPESIZE) return -1;
+        if ((int_division(e) && !(e->n == 2 && nonzero_const(e->kid[1]))) || e->a == P_SHAPESIZE) return false;
+        b->ops--;
+        break;
+    case OP_COND:
+        b->ops--;
         break;
     default:
         break;
     }
-    budget -= 1;
-    for (int k = 0; k < e->n && budget >= 0; k++) budget = spec_walk(e->kid[k], budget, reads);
-    return budget;
+    if (b->ops < 0) return false;
+    for (int k = 0; k < e->n; k++)
+        if (!spec_walk(e->kid[k], b)) return false;
+    return true;
 }
 
 /* Is e free of faults (integer division by a possibly-zero divisor,
  * shape sizes, loops) and small: safe and cheap to evaluate whether or not
  * its branch is taken.  In a kernel with deferred checks (G.defer) an
- * array read may be speculated too: its load is guarded (a bad index reads a zero) and a
- * failed check only sets bad_, after which the checked copy, which
- * branches, decides whether the fault is real.  A data-dependent choice
- * between reads (radix sort's split) then compiles to selects instead of
- * a branch mispredicted half the time.  The budget (64 nodes) admits a
- * stencil's direction choice (canny's non-maximum suppression): a
- * short-circuit branch there becomes, after GCC's if-conversion, a select
- * between comparison masks, which GCC 12 does not vectorise. */
-static bool speculable(G *g, const Node *e) { return spec_walk(e, 64, g->safe && g->defer) >= 0; }
+ * array read may be speculated too: its load is guarded (a bad index
+ * reads a zero) and a failed check sets bad_ only where the read is
+ * really made (G.spec), after which the checked copy, which branches,
+ * reports the fault.  A data-dependent choice between reads (radix sort's
+ * split) then compiles to selects instead of a branch mispredicted half
+ * the time, and a loop whose elements are each either a term or a
+ * constant (lavaMD's pairs, zero for a box past the edge) vectorises: a
+ * branch in its body keeps GCC from vectorising it (control flow it does
+ * not if-convert, as around a maths call), and a scalar loop calls the
+ * vector maths functions one element at a time.  The budget (64
+ * operations) admits those and a stencil's direction choice (canny's
+ * non-maximum suppression): a short-circuit branch there becomes, after
+ * GCC's if-conversion, a select between comparison masks, which GCC 12
+ * does not vectorise. */
+bool cg_speculable(G *g, const Node *e)
+{
+    Spec b = {64, 1024, g->safe && g->defer};
+    return spec_walk(e, &b);
+}
+
+/* The code of e, speculated: evaluated whether or not `when` (a C
+ * condition) holds, its deferred checks counting only when it does
+ * (G.spec).  Nested speculation conjoins the conditions. */
+static Val spec_exp(G *g, const Node *e, const char *when)
+{
+    if (!g->defer) return cg_exp(g, e);
+    const char *outer = g->spec;
+    g->spec = outer ? cg_fmt(g, "%s & %s", outer, when) : when;
+    Val v = cg_exp(g, e);
+    g->spec = outer;
+    return v;
+}
 
 /* Lane blocks: can e not fault (and is it code that lane arrays carry:
  * no shape primitives, whose code declares locals of its own)? */
@@ -382,7 +416,7 @@ static int fact_of(G *g, const Node *v)
 }
 
 /* Adds condition c to the kernel's pre_ (once); false when full. */
-static bool pre_add(G *g, const char *c)
+bool cg_pre_add(G *g, const char *c)
 {
     for (int k = 0; k < g->npre; k++)
         if (!strcmp(g->pre[k], c)) return true;
@@ -432,7 +466,7 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
         int s = g->fact[f].slot;
         const char *span = int_span(g->fact[f].conv);
         c = span ? cg_fmt(g, "(n%d <= n%d) & (n%d <= %s)", s, slot, s, span) : cg_fmt(g, "n%d <= n%d", s, slot);
-        return pre_add(g, c) ? c : NULL;
+        return cg_pre_add(g, c) ? c : NULL;
     }
     f = fact_of(g, i);
     /* a value fact read directly: the plain fact only when 64 bits wide */
@@ -479,7 +513,7 @@ static const char *known_in_bounds(G *g, const Node *e, int slot, const Type *at
     } else {
         return NULL;
     }
-    return pre_add(g, c) ? c : NULL;
+    return cg_pre_add(g, c) ? c : NULL;
 }
 
 /* A let that names a position or index a range fact knows of (a copy, or
@@ -523,6 +557,15 @@ static Val gen_index(G *g, const Node *e)
         if (ix.n != r) {
             cg_fail(g, "cpu codegen: index rank %d for an array of rank %d", ix.n, r);
             return cg_val(g, 0);
+        }
+        /* checked for the whole row before the row's loop (hoist.c) */
+        const char *base = r > 0 ? cg_row_base(g, e) : NULL;
+        if (base) {
+            lin = cg_local(g, AX_I64, cg_fmt(g, "%s + %s", base, ix.v[r - 1]));
+            Val out = cg_val(g, w);
+            for (int k = 0; k < out.n; k++)
+                out.v[k] = cg_local(g, ty_leaf(at->elt, k), cg_load(g, ty_leaf(at->elt, k), slot, k, lin));
+            return out;
         }
         if (r == 0) {
             if (slot < 64 && (g->unit_ld >> slot & 1)) {
@@ -643,8 +686,7 @@ static const char *cvt_via_i32(G *g, ax_scalar from, ax_scalar to, const char *x
         fits = cg_local(g, AX_BOOL, from == AX_F32
             ? cg_fmt(g, "(u8)((%s %s) & (%s < 0x1p31f))", x, to == AX_U64 ? "> -1.0f" : ">= -0x1p31f", x)
             : cg_fmt(g, "(u8)((%s %s) & (%s < 0x1p31))", x, to == AX_U64 ? "> -1.0" : "> -2147483649.0", x));
-    cg_line(g, "bad_ |= (u8)!%s;", fits);
-    g->ndefer++;
+    cg_defer_bad(g, cg_fmt(g, "!%s", fits));
     return cg_fmt(g, "(%s)(i32)(%s ? %s : 0)", cg_ctype(to), fits, x);
 }
 
@@ -819,8 +861,8 @@ static Val gen_prim(G *g, const Node *e)
          * anyway (then & and | keep the code branch-free). */
         Val a = cg_exp(g, e->kid[0]);
         if (a.n != 1) return cg_fail(g, "cpu codegen: and/or operand"), cg_val(g, 0);
-        if (speculable(g, e->kid[1])) {
-            Val b = cg_exp(g, e->kid[1]);
+        if (cg_speculable(g, e->kid[1])) {
+            Val b = spec_exp(g, e->kid[1], cg_fmt(g, "%s%s", p == P_AND ? "" : "!", a.v[0]));
             if (b.n != 1) return cg_val(g, 0);
             out.v[0] = cg_local(g, AX_BOOL, cg_fmt(g, "(u8)(%s %s %s)", a.v[0], p == P_AND ? "&" : "|", b.v[0]));
             return out;
@@ -943,9 +985,9 @@ static Val gen_cond(G *g, const Node *e)
 {
     Val c = cg_exp(g, e->kid[0]);
     if (c.n != 1) return cg_val(g, 0);
-    if (speculable(g, e->kid[1]) && speculable(g, e->kid[2])) {
-        Val t = cg_exp(g, e->kid[1]);
-        Val f = cg_exp(g, e->kid[2]);
+    if (cg_speculable(g, e->kid[1]) && cg_speculable(g, e->kid[2])) {
+        Val t = spec_exp(g, e->kid[1], c.v[0]);
+        Val f = spec_exp(g, e->kid[2], cg_fmt(g, "!%s", c.v[0]));
         Val r = cg_val(g, e->type->width);
         /* A float select is a bit select (ax_sel_*): written as `?:` GCC
            may sink a later comparison of the result into the arms, and a
@@ -1181,6 +1223,9 @@ Val cg_exp(G *g, const Node *e)
         cg_fail(g, "cpu codegen: a missing expression");
         return cg_val(g, 0);
     }
+    for (int k = 0; k < g->nhoist; k++)
+        if (g->hoist[k].e == e && !g->hoist[k].read && (!g->hoist[k].spec || (g->spec && !strcmp(g->hoist[k].spec, g->spec))))
+            return g->hoist[k].v;
     switch (e->op) {
     case OP_CONST: {
         Val v = cg_val(g, 1);

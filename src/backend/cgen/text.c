@@ -155,6 +155,7 @@ Val cg_slice(Val v, int off, int n)
 void cg_close(G *g)
 {
     g->ind--;
+    if (g->nhoist && g->ind < g->hoist_ind) g->nhoist = 0;   /* out of the row's block */
     cg_line(g, "}");
 }
 

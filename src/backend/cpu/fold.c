@@ -107,6 +107,7 @@ const char *cpu_leaf_identity(G *g, Prim op, ax_scalar s)
 Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
                    bool one_row, const CgRowRead *rr)
 {
+    cg_row_hoist(g, rr);   /* the terms of the row alone, once (hoist.c) */
     Val res = cg_decl(g, elt, "r");
     const char *j = cg_fresh(g, "j");
     const int LANES = cpu_lanes(elt);

@@ -95,7 +95,7 @@ void cpu_kernel_begin(G *g, CgRole r, int first, bool outputs)
     g->ind++;
     ((CgNode *)g->cn)->role[r] = true;
     hoist(g, first, outputs, true);
-    g->nfact = g->npre = g->ndefer = 0;
+    g->nfact = g->npre = g->ndefer = g->nhoist = 0;
     g->b = body;
 }
 
@@ -148,7 +148,7 @@ void cpu_kernel_end(G *g)
     }
     free(head->s);
     free(body->s);
-    g->nfact = g->npre = g->ndefer = 0;
+    g->nfact = g->npre = g->ndefer = g->nhoist = 0;
     g->ind--;
     if (keep) cg_line(g, "}");
 }
