@@ -686,7 +686,12 @@ static const char *cvt_via_i32(G *g, ax_scalar from, ax_scalar to, const char *x
         fits = cg_local(g, AX_BOOL, from == AX_F32
             ? cg_fmt(g, "(u8)((%s %s) & (%s < 0x1p31f))", x, to == AX_U64 ? "> -1.0f" : ">= -0x1p31f", x)
             : cg_fmt(g, "(u8)((%s %s) & (%s < 0x1p31))", x, to == AX_U64 ? "> -1.0" : "> -2147483649.0", x));
-    cg_defer_bad(g, cg_fmt(g, "!%s", fits));
+    if (g->spec) {
+        cg_defer_bad(g, cg_fmt(g, "!%s", fits));
+    } else {
+        cg_line(g, "bad_ |= (u8)!%s;", fits);
+        g->ndefer++;
+    }
     return cg_fmt(g, "(%s)(i32)(%s ? %s : 0)", cg_ctype(to), fits, x);
 }
 

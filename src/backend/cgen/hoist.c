@@ -136,9 +136,17 @@ static void h_row_read(Hoist *h, const Node *e)
     if (last->op != OP_IXGET || last->a != h->inner || !last->kid[0] || last->kid[0]->op != OP_VAR ||
         last->kid[0]->id != h->pid)
         return;
+    /* c: fixed for the row, and not all of them the row's own
+     * coordinates or constants (such a read is in bounds by the
+     * operand's extent alone: G.fact, no check at all) */
     int r = at->rank;
-    for (int d = 0; d < r - 1; d++)
-        if (h_dep(h, ix->kid[d])) return;
+    bool own = true;
+    for (int d = 0; d < r - 1; d++) {
+        const Node *k = ix->kid[d];
+        if (h_dep(h, k)) return;
+        if (k->op != OP_CONST && !(k->op == OP_IXGET && k->kid[0]->op == OP_VAR && k->kid[0]->id == h->pid)) own = false;
+    }
+    if (own) return;
     Val c = cg_val(g, r - 1);
     if (c.n != r - 1) return;
     for (int d = 0; d < r - 1; d++) {
