@@ -344,6 +344,9 @@ const char *cg_const(G *g, ax_scalar s, Scalar v);
 Val cg_exp(G *g, const Node *e);
 /* Can e be evaluated whether or not its branch is taken (exp.c)? */
 bool cg_speculable(G *g, const Node *e);
+/* G.spec and-ed with `when`: the condition of code speculated under it
+ * (exp.c and hoist.c build it alike, so a hoisted value is found again). */
+const char *cg_spec_under(G *g, const char *when);
 Val cg_apply(G *g, const Node *lam, const Val *args, int nargs);
 /* f applied to two values. */
 Val cg_apply2(G *g, const Node *f, Val a, Val b);

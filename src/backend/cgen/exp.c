@@ -174,11 +174,16 @@ bool cg_speculable(G *g, const Node *e)
 /* The code of e, speculated: evaluated whether or not `when` (a C
  * condition) holds, its deferred checks counting only when it does
  * (G.spec).  Nested speculation conjoins the conditions. */
+const char *cg_spec_under(G *g, const char *when)
+{
+    return g->spec ? cg_fmt(g, "%s & %s", g->spec, when) : when;
+}
+
 static Val spec_exp(G *g, const Node *e, const char *when)
 {
     if (!g->defer) return cg_exp(g, e);
     const char *outer = g->spec;
-    g->spec = outer ? cg_fmt(g, "%s & %s", outer, when) : when;
+    g->spec = cg_spec_under(g, when);
     Val v = cg_exp(g, e);
     g->spec = outer;
     return v;

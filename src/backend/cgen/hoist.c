@@ -185,11 +185,12 @@ const char *cg_row_base(G *g, const Node *read)
     return NULL;
 }
 
-/* Sets G.spec to the outer condition and-ed with `when` (k: its negation). */
+/* Sets G.spec to the outer condition and-ed with `when` (neg: its negation). */
 static void h_spec(G *g, const char *outer, const char *when, bool neg)
 {
     if (!g->defer || !when) return;
-    g->spec = outer ? cg_fmt(g, "%s & %s%s", outer, neg ? "!" : "", when) : cg_fmt(g, "%s%s", neg ? "!" : "", when);
+    g->spec = outer;
+    g->spec = cg_spec_under(g, neg ? cg_fmt(g, "!%s", when) : when);
 }
 
 /* The H_ bits of e's value (0: invariant).  Emits before the loop the
