@@ -127,10 +127,11 @@ DIFF_TEST(speculated_reads_report_only_real_faults)
     }
     free(x);
 }
-/* A fold along rows whose element reads a[r + shift, j] (j the row's own
- * position) where the row is inside a, else -1: the read's bounds are
- * checked once per row before the row's loop (cgen/hoist.c), under the
- * condition when the read is in a speculated branch. */
+/* A fold along rows, or a generate alone, whose element reads
+ * a[r + shift, j] (j the row's own position) where the row is inside a,
+ * else -1: the read's bounds are checked once per row before the row's
+ * loop (cgen/hoist.c), under the condition when the read is in a
+ * speculated branch. */
 typedef struct { ax_acc a; int64_t shift; bool guard; } RowRead;
 
 static ax_exp rowread_fn(ax_exp ix, void *env)
@@ -158,8 +159,11 @@ DIFF_TEST(row_checked_reads_report_only_real_faults)
         {40, 100, 0, 100, 0, true, false},    /* a empty, never read */
         {1, 5, 1, 5, 0, true, false},         /* a row shorter than the lanes */
     };
-    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+    for (size_t kf = 0; kf < 2 * sizeof cs / sizeof *cs; kf++) {
+        size_t k = kf / 2;
+        bool fold = kf % 2 == 0;
         int64_t an = cs[k].arows * cs[k].acols, ash[2] = {cs[k].arows, cs[k].acols};
+        int64_t rn = fold ? cs[k].rows : cs[k].rows * cs[k].cols;
         int32_t *x = malloc(sizeof *x * (size_t)(an ? an : 1));
         REQUIRE(x);
         for (int64_t i = 0; i < an; i++) x[i] = (int32_t)(i * 7 % 1000 - 500);
@@ -172,22 +176,23 @@ DIFF_TEST(row_checked_reads_report_only_real_faults)
             ax_ctx *cx = ax_ctx_new(&o);
             RowRead s = {ax_use(cx, ax_array_from(cx, AX_I32, 2, ash, x)), cs[k].shift, cs[k].guard};
             ax_acc g = ax_generate(cx, ax_ix2(ax_i64(cs[k].rows), ax_i64(cs[k].cols)), rowread_fn, &s);
-            ax_array *a = ax_run(cx, ax_fold(ax_fn_add, NULL, ax_i32(0), g));
+            ax_array *a = ax_run(cx, fold ? ax_fold(ax_fn_add, NULL, ax_i32(0), g) : g);
             st[b] = ax_status_of(cx);
             snprintf(msg[b], sizeof msg[b], "%s", a ? "" : ax_error(cx));
             if (a) {
-                r[b] = malloc(sizeof *r[b] * (size_t)cs[k].rows);
+                r[b] = malloc(sizeof *r[b] * (size_t)rn);
                 if (r[b]) ax_array_copy_out(a, 0, r[b]);
                 ax_array_release(a);
             }
             ax_ctx_free(cx);
         }
         if (!cs[k].fault) {
-            CHECKF(r[0] && r[1], "case %zu: interp %s, %s %s", k, msg[0], be->name, msg[1]);
-            if (r[0] && r[1]) CHECKF(!memcmp(r[0], r[1], sizeof(int32_t) * (size_t)cs[k].rows), "case %zu", k);
+            CHECKF(r[0] && r[1], "case %zu%s: interp %s, %s %s", k, fold ? "" : " (generate)", msg[0], be->name, msg[1]);
+            if (r[0] && r[1]) CHECKF(!memcmp(r[0], r[1], sizeof(int32_t) * (size_t)rn), "case %zu%s", k, fold ? "" : " (generate)");
         } else {
-            CHECKF(!r[0] && !r[1] && st[0] == AX_ERR_INDEX && st[1] == AX_ERR_INDEX, "case %zu: %d %d", k, st[0], st[1]);
-            CHECKF(!strcmp(msg[0], msg[1]), "case %zu: interp: %s | %s: %s", k, msg[0], be->name, msg[1]);
+            CHECKF(!r[0] && !r[1] && st[0] == AX_ERR_INDEX && st[1] == AX_ERR_INDEX, "case %zu%s: %d %d", k,
+                   fold ? "" : " (generate)", st[0], st[1]);
+            CHECKF(!strcmp(msg[0], msg[1]), "case %zu%s: interp: %s | %s: %s", k, fold ? "" : " (generate)", msg[0], be->name, msg[1]);
         }
         free(r[0]);
         free(r[1]);

@@ -272,6 +272,8 @@ typedef struct G {
     CgDialect dialect;        /* the text's dialect (above) */
     bool own_out;             /* the loop's iterations write only their own
                                  elements of fresh results (GCC ivdep) */
+    bool gen_rows;            /* cpu_loop_ix hoists a generate's row-invariant
+                                 terms at each row's head (cg_row_hoist_gen) */
     /* Lane blocks (exp.c, "While loops across lanes"): a producer loop
      * emitted in blocks of nlane elements runs its element code in lane
      * loops over `lane` (the index's name) below lane_n (the lanes in
@@ -415,6 +417,10 @@ Val cg_read_row(G *g, const CgRowRead *rr, const char *pos);
  * the row's loops to use (G.hoist; hoist.c); at the row's head, where the
  * row has at least one element. */
 void cg_row_hoist(G *g, const CgRowRead *rr);
+/* The same for the row of a generate's result (slot 0) whose outer index
+ * is outer and whose first position is pos: the terms of the generate's
+ * function that do not depend on the last component of its index. */
+void cg_row_hoist_gen(G *g, Val outer, const char *pos);
 /* A read whose bounds cg_row_hoist checked for the whole row: the
  * position of its row (at which the row's position along the last
  * dimension is added), or NULL. */

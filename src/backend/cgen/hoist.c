@@ -45,6 +45,7 @@ enum {
 typedef struct Hoist {
     G *g;
     int pid, inner;            /* the index parameter; j's component */
+    int ext;                   /* the slot whose last extent bounds j */
     unsigned char *let;        /* H_ bits of each let-bound variable, by id */
     const Node **rhs;          /* what each let-bound variable is bound to, by id */
     bool dup;                  /* a variable bound twice: the terms are not trees */
@@ -117,7 +118,8 @@ static unsigned h_dep(Hoist *h, const Node *e)
  * loop, for the whole row, so that the loop reads a[base + j], a plain
  * load at a position affine in j, which GCC vectorises (a guarded load,
  * a masked one, it does not in the row skeletons' lane loops).  j is
- * within the extent of operand 0 (a range fact), so every a[base + j]
+ * within the last extent of slot h->ext (a range fact: operand 0 of a
+ * fold, the result of a generate), so every a[base + j]
  * is inside the array when that extent fits its last dimension and the
  * array is not empty, which pre_ checks for the kernel; base is 0 when
  * the row's check fails, and then bad_ is set (under G.spec), so the
@@ -127,7 +129,7 @@ static void h_row_read(Hoist *h, const Node *e)
     G *g = h->g;
     const Node *ix = e->kid[1];
     if (ix->op == OP_VAR && (unsigned)ix->id < (unsigned)g->nvars && h->rhs[ix->id]) ix = h->rhs[ix->id];
-    int slot = cg_free_slot(g->cn, e->kid[0]), opd = cg_opd_slot(g->cn, 0);
+    int slot = cg_free_slot(g->cn, e->kid[0]), opd = h->ext;
     const Type *at = slot >= 0 ? cg_slot_type(g->cn, slot) : NULL;
     if (!g->safe || !g->defer || e->op != OP_INDEX || !at || at->kind != TY_ARRAY || at->rank < 1 ||
         ix->op != OP_IXCONS || ix->n != at->rank || g->nhoist >= CG_HOIST_MAX)
@@ -289,32 +291,49 @@ static unsigned h_walk(Hoist *h, const Node *e, bool may)
     return m;
 }
 
-void cg_row_hoist(G *g, const CgRowRead *rr)
+/* The hoisting proper: lam is the element function whose one parameter
+ * is the index (outer..., j), j bounded by the last extent of slot ext;
+ * pos is the row's first position. */
+static void row_hoist(G *g, const Node *lam, int ext, Val outer, const char *pos)
 {
     g->nhoist = 0;
-    if (!rr->ix || g->dialect == CG_GPU || g->chk || (g->safe && !g->defer) || g->lane) return;
-    const Node *y = cg_opd_node(g->cn, 0), *lam = y->op == OP_DELAYED ? y->kid[1] : NULL;
+    if (g->dialect == CG_GPU || g->chk || (g->safe && !g->defer) || g->lane) return;
     if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0] || lam->n < 1) return;
     const Node *p = lam->param[0];
-    if ((unsigned)p->id >= (unsigned)g->nvars || p->type->width != rr->outer.n + 1) return;
+    if ((unsigned)p->id >= (unsigned)g->nvars || p->type->width != outer.n + 1) return;
     unsigned char *let = arena_alloc(g->ar, (size_t)g->nvars);
     const Node **rhs = arena_alloc(g->ar, sizeof *rhs * (size_t)g->nvars);
     if (!let || !rhs) return;
     memset(let, H_STOP, (size_t)g->nvars);
-    Hoist h = {g, p->id, rr->outer.n, let, rhs, false};
+    Hoist h = {g, p->id, outer.n, ext, let, rhs, false};
     /* the index: the row's coordinates, and j, which nothing emitted here
      * reads (a name that would not compile if it were) */
-    Val ix = cg_val(g, rr->outer.n + 1);
-    if (ix.n != rr->outer.n + 1) return;
-    for (int d = 0; d < rr->outer.n; d++) ix.v[d] = rr->outer.v[d];
-    ix.v[rr->outer.n] = "ax_no_j_";
+    Val ix = cg_val(g, outer.n + 1);
+    if (ix.n != outer.n + 1) return;
+    for (int d = 0; d < outer.n; d++) ix.v[d] = outer.v[d];
+    ix.v[outer.n] = "ax_no_j_";
     g->env[p->id] = ix;
-    cg_range_fact(g, lam, cg_opd_slot(g->cn, 0), false);
-    const char *pos = g->pos;
-    g->pos = rr->base;
+    cg_range_fact(g, lam, ext, false);
+    const char *was = g->pos;
+    g->pos = pos;
     unsigned m = h_walk(&h, lam->kid[0], true);
     if (!m) h_emit(&h, lam->kid[0]);
-    g->pos = pos;
+    g->pos = was;
     g->hoist_ind = g->ind;
     if (h.dup || g->failed) g->nhoist = 0;
+}
+
+void cg_row_hoist(G *g, const CgRowRead *rr)
+{
+    g->nhoist = 0;
+    if (!rr->ix) return;
+    const Node *y = cg_opd_node(g->cn, 0);
+    row_hoist(g, y->op == OP_DELAYED ? y->kid[1] : NULL, cg_opd_slot(g->cn, 0), rr->outer, rr->base);
+}
+
+void cg_row_hoist_gen(G *g, Val outer, const char *pos)
+{
+    g->nhoist = 0;
+    const Node *x = g->cn->x;
+    if (x->op == OP_GENERATE && outer.n >= 1) row_hoist(g, x->kid[1], 0, outer, pos);
 }

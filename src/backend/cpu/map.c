@@ -41,9 +41,12 @@ void cpu_emit_producer(G *g, CgRole role)
      * kernel's local pointers, and cannot check aliasing at run time for
      * gathers (data-dependent reads, as fluid's advection makes). */
     g->own_out = true;
+    /* a generate's terms of the row alone, once per row (cgen/hoist.c):
+     * floyd-warshall's path[i][k], and its path[k][j] checked per row */
+    g->gen_rows = g->cn->x->op == OP_GENERATE;
     if (role == R_LIN) cpu_loop_lin(g, producer_elem, &lin);
     else cpu_loop_ix(g, 0, g->cn->x->type->rank, producer_elem, &lin);
-    g->own_out = false;
+    g->own_out = g->gen_rows = false;
     g->nlane = 0;
     cpu_kernel_end(g);
 }

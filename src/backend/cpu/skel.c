@@ -233,6 +233,12 @@ void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, void *env)
     if (g->nlane > 0) {
         lane_blocks(g, m, i, ix, f, env);
     } else {
+        /* the part of the row in [start, end) has at least one element */
+        if (g->gen_rows && r >= 2) {
+            Val outer = ix;
+            outer.n = r - 1;
+            cg_row_hoist_gen(g, outer, i);
+        }
         if (g->own_out) cg_line(g, "#pragma GCC ivdep");
         cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", j, j, m, j);
         g->ind++;
