@@ -55,13 +55,12 @@ static ax_array *array_header(ax_ctx *cx, const char *what, const Type *elt, int
     /* The array keeps its own copy of a tuple type: it outlives
      * ax_ctx_reset and the program that made it. */
     if (!(elt = ctx_intern_type(cx, elt))) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
-    ax_array *a = ax__calloc(1, sizeof *a);
-    void **buf = ax__calloc(elt->width ? (size_t)elt->width : 1, sizeof *buf);
-    if (!a || !buf) {
-        free(a);
-        free(buf);
-        return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
-    }
+    /* the header and its leaves' buffer pointers in one block: an awhile
+     * step makes several small arrays, and malloc's time adds up */
+    size_t nbuf = elt->width ? (size_t)elt->width : 1;
+    ax_array *a = ax__calloc(1, sizeof *a + nbuf * sizeof(void *));
+    if (!a) return ctx_error(cx, AX_ERR_NOMEM, "%s: out of memory", what);
+    void **buf = (void **)(a + 1);
     a->cx = cx;
     a->refs = 1;
     a->elt = elt;
@@ -182,8 +181,7 @@ static void array_unlink_free(ax_array *a)
         for (int i = 0; i < a->ncomp; i++) buf_release(cx, a->buf[i], leaf_bytes(a, i));
         cx->mem_used -= a->bytes;
     }
-    free(a->buf);
-    free(a);
+    free(a);   /* and a->buf, in the same block (array_header) */
 }
 
 /* The bytes of a's elements (unpadded), or -1 with an error when the

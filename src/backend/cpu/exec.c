@@ -246,9 +246,7 @@ static ax_array *new_array(Ex *ex, const Type *elt, int rank, const int64_t *sha
 static void op_free(Op1 *o)
 {
     if (o->arr) release_all(o->arr, o->cn->nout + o->cn->nopd);
-    free(o->arr);
-    free(o->args);
-    free(o->par);
+    free(o->args);   /* o->arr and o->par too: one block (op_begin) */
     free(o->s1);
     free(o->s2);
 }
@@ -272,10 +270,15 @@ static int op_begin(Ex *ex, const Node *x, Op1 *o)
     o->k = ex->pp->k[x->num];
     o->th = ex->pp->th[x->num];
     int ns = cn->nslot;
-    o->args = ax__calloc((size_t)ns + 1, sizeof *o->args);
-    o->arr = ax__calloc((size_t)ns + 1, sizeof *o->arr);
-    o->par = ax__calloc((size_t)cn->nparam + 1, sizeof *o->par);
-    if (!o->args || !o->arr || !o->par) return nomem(ex);
+    /* the operation's argument table, arrays and scalar parameters in
+     * one block (op_free): a small operation's launch is a few
+     * microseconds, and each allocation a measurable share of it */
+    size_t na = sizeof *o->args * ((size_t)ns + 1), nr = sizeof *o->arr * ((size_t)ns + 1);
+    char *blk = ax__calloc(1, na + nr + sizeof *o->par * ((size_t)cn->nparam + 1));
+    if (!blk) return nomem(ex);
+    o->args = (AxArg *)blk;
+    o->arr = (ax_array **)(blk + na);
+    o->par = (AxScalar *)(blk + na + nr);
     o->call.a = o->args;
     o->call.p = o->par;
     o->call.err = &o->err;
