@@ -84,14 +84,24 @@ static ax_array *array_header(ax_ctx *cx, const char *what, const Type *elt, int
  * (the common case: a compiled ax_program in a loop, awhile iterations,
  * intermediates of the same size) then reuses memory already faulted in.
  * Large buffers are 2 MiB aligned and advised for transparent huge pages,
- * which cuts the faults of the first run by 512.  Spare bytes count
- * against the memory limit: they are dropped before a request is refused. */
-enum { SPARE_MIN = 1 << 20, HUGE_ALIGN = 2 << 20 };
+ * which cuts the faults of the first run by 512.  Buffers from SMALL_MIN
+ * to SPARE_MIN are cached too, at their own 64-byte size: an awhile loop
+ * over a few thousand elements makes and drops some each step, and each
+ * such malloc made glibc merge the step's small freed blocks first
+ * (malloc_consolidate), a share of the step's time a profile shows.
+ * Spare bytes count against the memory limit: they are dropped before a
+ * request is refused. */
+enum { SMALL_MIN = 4 << 10, SPARE_MIN = 1 << 20, HUGE_ALIGN = 2 << 20 };
 #define SPARE_MAX_ENTRIES ((int)(sizeof ((ax_ctx *)0)->spare / sizeof ((ax_ctx *)0)->spare[0]))
+
+static size_t buf_cap(size_t al)
+{
+    return al < SPARE_MIN ? (al + 63) & ~(size_t)63 : (al + HUGE_ALIGN - 1) & ~(size_t)(HUGE_ALIGN - 1);
+}
 
 static void *buf_alloc(ax_ctx *cx, size_t al)
 {
-    if (al < SPARE_MIN) return ax__aligned_alloc(64, al ? al : 64);
+    if (al < SMALL_MIN) return ax__aligned_alloc(64, al ? buf_cap(al) : 64);
     int best = -1;
     for (int i = 0; i < cx->nspare; i++)   /* best fit, within twice the size */
         if (cx->spare[i].cap >= al && cx->spare[i].cap / 2 <= al &&
@@ -103,7 +113,8 @@ static void *buf_alloc(ax_ctx *cx, size_t al)
         cx->spare[best] = cx->spare[--cx->nspare];
         return p;
     }
-    size_t cap = (al + HUGE_ALIGN - 1) & ~(size_t)(HUGE_ALIGN - 1);
+    size_t cap = buf_cap(al);
+    if (al < SPARE_MIN) return ax__aligned_alloc(64, cap);
     void *p = ax__aligned_alloc(HUGE_ALIGN, cap);
 #ifdef MADV_HUGEPAGE
     if (p) (void)madvise(p, cap, MADV_HUGEPAGE);   /* advice only: failure is harmless */
@@ -111,16 +122,11 @@ static void *buf_alloc(ax_ctx *cx, size_t al)
     return p;
 }
 
-static size_t buf_cap(size_t al)
-{
-    return al < SPARE_MIN ? al : (al + HUGE_ALIGN - 1) & ~(size_t)(HUGE_ALIGN - 1);
-}
-
 static void buf_release(ax_ctx *cx, void *p, size_t al)
 {
     if (!p) return;
     size_t cap = buf_cap(al);
-    if (al < SPARE_MIN || (int64_t)cap > cx->opt.mem_limit / 4) {
+    if (al < SMALL_MIN || (int64_t)cap > cx->opt.mem_limit / 4) {
         free(p);
         return;
     }

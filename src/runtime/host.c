@@ -263,6 +263,16 @@ static int awhile(Host *h, const Node *x, ax_array **out)
  * binding's arrays go after their last read, or when the row is done. */
 static int alet(Host *h, const Node *x, ax_array **out)
 {
+    /* every binding's array slots in one block for the whole row: an
+     * awhile body is such a row, entered once per step */
+    size_t total = 0;
+    for (const Node *z = x; z->op == OP_ALET; z = z->kid[1]) {
+        int w = host_width(z->kid[0]->type);
+        total += (size_t)(w > 0 ? w : 1);
+    }
+    ax_array **block = ax__calloc(total, sizeof *block);
+    if (!block) return host_nomem(h);
+    size_t off = 0;
     const Node *y = x;
     int rc = 0;
     while (y->op == OP_ALET) {
@@ -271,13 +281,9 @@ static int alet(Host *h, const Node *x, ax_array **out)
             break;
         }
         int w = host_width(y->kid[0]->type);
-        ax_array **v = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *v);
-        if (!v) {
-            rc = host_nomem(h);
-            break;
-        }
+        ax_array **v = block + off;
+        off += (size_t)(w > 0 ? w : 1);
         if (host_eval(h, y->kid[0], v)) {
-            free(v);
             rc = -1;
             break;
         }
@@ -292,8 +298,8 @@ static int alet(Host *h, const Node *x, ax_array **out)
         ax_array **v = h->aenv[z->id];
         h->aenv[z->id] = NULL;
         if (v) host_release(v, host_width(z->kid[0]->type));
-        free(v);
     }
+    free(block);
     return rc;
 }
 
