@@ -145,8 +145,12 @@ void host_free(Host *h)
     free(h->aenv);
     free(h->left);
     free(h->width);
+    free(h->reads);
+    free(h->ids);
     h->aenv = NULL;
     h->left = h->width = NULL;
+    h->reads = NULL;
+    h->ids = NULL;
 }
 
 /* One read of let variable id done: after the last one its arrays go. */
@@ -154,6 +158,35 @@ static void drop(Host *h, int id)
 {
     if ((unsigned)id >= (unsigned)h->nvars || h->left[id] <= 0) return;
     if (--h->left[id] == 0 && h->aenv[id]) host_release(h->aenv[id], h->width[id]);
+}
+
+/* Appends the array variables y reads to h->ids; false when out of
+ * memory. */
+static bool collect_tree(Host *h, const Node *y)
+{
+    if (!y) return true;
+    if (y->op == OP_AVAR) {
+        if (h->nids == h->ids_cap) {
+            int cap = h->ids_cap ? 2 * h->ids_cap : 64;
+            int *n = cap > h->ids_cap ? ax__realloc(h->ids, sizeof *n * (size_t)cap) : NULL;
+            if (!n) return false;
+            h->ids = n;
+            h->ids_cap = cap;
+        }
+        h->ids[h->nids++] = y->id;
+        return true;
+    }
+    for (int i = 0; i < y->n; i++)
+        if (!collect_tree(h, y->kid[i])) return false;
+    return true;
+}
+
+/* The kids of x whose reads the walk did not count: its scalar code,
+ * shapes, and, where the executor embeds them, delayed operands. */
+static bool uncounted(const Host *h, const Node *k)
+{
+    bool array = k->type && (k->type->kind == TY_ARRAY || k->type->kind == TY_ARRAYS) && k->op != OP_LAM;
+    return !array || (k->op == OP_DELAYED && h->ops->embeds_delayed);
 }
 
 static void drop_tree(Host *h, const Node *y)
@@ -166,16 +199,58 @@ static void drop_tree(Host *h, const Node *y)
     for (int i = 0; i < y->n; i++) drop_tree(h, y->kid[i]);
 }
 
+/* x's slot in h->reads (found or to fill), or -1 when the table cannot
+ * grow. */
+static int reads_slot(Host *h, const Node *x)
+{
+    if (2 * (h->nreads + 1) > h->reads_cap) {
+        int cap = h->reads_cap ? 2 * h->reads_cap : 64;
+        HostReads *t = cap > h->reads_cap ? ax__calloc((size_t)cap, sizeof *t) : NULL;
+        if (!t) return -1;
+        for (int i = 0; i < h->reads_cap; i++)
+            if (h->reads[i].x) {
+                size_t j = ((uintptr_t)h->reads[i].x >> 4) & (size_t)(cap - 1);
+                while (t[j].x) j = (j + 1) & (size_t)(cap - 1);
+                t[j] = h->reads[i];
+            }
+        free(h->reads);
+        h->reads = t;
+        h->reads_cap = cap;
+    }
+    size_t j = ((uintptr_t)x >> 4) & (size_t)(h->reads_cap - 1);
+    while (h->reads[j].x && h->reads[j].x != x) j = (j + 1) & (size_t)(h->reads_cap - 1);
+    return (int)j;
+}
+
 /* The reads of operation x's arrays other than through the operands the
- * walk evaluated for it (those counted in host_eval): its scalar code,
- * shapes, and, where the executor embeds them, delayed operands. */
+ * walk evaluated for it (those counted in host_eval).  Only counted reads
+ * release anything (drop): without liveness counts there is nothing to
+ * do.  The variables are found once per node and run (an awhile body runs
+ * its operations once per step); short of memory, by walking again. */
 static void drop_reads(Host *h, const Node *x)
 {
-    for (int i = 0; i < x->n; i++) {
-        const Node *k = x->kid[i];
-        bool array = k->type && (k->type->kind == TY_ARRAY || k->type->kind == TY_ARRAYS) && k->op != OP_LAM;
-        if (!array || (k->op == OP_DELAYED && h->ops->embeds_delayed)) drop_tree(h, k);
+    if (!h->live) return;
+    int s = reads_slot(h, x);
+    if (s >= 0 && !h->reads[s].x) {
+        int start = h->nids;
+        bool ok = true;
+        for (int i = 0; i < x->n && ok; i++)
+            if (uncounted(h, x->kid[i])) ok = collect_tree(h, x->kid[i]);
+        if (ok) {
+            h->reads[s].x = x;
+            h->reads[s].start = start;
+            h->reads[s].end = h->nids;
+            h->nreads++;
+        } else {
+            h->nids = start;
+        }
     }
+    if (s >= 0 && h->reads[s].x == x) {
+        for (int i = h->reads[s].start; i < h->reads[s].end; i++) drop(h, h->ids[i]);
+        return;
+    }
+    for (int i = 0; i < x->n; i++)
+        if (uncounted(h, x->kid[i])) drop_tree(h, x->kid[i]);
 }
 
 int host_eval1(Host *h, const Node *x, ax_array **a)
