@@ -134,6 +134,7 @@ bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Progra
     h->aenv = ax__calloc(n, sizeof *h->aenv);
     h->left = ax__calloc(n, sizeof *h->left);
     h->width = ax__calloc(n, sizeof *h->width);
+    h->memo = ax__calloc(1, sizeof *h->memo);   /* optional: drop_reads walks without it */
     if (h->aenv && h->left && h->width) return true;
     host_nomem(h);
     host_free(h);
@@ -145,12 +146,14 @@ void host_free(Host *h)
     free(h->aenv);
     free(h->left);
     free(h->width);
-    free(h->reads);
-    free(h->ids);
+    if (h->memo) {
+        free(h->memo->reads);
+        free(h->memo->ids);
+        free(h->memo);
+    }
     h->aenv = NULL;
     h->left = h->width = NULL;
-    h->reads = NULL;
-    h->ids = NULL;
+    h->memo = NULL;
 }
 
 /* One read of let variable id done: after the last one its arrays go. */
@@ -160,24 +163,24 @@ static void drop(Host *h, int id)
     if (--h->left[id] == 0 && h->aenv[id]) host_release(h->aenv[id], h->width[id]);
 }
 
-/* Appends the array variables y reads to h->ids; false when out of
+/* Appends the array variables y reads to m->ids; false when out of
  * memory. */
-static bool collect_tree(Host *h, const Node *y)
+static bool collect_tree(HostMemo *m, const Node *y)
 {
     if (!y) return true;
     if (y->op == OP_AVAR) {
-        if (h->nids == h->ids_cap) {
-            int cap = h->ids_cap ? 2 * h->ids_cap : 64;
-            int *n = cap > h->ids_cap ? ax__realloc(h->ids, sizeof *n * (size_t)cap) : NULL;
+        if (m->nids == m->ids_cap) {
+            int cap = m->ids_cap ? 2 * m->ids_cap : 64;
+            int *n = cap > m->ids_cap ? ax__realloc(m->ids, sizeof *n * (size_t)cap) : NULL;
             if (!n) return false;
-            h->ids = n;
-            h->ids_cap = cap;
+            m->ids = n;
+            m->ids_cap = cap;
         }
-        h->ids[h->nids++] = y->id;
+        m->ids[m->nids++] = y->id;
         return true;
     }
     for (int i = 0; i < y->n; i++)
-        if (!collect_tree(h, y->kid[i])) return false;
+        if (!collect_tree(m, y->kid[i])) return false;
     return true;
 }
 
@@ -199,26 +202,26 @@ static void drop_tree(Host *h, const Node *y)
     for (int i = 0; i < y->n; i++) drop_tree(h, y->kid[i]);
 }
 
-/* x's slot in h->reads (found or to fill), or -1 when the table cannot
+/* x's slot in m->reads (found or to fill), or -1 when the table cannot
  * grow. */
-static int reads_slot(Host *h, const Node *x)
+static int reads_slot(HostMemo *m, const Node *x)
 {
-    if (2 * (h->nreads + 1) > h->reads_cap) {
-        int cap = h->reads_cap ? 2 * h->reads_cap : 64;
-        HostReads *t = cap > h->reads_cap ? ax__calloc((size_t)cap, sizeof *t) : NULL;
+    if (2 * (m->nreads + 1) > m->reads_cap) {
+        int cap = m->reads_cap ? 2 * m->reads_cap : 64;
+        HostReads *t = cap > m->reads_cap ? ax__calloc((size_t)cap, sizeof *t) : NULL;
         if (!t) return -1;
-        for (int i = 0; i < h->reads_cap; i++)
-            if (h->reads[i].x) {
-                size_t j = ((uintptr_t)h->reads[i].x >> 4) & (size_t)(cap - 1);
+        for (int i = 0; i < m->reads_cap; i++)
+            if (m->reads[i].x) {
+                size_t j = ((uintptr_t)m->reads[i].x >> 4) & (size_t)(cap - 1);
                 while (t[j].x) j = (j + 1) & (size_t)(cap - 1);
-                t[j] = h->reads[i];
+                t[j] = m->reads[i];
             }
-        free(h->reads);
-        h->reads = t;
-        h->reads_cap = cap;
+        free(m->reads);
+        m->reads = t;
+        m->reads_cap = cap;
     }
-    size_t j = ((uintptr_t)x >> 4) & (size_t)(h->reads_cap - 1);
-    while (h->reads[j].x && h->reads[j].x != x) j = (j + 1) & (size_t)(h->reads_cap - 1);
+    size_t j = ((uintptr_t)x >> 4) & (size_t)(m->reads_cap - 1);
+    while (m->reads[j].x && m->reads[j].x != x) j = (j + 1) & (size_t)(m->reads_cap - 1);
     return (int)j;
 }
 
@@ -226,27 +229,28 @@ static int reads_slot(Host *h, const Node *x)
  * walk evaluated for it (those counted in host_eval).  Only counted reads
  * release anything (drop): without liveness counts there is nothing to
  * do.  The variables are found once per node and run (an awhile body runs
- * its operations once per step); short of memory, by walking again. */
+ * its operations once per step); without the table, by walking again. */
 static void drop_reads(Host *h, const Node *x)
 {
     if (!h->live) return;
-    int s = reads_slot(h, x);
-    if (s >= 0 && !h->reads[s].x) {
-        int start = h->nids;
+    HostMemo *m = h->memo;
+    int s = m ? reads_slot(m, x) : -1;
+    if (s >= 0 && !m->reads[s].x) {
+        int start = m->nids;
         bool ok = true;
         for (int i = 0; i < x->n && ok; i++)
-            if (uncounted(h, x->kid[i])) ok = collect_tree(h, x->kid[i]);
+            if (uncounted(h, x->kid[i])) ok = collect_tree(m, x->kid[i]);
         if (ok) {
-            h->reads[s].x = x;
-            h->reads[s].start = start;
-            h->reads[s].end = h->nids;
-            h->nreads++;
+            m->reads[s].x = x;
+            m->reads[s].start = start;
+            m->reads[s].end = m->nids;
+            m->nreads++;
         } else {
-            h->nids = start;
+            m->nids = start;
         }
     }
-    if (s >= 0 && h->reads[s].x == x) {
-        for (int i = h->reads[s].start; i < h->reads[s].end; i++) drop(h, h->ids[i]);
+    if (s >= 0 && m->reads[s].x == x) {
+        for (int i = m->reads[s].start; i < m->reads[s].end; i++) drop(h, m->ids[i]);
         return;
     }
     for (int i = 0; i < x->n; i++)

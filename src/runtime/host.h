@@ -55,8 +55,16 @@ typedef struct HostOps {
     int (*method[HOST_NFAMILY])(Host *h, const Node *x, void *o);
 } HostOps;
 
-/* drop_reads' table entry (host.c): a node, and its variables in ids. */
+/* The array variables each operation's scalar code reads (drop_reads in
+ * host.c), found once per run rather than once per loop step: nodes and
+ * their [start, end) in ids, an open-addressed table. */
 typedef struct HostReads { const Node *x; int start, end; } HostReads;
+typedef struct HostMemo {
+    HostReads *reads;
+    int nreads, reads_cap;
+    int *ids;
+    int nids, ids_cap;
+} HostMemo;
 
 struct Host {
     const HostOps *ops;
@@ -66,13 +74,10 @@ struct Host {
     ax_array ***aenv;     /* per array variable: its arrays (the executor reads it too) */
     const int *live;      /* liveness_counts, or NULL: release at scope end */
     int *left, *width;    /* per let variable: reads left, arrays bound */
-    /* The array variables each operation's scalar code reads (drop_reads
-     * in host.c), found once per run rather than once per loop step:
-     * nodes and their [start, end) in ids, an open-addressed table. */
-    struct HostReads *reads;
-    int nreads, reads_cap;
-    int *ids;
-    int nids, ids_cap;
+    /* drop_reads' table, made by host_init and shared by the copies of
+     * h that run one operation with another executor (interp_run_op);
+     * NULL: walk the code each time */
+    HostMemo *memo;
 };
 
 /* Sets h up for program p (aenv and the counters allocated here); false
