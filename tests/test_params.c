@@ -553,5 +553,7 @@ TEST(memory_stays_flat_over_100000_iterations)
     CHECK_EQ_I(out[2], 0);
     CHECKF(out[0] < limit, "compiled program: memory held grew by %ld KiB", out[0]);
     CHECKF(out[1] < limit, "build, run, reset: memory held grew by %ld KiB", out[1]);
+#if !defined(__SANITIZE_ADDRESS__)   /* (its allocator maps memory of its own, its quarantine included) */
     CHECKF(out[4] < 16 && out[5] < 16, "the loops added %ld and %ld mappings", out[4], out[5]);
+#endif
 }
