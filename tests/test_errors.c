@@ -969,9 +969,12 @@ TEST(run_memory_limit)
 /* Arrays of 16 KB made and dropped each step of a loop come back from
  * the context's spare buffers (at most a quarter of the memory limit,
  * here one buffer, so that keeping one evicts another): under a limit
- * with room for little more than a step's live arrays, 25 steps on each
- * backend give the right result and leave nothing in use (and under the
- * sanitizers, a spare buffer smaller than asked for would show). */
+ * with room for little more than a step's live arrays, 25 steps give
+ * the right result and leave nothing in use (and under the sanitizers
+ * and valgrind, a spare buffer smaller than asked for would show).  On
+ * the interpreter, whose arrays come from the same place as every
+ * backend's (array.c): valgrind, which runs this file, does not know
+ * every instruction a kernel compiled for this machine may use. */
 static ax_acc add_one_step(ax_exp step, ax_acc x, void *env)
 {
     (void)step;
@@ -982,9 +985,9 @@ static ax_acc add_one_step(ax_exp step, ax_acc x, void *env)
 TEST(loop_of_small_arrays_within_the_memory_limit)
 {
     const int64_t n = 4096;
-    for (int b = 0; b < 2; b++) {
+    {
         ax_options o = {0};
-        o.backend = b ? AX_BACKEND_CPU : AX_BACKEND_INTERP;
+        o.backend = AX_BACKEND_INTERP;
         o.mem_limit = 5 * n * (int64_t)sizeof(float);   /* input, two steps' arrays and a bit */
         ax_ctx *cx = ax_ctx_new(&o);
         REQUIRE(cx);
@@ -997,7 +1000,7 @@ TEST(loop_of_small_arrays_within_the_memory_limit)
             const float *e = ax_array_data(r, 0);
             int bad = 0;
             for (int64_t i = 0; i < n; i++) bad += e[i] != (float)(i % 7) * 0x1p-50f;
-            CHECKF(bad == 0, "backend %d: %d wrong", b, bad);
+            CHECKF(bad == 0, "%d wrong", bad);
         }
         ax_array_release(r);
         ax_array_release(v);
