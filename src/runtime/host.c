@@ -147,7 +147,7 @@ void host_free(Host *h)
     free(h->left);
     free(h->width);
     if (h->memo) {
-        free(h->memo->reads);
+        hmap_free(&h->memo->reads);
         free(h->memo->ids);
         free(h->memo);
     }
@@ -202,29 +202,6 @@ static void drop_tree(Host *h, const Node *y)
     for (int i = 0; i < y->n; i++) drop_tree(h, y->kid[i]);
 }
 
-/* x's slot in m->reads (found or to fill), or -1 when the table cannot
- * grow. */
-static int reads_slot(HostMemo *m, const Node *x)
-{
-    if (2 * (m->nreads + 1) > m->reads_cap) {
-        int cap = m->reads_cap ? 2 * m->reads_cap : 64;
-        HostReads *t = cap > m->reads_cap ? ax__calloc((size_t)cap, sizeof *t) : NULL;
-        if (!t) return -1;
-        for (int i = 0; i < m->reads_cap; i++)
-            if (m->reads[i].x) {
-                size_t j = ((uintptr_t)m->reads[i].x >> 4) & (size_t)(cap - 1);
-                while (t[j].x) j = (j + 1) & (size_t)(cap - 1);
-                t[j] = m->reads[i];
-            }
-        free(m->reads);
-        m->reads = t;
-        m->reads_cap = cap;
-    }
-    size_t j = ((uintptr_t)x >> 4) & (size_t)(m->reads_cap - 1);
-    while (m->reads[j].x && m->reads[j].x != x) j = (j + 1) & (size_t)(m->reads_cap - 1);
-    return (int)j;
-}
-
 /* The reads of operation x's arrays other than through the operands the
  * walk evaluated for it (those counted in host_eval).  Only counted reads
  * release anything (drop): without liveness counts there is nothing to
@@ -234,23 +211,18 @@ static void drop_reads(Host *h, const Node *x)
 {
     if (!h->live) return;
     HostMemo *m = h->memo;
-    int s = m ? reads_slot(m, x) : -1;
-    if (s >= 0 && !m->reads[s].x) {
+    bool added = false;
+    int64_t *r = m ? hmap_insert(&m->reads, hmap_ptr(x), -1, &added) : NULL;
+    if (r && added) {
         int start = m->nids;
         bool ok = true;
         for (int i = 0; i < x->n && ok; i++)
             if (uncounted(h, x->kid[i])) ok = collect_tree(m, x->kid[i]);
-        if (ok) {
-            m->reads[s].x = x;
-            m->reads[s].start = start;
-            m->reads[s].end = m->nids;
-            m->nreads++;
-        } else {
-            m->nids = start;
-        }
+        if (ok) *r = (int64_t)start << 32 | m->nids;
+        else m->nids = start;   /* (stays -1: walked each time) */
     }
-    if (s >= 0 && m->reads[s].x == x) {
-        for (int i = m->reads[s].start; i < m->reads[s].end; i++) drop(h, m->ids[i]);
+    if (r && *r >= 0) {
+        for (int i = (int)(*r >> 32), end = (int)(*r & 0xffffffff); i < end; i++) drop(h, m->ids[i]);
         return;
     }
     for (int i = 0; i < x->n; i++)

@@ -13,6 +13,7 @@
  */
 #ifndef AX_HOST_H
 #define AX_HOST_H
+#include "hash.h"
 #include "ir.h"
 
 typedef struct Host Host;
@@ -56,12 +57,10 @@ typedef struct HostOps {
 } HostOps;
 
 /* The array variables each operation's scalar code reads (drop_reads in
- * host.c), found once per run rather than once per loop step: nodes and
- * their [start, end) in ids, an open-addressed table. */
-typedef struct HostReads { const Node *x; int start, end; } HostReads;
+ * host.c), found once per run rather than once per loop step: node ->
+ * start << 32 | end, the variables being ids[start, end). */
 typedef struct HostMemo {
-    HostReads *reads;
-    int nreads, reads_cap;
+    HMap reads;
     int *ids;
     int nids, ids_cap;
 } HostMemo;
