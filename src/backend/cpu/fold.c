@@ -52,6 +52,19 @@ void cpu_keep_loop(G *g)
     cg_line(g, "__asm__(\"\");");
 }
 
+/* The lane loop of a reduction is vectorised only if GCC does not peel
+ * it completely first: its early complete unrolling (cunrolli) turns a
+ * loop of a constant 16 or 32 iterations into straight-line code, whose
+ * accumulators, carried around the loop over blocks, the basic-block
+ * vectoriser does not take, and a dot product's lanes stayed scalar
+ * under -ffp-contract=off (the exact modes) on every x86 target GCC 12
+ * was asked for.  With complete unrolling refused the loop vectoriser
+ * takes the loop, whose vector form is then unrolled as usual. */
+void cpu_no_peel(G *g)
+{
+    cg_line(g, "#pragma GCC unroll 1");
+}
+
 /* ------------------------------------------------------------ the operators' identities */
 
 /* The C expression of a commutative primitive (cg_comm_op) on two values of
@@ -144,6 +157,7 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
         cg_close(g);
         cg_line(g, "for (%s = %s; %s + %d <= %s; %s += %d) {", j, lo, j, LANES, hi, j, LANES);
         g->ind++;
+        cpu_no_peel(g);
         cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
         g->ind++;
         g->pos = cg_fmt(g, "(%s + %s)", j, l);

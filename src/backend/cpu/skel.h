@@ -40,6 +40,7 @@ int cpu_lanes(const Type *elt);
  * vectorised, and not unrolled and jammed with the loop around it (see
  * fold.c; for loops whose transformation costs compile time only). */
 void cpu_keep_loop(G *g);
+void cpu_no_peel(G *g);
 
 /* (A row skeleton reads operand 0 through cgen's CgRowRead.) */
 /* Folds positions [lo, hi) of operand 0 with f into fresh locals (see
