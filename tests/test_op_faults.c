@@ -127,6 +127,60 @@ DIFF_TEST(speculated_reads_report_only_real_faults)
     }
     free(x);
 }
+/* A fold with an operator that is not commutative (ax_fn_snd) over rows
+ * long enough that the CPU folds each in chains of blocks at once
+ * (cpu/fold.c fold_chains), whose elements read past an array's end from
+ * position `from` of row 1 on: the fault reported is the interpreter's,
+ * at the lowest position, though a later chain meets a bad read first. */
+typedef struct { ax_acc a; int64_t cols; } SndRead;
+
+static ax_exp sndread_fn(ax_exp ix, void *env)
+{
+    const SndRead *s = env;
+    ax_exp p = ax_add(ax_mul(ax_index_get(ix, 0), ax_i64(s->cols)), ax_index_get(ix, 1));
+    return ax_at_linear(s->a, p);
+}
+
+DIFF_TEST(chained_fold_reports_the_first_fault)
+{
+    const int64_t rows = 3, cols = 1000, from[] = {1000 + 900, 1000 + 10, 3 * 1000};
+    for (int k = 0; k < 3; k++) {
+        int64_t an = from[k];
+        int32_t *x = malloc(sizeof *x * (size_t)an);
+        REQUIRE(x);
+        for (int64_t i = 0; i < an; i++) x[i] = (int32_t)(i * 7 % 1000);
+        ax_array *r[2] = {0, 0};
+        ax_status st[2];
+        char msg[2][512];
+        for (int b = 0; b < 2; b++) {
+            ax_options o = {0};
+            o.backend = b ? be->kind : AX_BACKEND_INTERP;
+            ax_ctx *cx = ax_ctx_new(&o);
+            REQUIRE(cx);
+            SndRead s = {ax_use(cx, ax_array_from(cx, AX_I32, 1, &an, x)), cols};
+            ax_acc g = ax_generate(cx, ax_ix2(ax_i64(rows), ax_i64(cols)), sndread_fn, &s);
+            r[b] = ax_run(cx, ax_fold1(ax_fn_snd, NULL, g));
+            st[b] = ax_status_of(cx);
+            snprintf(msg[b], sizeof msg[b], "%s", r[b] ? "" : ax_error(cx));
+            if (r[b]) {
+                CHECKF(SHAPE_IS(r[b], 1, 3), "case %d", k);
+                int32_t v[3] = {0, 0, 0};
+                ax_array_copy_out(r[b], 0, v);
+                for (int64_t i = 0; i < rows; i++) CHECKF(v[i] == x[i * cols + cols - 1], "case %d row %d: %d", k, (int)i, v[i]);
+                ax_array_release(r[b]);
+            }
+            ax_ctx_free(cx);
+        }
+        if (from[k] < rows * cols) {
+            CHECKF(!r[0] && !r[1] && st[0] == AX_ERR_INDEX && st[1] == AX_ERR_INDEX, "case %d: %d %d", k, st[0], st[1]);
+            CHECKF(!strcmp(msg[0], msg[1]), "case %d: interp: %s | %s: %s", k, msg[0], be->name, msg[1]);
+        } else {
+            CHECKF(r[0] && r[1], "case %d: interp %s, %s %s", k, msg[0], be->name, msg[1]);
+        }
+        free(x);
+    }
+}
+
 /* A fold along rows, or a generate alone, whose element reads
  * a[r + shift, j] (j the row's own position) where the row is inside a,
  * else -1: the read's bounds are checked once per row before the row's

@@ -113,10 +113,54 @@ const char *cpu_leaf_identity(G *g, Prim op, ax_scalar s)
 
 /* ------------------------------------------------------------ rows */
 
+/* A long range folded with an operator that is not (syntactically)
+ * commutative, in CHAINS contiguous blocks at once: chain l folds block
+ * l of [lo, lo + CHAINS * cb) from its first element, the chains are
+ * combined in block order, and the rest (fewer than CHAINS elements) is
+ * left to the tail loop.  Only associativity, which ax_fold asks of f,
+ * makes that the range's fold, as it does for the chunks of a row
+ * split across threads.  The chains are independent, so their
+ * operators' latencies overlap where one chain waits for each step's
+ * result: a (distance, number) minimum with a filter's "has a value"
+ * flag (Rodinia's nn) is a dependency chain of a dozen operations per
+ * element.  Not in the checked copies, which rerun a range to report its
+ * first fault and keep the plain loop.  Opens "if (long) {" and leaves it
+ * open for the caller's else. */
+enum { CHAINS = 8, CHAIN_MIN = 256 };
+
+static void fold_chains(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, const char *j, Val res,
+                        const CgRowRead *rr)
+{
+    cg_line(g, "if (%s - %s >= %d) {", hi, lo, CHAIN_MIN);
+    g->ind++;
+    const char *cb = cg_local(g, AX_I64, cg_fmt(g, "(%s - %s) / %d", hi, lo, CHAINS));
+    Val ch = cg_leaf_arrays(g, elt, "ch", CHAINS);
+    const char *l = cg_fresh(g, "l"), *q = cg_fresh(g, "q");
+    cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, CHAINS, l);
+    g->ind++;
+    g->pos = cg_fmt(g, "(%s + %s * %s)", lo, l, cb);
+    cg_put(g, ch, l, cg_read_row(g, rr, g->pos));
+    cg_close(g);
+    cg_line(g, "for (i64 %s = 1; %s < %s; %s++) {", q, q, cb, q);
+    g->ind++;
+    cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, CHAINS, l);
+    g->ind++;
+    g->pos = cg_fmt(g, "(%s + %s * %s + %s)", lo, l, cb, q);
+    Val a = cg_at(g, ch, l);
+    cg_update(g, elt, a, cg_apply2(g, f, a, cg_read_row(g, rr, g->pos)));
+    cg_close(g);
+    cpu_keep_loop(g);
+    cg_close(g);
+    cg_assign(g, res, cg_at(g, ch, "0"));
+    for (int k = 1; k < CHAINS; k++) cg_update(g, elt, res, cg_apply2(g, f, res, cg_at(g, ch, cg_fmt(g, "%d", k))));
+    cg_line(g, "%s = %s + %d * %s;", j, lo, CHAINS, cb);
+}
+
 /* Folds positions [lo, hi) (hi > lo; atoms) of operand 0 with f into fresh
  * locals: LANES accumulators when f is commutative (each the fold of one
  * residue class, combined in lane order), then the tail left to right;
- * a non-commutative f, or a short range, strictly left to right. */
+ * a non-commutative f in chains of blocks (fold_chains), and a short
+ * range strictly left to right. */
 Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const char *hi, bool comm,
                    bool one_row, const CgRowRead *rr)
 {
@@ -177,9 +221,15 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
         cg_line(g, "} else {");
         g->ind++;
     }
+    if (!comm && !g->chk) {
+        fold_chains(g, f, elt, lo, hi, j, res, rr);
+        g->ind--;
+        cg_line(g, "} else {");
+        g->ind++;
+    }
     g->pos = lo;
     cg_assign(g, res, cg_read_row(g, rr, lo));
-    if (comm) cg_close(g);
+    if (comm || !g->chk) cg_close(g);
     /* the tail (or the whole range) left to right.  Under the fast
      * modes' reassociation GCC vectorises this loop too, with gathers and
      * a horizontal sum per row, which made smvm's rows (a few to tens of
