@@ -37,6 +37,19 @@ int cpu_lanes(const Type *elt)
     return lanes;
 }
 
+/* Lanes for rows too short for cpu_lanes' (fewer than twice as many
+ * elements): one 32-byte vector of the smallest leaf, at least 4. */
+int cpu_mid_lanes(const Type *elt)
+{
+    size_t m = 8;
+    for (int l = 0; l < elt->width; l++) {
+        size_t z = ax_scalar_size(ty_leaf(elt, l));
+        if (z < m) m = z;
+    }
+    int mid = (int)(32 / m);
+    return mid < 4 ? 4 : mid;
+}
+
 /* An empty asm statement is volatile and touches nothing: GCC does not
  * vectorise a loop that contains one, and a loop nest with one between
  * its loops is not a perfect nest, which unroll-and-jam needs.  The row
@@ -156,6 +169,64 @@ static void fold_chains(G *g, const Node *f, const Type *elt, const char *lo, co
     cg_line(g, "%s = %s + %d * %s;", j, lo, CHAINS, cb);
 }
 
+/* The lanes of a commutative f's fold of [lo, hi) (ops: its leaves'
+ * primitives): L accumulators, each the fold of one residue class from
+ * the operator's identity, combined in lane order into res, j left at
+ * the first position after the blocks.  Opens "if (hi - lo >= 2 L) {"
+ * and leaves it open for the caller's else. */
+static void fold_lanes(G *g, const Node *f, const Type *elt, const Prim *ops, int L, const char *lo, const char *hi,
+                       const char *j, Val res, const CgRowRead *rr)
+{
+    cg_line(g, "if (%s - %s >= %d) {", hi, lo, 2 * L);
+    g->ind++;
+    Val lane = cg_leaf_arrays(g, elt, "lane", L);
+    /* Every lane starts at the operator's identity (cpu_leaf_identity;
+     * float min and max, whose identity is NaN, at the range's first
+     * element, which they may take twice), and the blocked loop
+     * starts at lo.  The first block peeled into the lanes instead
+     * made GCC 12 unroll the blocked loop twice and spill its
+     * accumulators (N-body).  The results are the same bit for bit:
+     * each lane still folds its residue class from its first element. */
+    Val first = cg_val(g, 0);
+    const char *init[64];
+    for (int k = 0; k < lane.n; k++) {
+        ax_scalar s = ty_leaf(elt, k);
+        bool fl = s == AX_F32 || s == AX_F64;
+        init[k] = (fl && (ops[k] == P_MIN || ops[k] == P_MAX)) ? NULL : cpu_leaf_identity(g, ops[k], s);
+        if (!init[k] && first.n == 0) {
+            g->pos = lo;
+            first = cg_bind(g, elt, cg_read_row(g, rr, lo), "x");
+        }
+        if (!init[k]) init[k] = k < first.n ? first.v[k] : "0";
+    }
+    const char *l = cg_fresh(g, "l");
+    cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, L, l);
+    g->ind++;
+    for (int k = 0; k < lane.n; k++) cg_line(g, "%s[%s] = %s;", lane.v[k], l, init[k]);
+    cg_close(g);
+    cg_line(g, "for (%s = %s; %s + %d <= %s; %s += %d) {", j, lo, j, L, hi, j, L);
+    g->ind++;
+    cpu_no_peel(g);
+    cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, L, l);
+    g->ind++;
+    g->pos = cg_fmt(g, "(%s + %s)", j, l);
+    Val acc = cg_at(g, lane, l);
+    Val xj = cg_read_row(g, rr, cg_fmt(g, "%s + %s", j, l));
+    cg_update(g, elt, acc, cg_apply2(g, f, acc, xj));
+    cg_close(g);
+    cpu_keep_loop(g);
+    cg_close(g);
+    cg_assign(g, res, cg_at(g, lane, "0"));
+    cg_line(g, "for (int %s = 1; %s < %d; %s++) {", l, l, L, l);
+    g->ind++;
+    if (!g->fast) cpu_keep_loop(g);
+    cg_update(g, elt, res, cg_apply2(g, f, res, cg_at(g, lane, l)));
+    cg_close(g);
+    g->ind--;
+    cg_line(g, "} else {");
+    g->ind++;
+}
+
 /* Folds positions [lo, hi) (hi > lo; atoms) of operand 0 with f into fresh
  * locals: LANES accumulators when f is commutative (each the fold of one
  * residue class, combined in lane order), then the tail left to right;
@@ -171,55 +242,21 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
     Prim ops[64];
     if (comm && (elt->width > (int)(sizeof ops / sizeof *ops) || !cg_lam_comm(f, ops))) comm = false;
     cg_line(g, "i64 %s = %s + 1;", j, lo);
+    /* Rows shorter than 2 LANES (Rodinia kmeans' 34 features) in fewer
+     * lanes, one 32-byte vector of the smallest leaf: a row's sum is then
+     * a few vector steps and a sum of 8 lanes where it was a chain of one
+     * dependent step per element.  Not where the row's element gathers
+     * (a checked read at a computed index, exp.c): smvm's rows of tens of
+     * elements were slower in vectors of gathers than one by one. */
+    int mid = 0;
     if (comm) {
-        cg_line(g, "if (%s - %s >= %d) {", hi, lo, 2 * LANES);
-        g->ind++;
-        Val lane = cg_leaf_arrays(g, elt, "lane", LANES);
-        /* Every lane starts at the operator's identity (cpu_leaf_identity;
-         * float min and max, whose identity is NaN, at the range's first
-         * element, which they may take twice), and the blocked loop
-         * starts at lo.  The first block peeled into the lanes instead
-         * made GCC 12 unroll the blocked loop twice and spill its
-         * accumulators (N-body).  The results are the same bit for bit:
-         * each lane still folds its residue class from its first element. */
-        Val first = cg_val(g, 0);
-        const char *init[64];
-        for (int k = 0; k < lane.n; k++) {
-            ax_scalar s = ty_leaf(elt, k);
-            bool fl = s == AX_F32 || s == AX_F64;
-            init[k] = (fl && (ops[k] == P_MIN || ops[k] == P_MAX)) ? NULL : cpu_leaf_identity(g, ops[k], s);
-            if (!init[k] && first.n == 0) {
-                g->pos = lo;
-                first = cg_bind(g, elt, cg_read_row(g, rr, lo), "x");
-            }
-            if (!init[k]) init[k] = k < first.n ? first.v[k] : "0";
-        }
-        const char *l = cg_fresh(g, "l");
-        cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
-        g->ind++;
-        for (int k = 0; k < lane.n; k++) cg_line(g, "%s[%s] = %s;", lane.v[k], l, init[k]);
-        cg_close(g);
-        cg_line(g, "for (%s = %s; %s + %d <= %s; %s += %d) {", j, lo, j, LANES, hi, j, LANES);
-        g->ind++;
-        cpu_no_peel(g);
-        cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
-        g->ind++;
-        g->pos = cg_fmt(g, "(%s + %s)", j, l);
-        Val acc = cg_at(g, lane, l);
-        Val xj = cg_read_row(g, rr, cg_fmt(g, "%s + %s", j, l));
-        cg_update(g, elt, acc, cg_apply2(g, f, acc, xj));
-        cg_close(g);
-        cpu_keep_loop(g);
-        cg_close(g);
-        cg_assign(g, res, cg_at(g, lane, "0"));
-        cg_line(g, "for (int %s = 1; %s < %d; %s++) {", l, l, LANES, l);
-        g->ind++;
-        if (!g->fast) cpu_keep_loop(g);
-        cg_update(g, elt, res, cg_apply2(g, f, res, cg_at(g, lane, l)));
-        cg_close(g);
-        g->ind--;
-        cg_line(g, "} else {");
-        g->ind++;
+        bool gathers = false, *unit_gathers = g->gather;
+        g->gather = &gathers;
+        fold_lanes(g, f, elt, ops, LANES, lo, hi, j, res, rr);
+        g->gather = unit_gathers;
+        if (gathers && unit_gathers) *unit_gathers = true;
+        mid = gathers ? LANES : cpu_mid_lanes(elt);
+        if (mid < LANES) fold_lanes(g, f, elt, ops, mid, lo, hi, j, res, rr);
     }
     if (!comm && !g->chk) {
         fold_chains(g, f, elt, lo, hi, j, res, rr);
@@ -229,6 +266,7 @@ Val cpu_fold_range(G *g, const Node *f, const Type *elt, const char *lo, const c
     }
     g->pos = lo;
     cg_assign(g, res, cg_read_row(g, rr, lo));
+    if (comm && mid < LANES) cg_close(g);
     if (comm || !g->chk) cg_close(g);
     /* the tail (or the whole range) left to right.  Under the fast
      * modes' reassociation GCC vectorises this loop too, with gathers and
@@ -273,7 +311,8 @@ static CgRowRead cpu_part_loop(G *g, const char *from)
 {
     cg_line(g, "for (i64 t = %s; t < end; t++) {", from);
     g->ind++;
-    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    /* one chunk per row (many rows) is the common case: no division */
+    cg_line(g, "const i64 row = nch == 1 ? t : t / nch, k = nch == 1 ? 0 : t %% nch;");
     cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
     return cg_row_read(g, "row", "row * n", true);
 }

@@ -126,7 +126,7 @@ void cpu_emit_loop(G *g)
     if (cond) cg_line(g, "u8 *restrict hv = (u8 *)(cnt + %d * 2 * c->m);", ng);
     cg_line(g, "for (i64 t = start; t < end; t++) {");
     g->ind++;
-    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 row = nch == 1 ? t : t / nch, k = nch == 1 ? 0 : t %% nch;");   /* fold.c cpu_part_loop */
     cg_line(g, "const i64 lo = row * n + k * ch, hi = ax_min64(lo + ch, row * n + n);");
     L.rr = cg_row_read(g, "row", "row * n", true);
     for (int q = 0; q < ng; q++)

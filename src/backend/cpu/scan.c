@@ -125,7 +125,7 @@ void cpu_emit_scan(G *g)
     cy = cpu_scratch(g, elt, "c->s2");
     cg_line(g, "for (i64 t = start; t < end; t++) {");
     g->ind++;
-    cg_line(g, "const i64 row = t / nch, k = t %% nch;");
+    cg_line(g, "const i64 row = nch == 1 ? t : t / nch, k = nch == 1 ? 0 : t %% nch;");   /* fold.c cpu_part_loop */
     cg_line(g, "const i64 rb = row * n, ob = row * %s, lo = k * ch, hi = ax_min64(lo + ch, n);", ext);
     /* Each chunk scans its own elements from its first one and combines
      * the carry into every stored value (rather than starting from the

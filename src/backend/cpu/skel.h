@@ -39,6 +39,7 @@ int cpu_lanes(const Type *elt);
 /* Writes a statement that keeps the loop it is in as written: not
  * vectorised, and not unrolled and jammed with the loop around it (see
  * fold.c; for loops whose transformation costs compile time only). */
+int cpu_mid_lanes(const Type *elt);
 void cpu_keep_loop(G *g);
 void cpu_no_peel(G *g);
 
