@@ -436,13 +436,17 @@ DIFF_TEST(fold1_seg_of_matrix_products)
 typedef struct Pairs {
     int64_t rows, n;
     int which;
-    ax_acc xs, ys;
+    ax_acc xs, ys, m;   /* m: n x rows, read transposed (cases 6, 7) */
 } Pairs;
 
 static ax_exp pair_elt(ax_exp ix, void *env)
 {
     const Pairs *p = env;
     ax_exp i = ax_index_get(ix, 0), j = ax_index_get(ix, 1);
+    /* m's column i at j, times ys at j (gemver's A^T y): across rows, a
+       read of consecutive elements of m's row j; case 7 past m's end */
+    if (p->which >= 6)
+        return ax_abs(ax_mul(ax_at(p->m, ax_ix2(p->which == 7 ? ax_add(j, ax_i64(1)) : j, i)), ax_at(p->ys, ax_ix1(j))));
     ax_exp x = ax_at(p->xs, ax_ix1(i)), y = ax_at(p->ys, ax_ix1(p->which == 5 ? ax_add(j, ax_i64(1)) : j));
     switch (p->which) {
     case 0: case 5: {
@@ -470,9 +474,10 @@ static ax_acc b_pairs(ax_ctx *cx, const void *e)
     Pairs p = *(const Pairs *)e;
     p.xs = input(cx, AX_F32, 1, SH(p.rows), 40, 50);
     p.ys = input(cx, AX_F32, 1, SH(p.n), 41, 50);
+    p.m = input(cx, AX_F32, 2, SH(p.n, p.rows), 42, 50);
     ax_acc g = ax_generate(cx, ax_ix2(ax_i64(p.rows), ax_i64(p.n)), pair_elt, &p);   /* called here */
     switch (p.which) {
-    case 0: case 5: return ax_fold(ax_fn_add, NULL, ax_f32(0.25f), g);
+    case 0: case 5: case 6: case 7: return ax_fold(ax_fn_add, NULL, ax_f32(0.25f), g);
     case 1: return ax_fold(op_aff, NULL, ax_tuple2(ax_i32(1), ax_i32(0)), g);
     case 2: return ax_fold(op_sum3, NULL, ax_tuple3(ax_f32(0), ax_f32(0), ax_f32(0)), g);
     case 3: return ax_map(op_twice_less1, NULL, ax_fold(ax_fn_max, NULL, ax_f64(-1e300), g));
@@ -482,13 +487,13 @@ static ax_acc b_pairs(ax_ctx *cx, const void *e)
 
 static ax_acc b_pairs_all(ax_ctx *cx, const void *e)
 {
-    ax_acc v[5];
-    for (int w = 0; w < 5; w++) {
+    ax_acc v[6];
+    for (int w = 0; w < 6; w++) {
         Pairs p = *(const Pairs *)e;
-        p.which = w;
+        p.which = w == 5 ? 6 : w;
         v[w] = b_pairs(cx, &p);
     }
-    return ax_atuple(5, v);
+    return ax_atuple(6, v);
 }
 
 DIFF_TEST(folds_across_rows)
@@ -501,21 +506,23 @@ DIFF_TEST(folds_across_rows)
     };
     for (int k = 0; k < (int)(sizeof sh / sizeof *sh); k++) {
         if (ops_small() && sh[k].rows * sh[k].n > 5000) continue;
-        Pairs p = {sh[k].rows, sh[k].n, 0, NULL, NULL};
+        Pairs p = {sh[k].rows, sh[k].n, 0, NULL, NULL, NULL};
         char what[64];
         snprintf(what, sizeof what, "folds across rows, %lld x %lld", (long long)p.rows, (long long)p.n);
         SAME(what, b_pairs_all, &p, sh[k].exact && !be->gpu ? 0 : 1e-5);
     }
-    /* a read out of bounds in the element (ys at j + 1): the fault at the
-       lowest position, as the interpreter's */
-    ax_ctx *ci = kind_ctx(AX_BACKEND_INTERP, false), *cc = be_ctx_unsafe(be, false);
-    Pairs p = {1001, 37, 5, NULL, NULL};
-    CHECK(ax_run(ci, b_pairs(ci, &p)) == NULL);
-    CHECK(ax_run(cc, b_pairs(cc, &p)) == NULL);
-    CHECKF(ax_status_of(cc) == AX_ERR_INDEX, "%d %s", ax_status_of(cc), ax_error(cc));
-    CHECKF(!strcmp(ax_error(ci), ax_error(cc)), "\"%s\" vs \"%s\"", ax_error(ci), ax_error(cc));
-    ax_ctx_free(ci);
-    ax_ctx_free(cc);
+    /* a read out of bounds in the element (ys at j + 1; m at row j + 1):
+       the fault at the lowest position, as the interpreter's */
+    for (int w = 5; w <= 7; w += 2) {
+        ax_ctx *ci = kind_ctx(AX_BACKEND_INTERP, false), *cc = be_ctx_unsafe(be, false);
+        Pairs p = {1001, 37, w, NULL, NULL, NULL};
+        CHECK(ax_run(ci, b_pairs(ci, &p)) == NULL);
+        CHECK(ax_run(cc, b_pairs(cc, &p)) == NULL);
+        CHECKF(ax_status_of(cc) == AX_ERR_INDEX, "case %d: %d %s", w, ax_status_of(cc), ax_error(cc));
+        CHECKF(!strcmp(ax_error(ci), ax_error(cc)), "case %d: \"%s\" vs \"%s\"", w, ax_error(ci), ax_error(cc));
+        ax_ctx_free(ci);
+        ax_ctx_free(cc);
+    }
 }
 
 DIFF_TEST(fold_large_arrays)

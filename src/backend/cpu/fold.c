@@ -335,22 +335,44 @@ CgRowRead cpu_part_begin(G *g, const Type *elt, Val *q)
  * (its bodies i in vectors, the loop over j inside).  The lanes along a
  * row (cpu_fold_range) stay for the rest: few long rows (chunks), a
  * block's remainder, and elements that read at (i, j) together (a
- * matrix's rows, which across rows would gather).  On N-body it is
+ * matrix's rows, which across rows would gather), except a read of a
+ * matrix's column i at j (a transposed matrix's rows, gemver's A^T y),
+ * which across rows reads consecutive elements.  On N-body it is
  * faster than folding along rows in both the exact and the fast mode.
  * The price is a second copy of the element code in the unit, and a
  * longer compile of it. */
 
 /* Which dimensions of index parameter pid an expression depends on (a
  * bit each), through the let-bound variables in s; s->ok cleared by a
- * read at an index of both the row's dimensions and the innermost one,
- * or by what the analysis does not follow (loops, lambdas, more than
+ * read at an index of both the row's dimensions and the innermost one
+ * (other than sep_transposed's), or by what the analysis does not follow (loops, lambdas, more than
  * SEP_LETS lets). */
 enum { SEP_LETS = 64 };
 typedef struct Sep {
     int pid, rank, nlet;
-    struct { int id; unsigned m; } let[SEP_LETS];
+    struct { int id; unsigned m; const Node *bound; } let[SEP_LETS];
     bool ok;
 } Sep;
+
+static unsigned sep_dep(Sep *s, const Node *e);
+
+/* Whether index e (an ixcons, or a variable bound to one) reads the
+ * row's dimensions in its last component alone and the inner one in the
+ * others alone: a[j, i] for row i, along j (gemver's A^T y).  Across
+ * rows such a read is a vector of consecutive elements, where along the
+ * row it strides through a's rows. */
+static bool sep_transposed(Sep *s, const Node *e)
+{
+    for (int k = s->nlet - 1; e && e->op == OP_VAR && k >= 0; k--)
+        if (s->let[k].id == e->id) e = s->let[k].bound;
+    if (!e || e->op != OP_IXCONS || e->n < 2) return false;
+    unsigned inner = 1u << (s->rank - 1);
+    for (int c = 0; c < e->n; c++) {
+        unsigned m = sep_dep(s, e->kid[c]);
+        if (c == e->n - 1 ? (m & inner) != 0 : (m & (inner - 1)) != 0) return false;
+    }
+    return s->ok;
+}
 
 static unsigned sep_dep(Sep *s, const Node *e)
 {
@@ -363,6 +385,7 @@ static unsigned sep_dep(Sep *s, const Node *e)
                 return 0;
             }
             s->let[s->nlet].m = sep_dep(s, e->kid[0]);
+            s->let[s->nlet].bound = e->kid[0];
             s->let[s->nlet++].id = e->id;
             e = e->kid[1];
             continue;
@@ -377,7 +400,7 @@ static unsigned sep_dep(Sep *s, const Node *e)
             break;
         case OP_INDEX: case OP_LINDEX: {
             unsigned ix = sep_dep(s, e->kid[1]), inner = 1u << (s->rank - 1);
-            if ((ix & inner) && (ix & (inner - 1))) s->ok = false;
+            if ((ix & inner) && (ix & (inner - 1)) && !(e->op == OP_INDEX && sep_transposed(s, e->kid[1]))) s->ok = false;
             return m | ix;
         }
         case OP_WHILE: case OP_LAM: case OP_AWHILE:
