@@ -239,6 +239,7 @@ static bool parse_bytes(const char *s, int64_t *out)
 
 static int parse(int argc, char **argv, Bench *b)
 {
+    const ex_program *const *suite_list = NULL;   /* --suite: its programs, unless some are named */
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if ((!strcmp(s, "--size") || !strcmp(s, "--sizes")) && v) {
@@ -297,10 +298,7 @@ static int parse(int argc, char **argv, Bench *b)
                 return -1;
             }
             b->suite = v;
-            for (; *l; l++) {
-                if (b->nprogs == MAX_PROGS) { fprintf(stderr, "axle bench: too many programs\n"); return -1; }
-                b->progs[b->nprogs++] = *l;
-            }
+            suite_list = l;
             i++;
         } else if (!strcmp(s, "--small")) {
             b->small = true;
@@ -322,6 +320,12 @@ static int parse(int argc, char **argv, Bench *b)
             return -1;
         }
     }
+    /* --suite alone: all of its programs; with programs named, those */
+    if (suite_list && b->nprogs == 0)
+        for (const ex_program *const *l = suite_list; *l; l++) {
+            if (b->nprogs == MAX_PROGS) { fprintf(stderr, "axle bench: too many programs\n"); return -1; }
+            b->progs[b->nprogs++] = *l;
+        }
     return 0;
 }
 
