@@ -480,11 +480,22 @@ void cg_sten_row_bases(G *g, Val ix);
 /* Whether a stencil reads its neighbourhoods in loops (too many
  * neighbours to unroll). */
 bool cg_sten_looped(const Stencil *st);
-/* A stencil's neighbourhoods as function arguments (interior: no bounds
- * tests, through rb<q> + j + o<q>_<k>; else the boundary rule per
- * coordinate), and their number in *nargs; cg_sten_args_loop reads them
- * in loops into local arrays instead (cg_sten_looped). */
-Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs);
-Val *cg_sten_args_loop(G *g, bool interior, Val ix, const char *j, int *nargs);
+/* Which part of the output a stencil's neighbourhoods are read for:
+ * the border (every coordinate through the boundary rule), the interior
+ * (no bounds tests, through rb<q> + j + o<q>_<k>), or a row on the
+ * border whose innermost coordinate j has its neighbours inside (the
+ * outer coordinates through the boundary rule, j's not: reads at a
+ * fixed row of each neighbour plus j, which vectorise where the
+ * border's clamped j gathers: the top and bottom planes of a thin 3D
+ * grid, a quarter of Rodinia hotspot3D's). */
+typedef enum { STEN_BORDER, STEN_INTERIOR, STEN_ROW_EDGE } CgStenPart;
+/* A stencil's neighbourhoods for `part` as function arguments, and their
+ * number in *nargs; cg_sten_args_loop reads them in loops into local
+ * arrays instead (cg_sten_looped). */
+Val *cg_sten_args(G *g, CgStenPart part, Val ix, const char *j, int *nargs);
+/* The row's outer coordinates that cg_sten_args' STEN_ROW_EDGE reads
+ * name, emitted before the row's loop. */
+void cg_sten_row_edge_coords(G *g, Val ix);
+Val *cg_sten_args_loop(G *g, CgStenPart part, Val ix, const char *j, int *nargs);
 
 #endif /* AX_CGEN_H */

@@ -87,6 +87,23 @@ void cg_sten_row_bases(G *g, Val ix)
     }
 }
 
+/* The outer coordinates of a row's neighbours through the boundary rule,
+ * re<q>_<d>_<k> (input q, dimension d < rank - 1, offset k - h), once
+ * before the row's loop of STEN_ROW_EDGE reads: inside the loop the
+ * clamps kept GCC from vectorising it. */
+void cg_sten_row_edge_coords(G *g, Val ix)
+{
+    const CgNode *cn = g->cn;
+    const Stencil *st = cn->x->sten;
+    for (int q = 0; q < st->ninputs; q++)
+        for (int d = 0; d < st->rank - 1; d++) {
+            int h = st->size[q][d] / 2;
+            for (int o = -h; o <= h; o++)
+                cg_line(g, "const i64 re%d_%d_%d = ax_b%d(%s + %d, s%d_%d);", q, d, o + h, (int)st->bound[q], ix.v[d], o,
+                        cg_opd_slot(cn, q), d);
+        }
+}
+
 /* ------------------------------------------------------------ neighbourhoods */
 
 /* Room for a stencil function's arguments: every neighbour of every
@@ -121,8 +138,9 @@ static void sten_index_arg(G *g, Val ix, const char *j, Val *args, int *a)
 /* The neighbourhood of every input as function arguments: interior (no
  * bounds tests: every neighbour is inside) or border (each coordinate
  * through the boundary rule, exactly interp.c's boundary()). */
-Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
+Val *cg_sten_args(G *g, CgStenPart part, Val ix, const char *j, int *nargs)
 {
+    bool interior = part == STEN_INTERIOR;
     const CgNode *cn = g->cn;
     const Stencil *st = cn->x->sten;
     int r = st->rank, nin = st->ninputs;
@@ -145,8 +163,12 @@ Val *cg_sten_args(G *g, bool interior, Val ix, const char *j, int *nargs)
             for (int d = 0; d < r; d++)
                 for (int o = -h[d]; o <= h[d]; o++) {
                     const char *c = d == r - 1 ? cg_fmt(g, "%s + %d", j, o) : cg_fmt(g, "%s + %d", ix.v[d], o);
-                    crd[d][o + h[d]] = interior ? cg_local(g, AX_I64, c)
-                                                : cg_local(g, AX_I64, cg_fmt(g, "ax_b%d(%s, s%d_%d)", (int)st->bound[q], c, slot, d));
+                    if (part == STEN_ROW_EDGE && d < r - 1)   /* the row's, before its loop */
+                        crd[d][o + h[d]] = cg_fmt(g, "re%d_%d_%d", q, d, o + h[d]);
+                    else if (interior || part == STEN_ROW_EDGE)
+                        crd[d][o + h[d]] = cg_local(g, AX_I64, c);
+                    else
+                        crd[d][o + h[d]] = cg_local(g, AX_I64, cg_fmt(g, "ax_b%d(%s, s%d_%d)", (int)st->bound[q], c, slot, d));
                 }
         }
         Val cval = {0};
@@ -224,8 +246,9 @@ bool cg_sten_looped(const Stencil *st)
  * neighbour, through the boundary rule on the border, into one local
  * array per leaf; argument k names element k of those arrays.  The code
  * is the size of one neighbour's read, whatever the neighbourhood. */
-Val *cg_sten_args_loop(G *g, bool interior, Val ix, const char *j, int *nargs)
+Val *cg_sten_args_loop(G *g, CgStenPart part, Val ix, const char *j, int *nargs)
 {
+    bool interior = part == STEN_INTERIOR;
     const CgNode *cn = g->cn;
     const Stencil *st = cn->x->sten;
     int r = st->rank, nin = st->ninputs;
@@ -255,8 +278,9 @@ Val *cg_sten_args_loop(G *g, bool interior, Val ix, const char *j, int *nargs)
         const char *crd[AX_MAX_RANK] = {0};
         for (int d = 0; d < r; d++) {
             const char *c = cg_fmt(g, "%s + %s", d == r - 1 ? j : ix.v[d], e[d]);
-            crd[d] = interior ? cg_local(g, AX_I64, c)
-                              : cg_local(g, AX_I64, cg_fmt(g, "ax_b%d(%s, s%d_%d)", (int)st->bound[q], c, slot, d));
+            bool raw = interior || (part == STEN_ROW_EDGE && d == r - 1);
+            crd[d] = raw ? cg_local(g, AX_I64, c)
+                         : cg_local(g, AX_I64, cg_fmt(g, "ax_b%d(%s, s%d_%d)", (int)st->bound[q], c, slot, d));
         }
         Val v;
         const char *ok = NULL;

@@ -55,17 +55,34 @@ void cpu_emit_stencil(G *g)
     g->ind++;
     g->pos = "(i + j - j0)";
     int na = 0;
-    Val *args = looped ? cg_sten_args_loop(g, true, ix, "j", &na) : cg_sten_args(g, true, ix, "j", &na);
+    Val *args = looped ? cg_sten_args_loop(g, STEN_INTERIOR, ix, "j", &na) : cg_sten_args(g, STEN_INTERIOR, ix, "j", &na);
     if (args) cg_store(g, 0, elt, "i + j - j0", cg_apply(g, x->kid[0], args, na));
     cg_close(g);
-    /* border: [j0, ja) and [jb, j1) */
+    /* a row on the border of an outer dimension: [ka, kb), where j's
+     * neighbours are inside, without the boundary rule along the row
+     * (CgStenPart); inside rows leave it empty */
+    if (r >= 2) {
+        cg_line(g, "const i64 ka = inner ? ja : ax_max64(j0, ax_min64(lo%d, j1));", r - 1);
+        cg_line(g, "const i64 kb = inner ? ja : ax_max64(ka, ax_min64(hi%d, j1));", r - 1);
+        if (!looped) cg_sten_row_edge_coords(g, ix);
+        cg_line(g, "#pragma GCC ivdep");
+        cg_line(g, "for (i64 j = ka; j < kb; j++) {");
+        g->ind++;
+        g->pos = "(i + j - j0)";
+        args = looped ? cg_sten_args_loop(g, STEN_ROW_EDGE, ix, "j", &na) : cg_sten_args(g, STEN_ROW_EDGE, ix, "j", &na);
+        if (args) cg_store(g, 0, elt, "i + j - j0", cg_apply(g, x->kid[0], args, na));
+        cg_close(g);
+    } else {
+        cg_line(g, "const i64 ka = ja, kb = ja;");
+    }
+    /* border: [j0, ja) and [jb, j1), or [j0, ka) and [kb, j1) */
     cg_line(g, "for (int part = 0; part < 2; part++) {");
     g->ind++;
-    cg_line(g, "const i64 from = part ? jb : j0, to = part ? j1 : ja;");
+    cg_line(g, "const i64 from = part ? (inner ? jb : kb) : j0, to = part ? j1 : (inner ? ja : ka);");
     cg_line(g, "#pragma GCC ivdep");
     cg_line(g, "for (i64 j = from; j < to; j++) {");
     g->ind++;
-    args = looped ? cg_sten_args_loop(g, false, ix, "j", &na) : cg_sten_args(g, false, ix, "j", &na);
+    args = looped ? cg_sten_args_loop(g, STEN_BORDER, ix, "j", &na) : cg_sten_args(g, STEN_BORDER, ix, "j", &na);
     if (args) cg_store(g, 0, elt, "i + j - j0", cg_apply(g, x->kid[0], args, na));
     cg_close(g);
     cg_close(g);

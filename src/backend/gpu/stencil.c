@@ -34,12 +34,12 @@ void gpu_emit_stencil(G *g)
     cg_open(g);
     cg_sten_row_bases(g, ix);
     int na = 0;
-    Val *args = cg_sten_args(g, true, ix, "j", &na);
+    Val *args = cg_sten_args(g, STEN_INTERIOR, ix, "j", &na);
     if (args) cg_store(g, 0, elt, "i", cg_apply(g, x->kid[0], args, na));
     g->ind--;
     cg_line(g, "} else {");
     cg_open(g);
-    args = cg_sten_args(g, false, ix, "j", &na);
+    args = cg_sten_args(g, STEN_BORDER, ix, "j", &na);
     if (args) cg_store(g, 0, elt, "i", cg_apply(g, x->kid[0], args, na));
     cg_close(g);
     cg_close(g);
