@@ -76,6 +76,44 @@ DIFF_TEST(unsafe_mode)
     ax_ctx_free(ci);
 }
 
+/* One side of a comparison with the interpreter: build(cx, env) run on
+ * the interpreter (b = 0) or on be's backend (b = 1), over i32 input x
+ * (n elements, wrapped as a vector or, with cols > 0, as rows x cols);
+ * its status, its message ("" when it ran), and a copy of its result's
+ * first `want` elements (NULL when it failed). */
+typedef ax_acc (*SideBuild)(ax_ctx *cx, ax_acc a, const void *env);
+
+static int32_t *run_side(const Be *be, int b, const int32_t *x, int64_t n, int64_t cols, SideBuild build, const void *env,
+                         int64_t want, ax_status *st, char *msg, size_t size)
+{
+    ax_options o = {0};
+    o.backend = b ? be->kind : AX_BACKEND_INTERP;
+    ax_ctx *cx = ax_ctx_new(&o);
+    if (!cx) {
+        *st = AX_ERR_NOMEM;
+        snprintf(msg, size, "no context");
+        return NULL;
+    }
+    int64_t sh[2] = {cols ? n / cols : n, cols};
+    ax_acc a = ax_use(cx, ax_array_from(cx, AX_I32, cols ? 2 : 1, sh, x));
+    ax_array *r = ax_run(cx, build(cx, a, env));
+    *st = ax_status_of(cx);
+    snprintf(msg, size, "%s", r ? "" : ax_error(cx));
+    int32_t *out = NULL;
+    if (r && (out = malloc(sizeof *out * (size_t)(want ? want : 1)))) {
+        if (ax_array_size(r) == want) ax_array_copy_out(r, 0, out);
+        else {
+            free(out);
+            out = NULL;
+            *st = AX_ERR_SHAPE;
+            snprintf(msg, size, "%lld elements, not %lld", (long long)ax_array_size(r), (long long)want);
+        }
+    }
+    ax_array_release(r);
+    ax_ctx_free(cx);
+    return out;
+}
+
 /* i > 0 ? a[i - 1] : k  (k = -1: every branch in bounds; the read at
  * i = 0 is out of bounds only in the branch not taken) */
 typedef struct { ax_acc a; int64_t shift; } Spec;
@@ -87,6 +125,13 @@ static ax_exp spec_fn(ax_exp ix, void *env)
     return ax_cond(ax_gt(i, ax_i64(0)), ax_at_linear(s->a, ax_sub(i, ax_i64(s->shift))), ax_i32(-1));
 }
 
+static ax_acc spec_build(ax_ctx *cx, ax_acc a, const void *env)
+{
+    Spec *s = (Spec *)env;
+    s->a = a;
+    return ax_generate(cx, ax_shape(a), spec_fn, s);
+}
+
 /* Reads in both branches of a cond are evaluated speculatively in kernels
  * with deferred checks (cg_exp.c `speculable`): a bad index in the branch
  * not taken must not be reported, one in the branch taken must, exactly as
@@ -95,26 +140,14 @@ DIFF_TEST(speculated_reads_report_only_real_faults)
 {
     const int64_t n = 100000;
     int32_t *x = malloc(sizeof *x * (size_t)n);
+    REQUIRE(x);
     for (int64_t i = 0; i < n; i++) x[i] = (int32_t)(i * 7 % 1000);
     for (int shift = 1; shift <= 2; shift++) {   /* 2: i = 1 reads a[-1], taken */
-        int32_t *r[2] = {0, 0};
+        int32_t *r[2];
         ax_status st[2];
         char msg[2][512];
-        for (int b = 0; b < 2; b++) {
-            ax_options o = {0};
-            o.backend = b ? be->kind : AX_BACKEND_INTERP;
-            ax_ctx *cx = ax_ctx_new(&o);
-            Spec s = {ax_use(cx, ax_array_from(cx, AX_I32, 1, &n, x)), shift};
-            ax_array *a = ax_run(cx, ax_generate(cx, ax_ix1(ax_i64(n)), spec_fn, &s));
-            st[b] = ax_status_of(cx);
-            snprintf(msg[b], sizeof msg[b], "%s", a ? "" : ax_error(cx));
-            if (a) {
-                r[b] = malloc(sizeof *r[b] * (size_t)n);
-                ax_array_copy_out(a, 0, r[b]);
-                ax_array_release(a);
-            }
-            ax_ctx_free(cx);
-        }
+        Spec s = {NULL, shift};
+        for (int b = 0; b < 2; b++) r[b] = run_side(be, b, x, n, 0, spec_build, &s, n, &st[b], msg[b], sizeof msg[b]);
         if (shift == 1) {
             CHECKF(r[0] && r[1], "shift 1: interp %s, %s %s", msg[0], be->name, msg[1]);
             if (r[0] && r[1]) CHECK(!memcmp(r[0], r[1], sizeof(int32_t) * (size_t)n));
@@ -127,12 +160,13 @@ DIFF_TEST(speculated_reads_report_only_real_faults)
     }
     free(x);
 }
+
 /* A fold with an operator that is not commutative (ax_fn_snd) over rows
  * long enough that the CPU folds each in chains of blocks at once
  * (cpu/fold.c fold_chains), whose elements read past an array's end from
  * position `from` of row 1 on: the fault reported is the interpreter's,
  * at the lowest position, though a later chain meets a bad read first. */
-typedef struct { ax_acc a; int64_t cols; } SndRead;
+typedef struct { ax_acc a; int64_t rows, cols; } SndRead;
 
 static ax_exp sndread_fn(ax_exp ix, void *env)
 {
@@ -141,35 +175,28 @@ static ax_exp sndread_fn(ax_exp ix, void *env)
     return ax_at_linear(s->a, p);
 }
 
+static ax_acc sndread_build(ax_ctx *cx, ax_acc a, const void *env)
+{
+    SndRead *s = (SndRead *)env;
+    s->a = a;
+    return ax_fold1(ax_fn_snd, NULL, ax_generate(cx, ax_ix2(ax_i64(s->rows), ax_i64(s->cols)), sndread_fn, s));
+}
+
 DIFF_TEST(chained_fold_reports_the_first_fault)
 {
     const int64_t rows = 3, cols = 1000, from[] = {1000 + 900, 1000 + 10, 3 * 1000};
     for (int k = 0; k < 3; k++) {
         int64_t an = from[k];
-        int32_t *x = malloc(sizeof *x * (size_t)an);
+        int32_t *x = malloc(sizeof *x * (size_t)an), *r[2];
         REQUIRE(x);
         for (int64_t i = 0; i < an; i++) x[i] = (int32_t)(i * 7 % 1000);
-        ax_array *r[2] = {0, 0};
         ax_status st[2];
         char msg[2][512];
+        SndRead s = {NULL, rows, cols};
         for (int b = 0; b < 2; b++) {
-            ax_options o = {0};
-            o.backend = b ? be->kind : AX_BACKEND_INTERP;
-            ax_ctx *cx = ax_ctx_new(&o);
-            REQUIRE(cx);
-            SndRead s = {ax_use(cx, ax_array_from(cx, AX_I32, 1, &an, x)), cols};
-            ax_acc g = ax_generate(cx, ax_ix2(ax_i64(rows), ax_i64(cols)), sndread_fn, &s);
-            r[b] = ax_run(cx, ax_fold1(ax_fn_snd, NULL, g));
-            st[b] = ax_status_of(cx);
-            snprintf(msg[b], sizeof msg[b], "%s", r[b] ? "" : ax_error(cx));
-            if (r[b]) {
-                CHECKF(SHAPE_IS(r[b], 1, 3), "case %d", k);
-                int32_t v[3] = {0, 0, 0};
-                ax_array_copy_out(r[b], 0, v);
-                for (int64_t i = 0; i < rows; i++) CHECKF(v[i] == x[i * cols + cols - 1], "case %d row %d: %d", k, (int)i, v[i]);
-                ax_array_release(r[b]);
-            }
-            ax_ctx_free(cx);
+            r[b] = run_side(be, b, x, an, 0, sndread_build, &s, rows, &st[b], msg[b], sizeof msg[b]);
+            for (int64_t i = 0; r[b] && i < rows; i++)
+                CHECKF(r[b][i] == x[i * cols + cols - 1], "case %d row %d: %d", k, (int)i, r[b][i]);
         }
         if (from[k] < rows * cols) {
             CHECKF(!r[0] && !r[1] && st[0] == AX_ERR_INDEX && st[1] == AX_ERR_INDEX, "case %d: %d %d", k, st[0], st[1]);
@@ -177,6 +204,8 @@ DIFF_TEST(chained_fold_reports_the_first_fault)
         } else {
             CHECKF(r[0] && r[1], "case %d: interp %s, %s %s", k, msg[0], be->name, msg[1]);
         }
+        free(r[0]);
+        free(r[1]);
         free(x);
     }
 }
@@ -186,7 +215,7 @@ DIFF_TEST(chained_fold_reports_the_first_fault)
  * else -1: the read's bounds are checked once per row before the row's
  * loop (cgen/hoist.c), under the condition when the read is in a
  * speculated branch. */
-typedef struct { ax_acc a; int64_t shift; bool guard; } RowRead;
+typedef struct { ax_acc a; int64_t shift, rows, cols; bool guard, fold; } RowRead;
 
 static ax_exp rowread_fn(ax_exp ix, void *env)
 {
@@ -196,6 +225,14 @@ static ax_exp rowread_fn(ax_exp ix, void *env)
     if (!s->guard) return v;
     ax_exp inside = ax_and(ax_ge(r, ax_i64(0)), ax_lt(r, ax_index_get(ax_shape(s->a), 0)));
     return ax_cond(inside, v, ax_i32(-1));
+}
+
+static ax_acc rowread_build(ax_ctx *cx, ax_acc a, const void *env)
+{
+    RowRead *s = (RowRead *)env;
+    s->a = a;
+    ax_acc g = ax_generate(cx, ax_ix2(ax_i64(s->rows), ax_i64(s->cols)), rowread_fn, s);
+    return s->fold ? ax_fold(ax_fn_add, NULL, ax_i32(0), g) : g;
 }
 
 /* Against the interpreter: the same rows' sums, or the same fault and
@@ -221,25 +258,12 @@ DIFF_TEST(row_checked_reads_report_only_real_faults)
         int32_t *x = malloc(sizeof *x * (size_t)(an ? an : 1));
         REQUIRE(x);
         for (int64_t i = 0; i < an; i++) x[i] = (int32_t)(i * 7 % 1000 - 500);
-        int32_t *r[2] = {0, 0};
+        int32_t *r[2];
         ax_status st[2];
         char msg[2][512];
-        for (int b = 0; b < 2; b++) {
-            ax_options o = {0};
-            o.backend = b ? be->kind : AX_BACKEND_INTERP;
-            ax_ctx *cx = ax_ctx_new(&o);
-            RowRead s = {ax_use(cx, ax_array_from(cx, AX_I32, 2, ash, x)), cs[k].shift, cs[k].guard};
-            ax_acc g = ax_generate(cx, ax_ix2(ax_i64(cs[k].rows), ax_i64(cs[k].cols)), rowread_fn, &s);
-            ax_array *a = ax_run(cx, fold ? ax_fold(ax_fn_add, NULL, ax_i32(0), g) : g);
-            st[b] = ax_status_of(cx);
-            snprintf(msg[b], sizeof msg[b], "%s", a ? "" : ax_error(cx));
-            if (a) {
-                r[b] = malloc(sizeof *r[b] * (size_t)rn);
-                if (r[b]) ax_array_copy_out(a, 0, r[b]);
-                ax_array_release(a);
-            }
-            ax_ctx_free(cx);
-        }
+        RowRead s = {NULL, cs[k].shift, cs[k].rows, cs[k].cols, cs[k].guard, fold};
+        for (int b = 0; b < 2; b++)
+            r[b] = run_side(be, b, x, an, ash[1], rowread_build, &s, rn, &st[b], msg[b], sizeof msg[b]);
         if (!cs[k].fault) {
             CHECKF(r[0] && r[1], "case %zu%s: interp %s, %s %s", k, fold ? "" : " (generate)", msg[0], be->name, msg[1]);
             if (r[0] && r[1]) CHECKF(!memcmp(r[0], r[1], sizeof(int32_t) * (size_t)rn), "case %zu%s", k, fold ? "" : " (generate)");
