@@ -337,6 +337,70 @@ OP_TEST(stencil_ix_reads_at_its_index)
     op_ctx_done(cx);
 }
 
+/* A stencil_ix function that updates a band and keeps the rest from a
+ * third array (the suites' Jacobi sweeps), its band given by comparisons
+ * of the index with constants and with another array's extent, in every
+ * orientation (i >= 1, n - 1 > i, j <= n - 2, j < n - 1): where that
+ * extent is the grid's the band is the whole interior (the CPU then runs
+ * a copy of its interior loop in which the comparisons are known to
+ * hold, cpu/stencil.c), where it is smaller the band ends inside the
+ * interior, row by row and along the rows. */
+typedef struct Band { int n, rank; ax_acc lim, edge; } Band;
+static ax_exp sten_band(ax_exp ix, const ax_exp *xs, void *env)
+{
+    const Band *b = env;
+    StenEnv se = {b->n};
+    ax_exp sh = ax_shape(b->lim), in = ax_bool(true);
+    for (int d = 0; d < b->rank; d++) {
+        ax_exp i = ax_index_get(ix, d), n = ax_index_get(sh, d);
+        ax_exp lo = d % 2 ? ax_le(ax_i64(1), i) : ax_ge(i, ax_i64(1));
+        ax_exp hi = d == b->rank - 1 ? ax_le(i, ax_sub(n, ax_i64(2))) : d % 2 ? ax_lt(i, ax_sub(n, ax_i64(1)))
+                                                                           : ax_gt(ax_sub(n, ax_i64(1)), i);
+        in = ax_and(in, ax_and(lo, hi));
+    }
+    return ax_cond(in, sten_sum(xs, &se), ax_at(b->edge, ix));
+}
+
+OP_TEST(stencil_ix_band_from_extents)
+{
+    static const struct { int rank; int64_t sh[3], lim[3]; } cases[] = {
+        {2, {7, 9}, {7, 9}}, {2, {7, 9}, {5, 6}}, {2, {7, 40}, {7, 33}}, {2, {2, 2}, {2, 2}},
+        {3, {4, 5, 6}, {4, 5, 6}}, {3, {4, 5, 6}, {3, 5, 4}}, {1, {20}, {20}}, {1, {20}, {11}},
+    };
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    for (int t = 0; t < NELEM(cases); t++) {
+        op_case();
+        int r = cases[t].rank;
+        const int64_t *sh = cases[t].sh, *lim = cases[t].lim;
+        int64_t n = shape_size(r, sh), ix[3];
+        int64_t *a = alloc_i64(n), *e = alloc_i64(n), *want = alloc_i64(n), *z = alloc_i64(shape_size(r, lim));
+        for (int64_t k = 0; k < n; k++) a[k] = val_of(k), e[k] = val_of(k + 77);
+        int size[3] = {3, 3, 3};
+        Band b = {1, r, use_data(cx, AX_I64, r, lim, z), use_data(cx, AX_I64, r, sh, e)};
+        for (int d = 0; d < r; d++) b.n *= 3;
+        for (int64_t k = 0; k < n; k++) {
+            unravel(k, r, sh, ix);
+            bool in = true;
+            for (int d = 0; d < r; d++) in &= ix[d] >= 1 && ix[d] <= lim[d] - 2;
+            want[k] = in ? ref_sten_at(r, sh, size, AX_CLAMP, 0, a, ix, 0) : e[k];
+        }
+        ax_array *res = RUN(cx, ax_stencil_ix(sten_band, &b, size, ax_clamp(), use_data(cx, AX_I64, r, sh, a)));
+        if (res && SHAPE_ISV(res, r, sh)) {
+            Chk ch;
+            CHK(&ch, "stencil_ix band case %d (rank %d)", t, r);
+            chk_arr_i(&ch, res, 0, want, n);
+            chk_done(&ch);
+        }
+        ax_array_release(res);
+        free(a);
+        free(e);
+        free(want);
+        free(z);
+    }
+    op_ctx_done(cx);
+}
+
 /* ax_stencil2_ix: both neighbourhoods, then the index. */
 OP_TEST(stencil2_ix)
 {
