@@ -24,30 +24,31 @@
  * 32 lanes, twelve vectors of accumulators that GCC spilled to the stack
  * in the loop; 16 lanes (six) keep them in registers.  A scalar or a pair
  * keeps its 128 bytes. */
-int cpu_lanes(const Type *elt)
-{
-    size_t m = 8, all = 0;
-    for (int l = 0; l < elt->width; l++) {
-        size_t z = ax_scalar_size(ty_leaf(elt, l));
-        if (z < m) m = z;
-        all += z;
-    }
-    int lanes = (int)(128 / m), lo = (int)(32 / m);
-    while (lanes > lo && (size_t)lanes * all > 256) lanes /= 2;
-    return lanes;
-}
-
-/* Lanes for rows too short for cpu_lanes' (fewer than twice as many
- * elements): one 32-byte vector of the smallest leaf, at least 4. */
-int cpu_mid_lanes(const Type *elt)
+static size_t smallest_leaf(const Type *elt)
 {
     size_t m = 8;
     for (int l = 0; l < elt->width; l++) {
         size_t z = ax_scalar_size(ty_leaf(elt, l));
         if (z < m) m = z;
     }
-    int mid = (int)(32 / m);
-    return mid < 4 ? 4 : mid;
+    return m;
+}
+
+int cpu_lanes(const Type *elt)
+{
+    size_t m = smallest_leaf(elt), all = 0;
+    for (int l = 0; l < elt->width; l++) all += ax_scalar_size(ty_leaf(elt, l));
+    int lanes = (int)(128 / m), lo = cpu_mid_lanes(elt);
+    while (lanes > lo && (size_t)lanes * all > 256) lanes /= 2;
+    return lanes;
+}
+
+/* One 32-byte vector of the smallest leaf: the fewest lanes cpu_lanes
+ * gives, and the lanes of rows too short for those (fewer than twice as
+ * many elements). */
+int cpu_mid_lanes(const Type *elt)
+{
+    return (int)(32 / smallest_leaf(elt));
 }
 
 /* An empty asm statement is volatile and touches nothing: GCC does not

@@ -26,6 +26,7 @@ typedef struct IxCmp {
     const Node *cmp, *e;      /* the comparison; the side that is not the index */
     int d;                    /* index component d on the left */
     Prim p;                   /* P_LT, P_LE, P_GT or P_GE, the index on the left */
+    bool held;                /* in ixc_row_holds' condition */
 } IxCmp;
 typedef struct IxScan {
     const G *g;
@@ -91,9 +92,9 @@ static void ixc_walk(IxScan *s, const Node *e, int depth)
             static const Prim flip[] = {[P_LT] = P_GT, [P_LE] = P_GE, [P_GT] = P_LT, [P_GE] = P_LE};
             int d0 = ixc_index(s, e->kid[0]), d1 = ixc_index(s, e->kid[1]);
             if (d0 >= 0 && ixc_closed(s, e->kid[1], 0))
-                s->c[s->n++] = (IxCmp){e, e->kid[1], d0, (Prim)e->a};
+                s->c[s->n++] = (IxCmp){e, e->kid[1], d0, (Prim)e->a, false};
             else if (d1 >= 0 && ixc_closed(s, e->kid[0], 0))
-                s->c[s->n++] = (IxCmp){e, e->kid[0], d1, flip[e->a]};
+                s->c[s->n++] = (IxCmp){e, e->kid[0], d1, flip[e->a], false};
             return;
         }
         for (int i = 0; i + 1 < e->n; i++) ixc_walk(s, e->kid[i], depth + 1);
@@ -119,16 +120,16 @@ static bool ixc_scan(G *g, const Node *lam, int rank, IxScan *s)
 /* At a row's head: whether every comparison holds on the row's interior
  * segment [ja, jb), as a C expression (the closed lets and the compared
  * values emitted before it). */
-static const char *ixc_row_holds(G *g, const IxScan *s, Val ix, int rank)
+static const char *ixc_row_holds(G *g, IxScan *s, Val ix, int rank)
 {
     for (int k = 0; k < s->nlets; k++) g->env[s->lets[k]] = cg_exp(g, s->bound[s->lets[k]]);
     Buf b = {0};
     buf_put(&b, "1");
     static const char *const op[] = {[P_LT] = "<", [P_LE] = "<=", [P_GT] = ">", [P_GE] = ">="};
     for (int k = 0; k < s->n; k++) {
-        const IxCmp *c = &s->c[k];
+        IxCmp *c = &s->c[k];
         Val v = cg_exp(g, c->e);
-        if (v.n != 1) continue;
+        if (!(c->held = v.n == 1)) continue;
         /* j's comparisons at the segment's end that decides them */
         const char *at = c->d < rank - 1 ? ix.v[c->d] : (c->p == P_LT || c->p == P_LE) ? "(jb - 1)" : "ja";
         buf_printf(&b, " & (%s %s %s)", at, op[c->p], v.v[0]);
@@ -195,6 +196,7 @@ void cpu_emit_stencil(G *g)
         }
         g->nhoist = 0;
         for (int k = 0; spec && !copy && k < ixc.n && k < CG_HOIST_MAX; k++) {
+            if (!ixc.c[k].held) continue;
             Val one = cg_val(g, 1);
             if (one.n == 1) one.v[0] = "((u8)1)";
             g->hoist[g->nhoist].e = ixc.c[k].cmp;
