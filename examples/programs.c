@@ -814,6 +814,8 @@ extern const ex_program ex_prog_histogram;   /* examples/histogram.c */
 extern const ex_program ex_prog_normalise, ex_prog_meanvar, ex_prog_filterfold, ex_prog_mapfold,
     ex_prog_quickhull,                       /* examples/planner.c */
     ex_prog_loop_steps;                      /* examples/loopsteps.c */
+extern const ex_program ex_prog_licm_body, ex_prog_licm_use, ex_prog_licm_nested,
+    ex_prog_licm_hoisted;                    /* examples/loopinvariant.c */
 
 const ex_program *const ex_programs[] = { &prog_dotp, &prog_blackscholes, &prog_incnine,
                                           &ex_prog_radixsort, &ex_prog_smvm,
@@ -824,7 +826,9 @@ const ex_program *const ex_programs[] = { &prog_dotp, &prog_blackscholes, &prog_
                                           &ex_prog_map_explog, &ex_prog_fold_sum, &ex_prog_scanl1_sum,
                                           &ex_prog_radixsort_lsd8, &ex_prog_radixsort_sort, &ex_prog_histogram,
                                           &ex_prog_normalise, &ex_prog_meanvar, &ex_prog_filterfold, &ex_prog_mapfold,
-                                          &ex_prog_quickhull, &ex_prog_loop_steps, &ex_prog_scanl1_seg_sum };
+                                          &ex_prog_quickhull, &ex_prog_loop_steps, &ex_prog_scanl1_seg_sum,
+                                          &ex_prog_licm_body, &ex_prog_licm_use, &ex_prog_licm_nested,
+                                          &ex_prog_licm_hoisted };
 const int ex_nprograms = sizeof ex_programs / sizeof *ex_programs;
 
 const ex_program *ex_find(const char *name)

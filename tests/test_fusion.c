@@ -672,8 +672,10 @@ TEST(chains_fuse_as_expected)
 {
     for (int c = 0; c < NCHAINS; c++) {
         /* Accelerate's fusion alone: the planner's merges (shared_two_folds'
-         * siblings) are counted in tests/test_plan.c */
-        ax_ctx *cx = ctx(AX_BACKEND_INTERP, AX_DEBUG_NO_PLANNER);
+         * siblings) are counted in tests/test_plan.c, and what moves out
+         * of loops before fusion (producer_in_loop's producer) in
+         * tests/test_licm.c */
+        ax_ctx *cx = ctx(AX_BACKEND_INTERP, AX_DEBUG_NO_PLANNER | AX_DEBUG_NO_LICM);
         In in;
         in_make(cx, &in);
         int64_t k = -1, i = -1;
@@ -1494,6 +1496,56 @@ TEST(size_of_a_filter_is_a_count)
                 char *fb = ax_dump(cx, both, "fusion", false);
                 CHECKF(fb && strstr(fb, "filter"), "the read filter was not kept:\n%s", fb ? fb : ax_error(cx));
                 free(fb);
+            }
+            ax_ctx_free(cx);
+        }
+}
+
+/* filter q (filter p xs) is one filter of p && q: one kernel, no
+ * intermediate; q is still evaluated only where p holds (here it reads
+ * b[x], out of bounds wherever p drops x), so nothing faults that did not.
+ * Three filters in a row become one too.  On the interpreter and the
+ * CPU, against plain C; with the planner off the filters stay apart. */
+static ax_exp ff_small(ax_exp x, void *e) { (void)e; return ax_lt(x, ax_i64(50)); }
+static ax_exp ff_b_pos(ax_exp x, void *e) { return ax_gt(ax_at_linear((ax_acc)e, x), ax_i64(0)); }
+static ax_exp ff_even(ax_exp x, void *e) { (void)e; return ax_eq(ax_rem(x, ax_i64(2)), ax_i64(0)); }
+
+TEST(a_filter_of_a_filter_is_one_filter)
+{
+    enum { N = 1000, B = 50 };
+    static int64_t xs[N], b[B];
+    for (int i = 0; i < N; i++) xs[i] = (int64_t)i * 37 % N;
+    for (int j = 0; j < B; j++) b[j] = j % 3 == 0 ? 1 : -1;
+    for (int be = 0; be < 2; be++)
+        for (int off = 0; off < 2; off++) {
+            ax_ctx *cx = ctx(be ? AX_BACKEND_CPU : AX_BACKEND_INTERP, off ? AX_DEBUG_NO_PLANNER : 0);
+            REQUIRE(cx);
+            int64_t n = N, nb = B;
+            ax_acc x = ax_use(cx, ax_array_wrap(cx, AX_I64, 1, &n, xs));
+            ax_acc bb = ax_use(cx, ax_array_wrap(cx, AX_I64, 1, &nb, b));
+            for (int three = 0; three < 2; three++) {
+                ax_acc f = ax_filter(ff_b_pos, bb, ax_filter(ff_small, NULL, x));
+                if (three) f = ax_filter(ff_even, NULL, f);
+                int64_t want[N], m = 0;
+                for (int i = 0; i < N; i++)
+                    if (xs[i] < B && b[xs[i]] > 0 && (!three || xs[i] % 2 == 0)) want[m++] = xs[i];
+                int64_t k = 0, inter = 0;
+                CHECK(dump_counts(cx, f, &k, &inter));
+                char *fz = ax_dump(cx, f, "fusion", false);
+                REQUIRE(fz);
+                int nf = 0;
+                for (const char *q = fz; (q = strstr(q, "filter")); q++) nf++;
+                if (!off)
+                    CHECKF(k == 1 && inter == 0 && nf == 1, "%d filters: %lld kernels, %lld intermediates:\n%s",
+                           three ? 3 : 2, (long long)k, (long long)inter, fz);
+                else
+                    CHECKF(nf == (three ? 3 : 2), "planner off: %d filters:\n%s", nf, fz);
+                free(fz);
+                ax_array *r = ax_run(cx, f);
+                CHECKF(r && ax_array_shape(r)[0] == m && !memcmp(ax_array_data(r, 0), want, sizeof *want * (size_t)m),
+                       "%d filters, backend %d, planner %s: %s", three ? 3 : 2, be, off ? "off" : "on",
+                       r ? "wrong elements" : ax_error(cx));
+                ax_array_release(r);
             }
             ax_ctx_free(cx);
         }

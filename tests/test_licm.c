@@ -52,6 +52,48 @@ static ax_acc step_variant(ax_acc x, void *env)
     return ax_zip_with(add2, NULL, x, ax_replicate(1, spec, ax_fold(ax_fn_add, NULL, ax_f64(0), x)));
 }
 
+/* x + map heavy xs (+ xs[bad]): before fusion the map is a subterm of
+ * the zipWith, which fusion would inline into the body's kernel */
+static ax_exp heavy(ax_exp x, void *env)
+{
+    Env *e = env;
+    ax_exp h = ax_sqrt(ax_add(ax_mul(x, ax_f64(0.5)), ax_f64(1)));   /* exact: the same bits everywhere */
+    return e->bad >= 0 ? ax_add(h, ax_at_linear(e->xs, ax_i64(e->bad))) : h;
+}
+static ax_acc step_fused(ax_acc x, void *env)
+{
+    Env *e = env;
+    return ax_zip_with(add2, NULL, x, ax_map(heavy, e, e->xs));
+}
+
+/* the same with the array given to use() inside the body */
+static ax_acc step_fused_use(ax_acc x, void *env)
+{
+    Env *e = env;
+    int64_t n = 6;
+    ax_acc u = ax_use(e->cx, ax_array_wrap(e->cx, AX_F64, 1, &n, (void *)xv));
+    return ax_zip_with(add2, NULL, x, ax_map(heavy, e, u));
+}
+
+/* x + map heavy (replicate 6 (sum xs)): the sum moves, the map of the
+ * replicate (larger than what it is made of) stays fused in the body */
+static ax_acc step_replicated(ax_acc x, void *env)
+{
+    Env *e = env;
+    ax_slice spec[1] = {ax_fixed(ax_i64(6))};
+    ax_acc r = ax_replicate(1, spec, ax_fold(ax_fn_add, NULL, ax_f64(0), e->xs));
+    return ax_zip_with(add2, NULL, x, ax_map(heavy, e, r));
+}
+
+/* if x[0] > 3 then x + map heavy xs else x + 1: the branch may not run */
+static ax_exp inc1(ax_exp x, void *env) { (void)env; return ax_add(x, ax_f64(1)); }
+static ax_acc step_branch(ax_acc x, void *env)
+{
+    Env *e = env;
+    ax_exp c = ax_gt(ax_at_linear(x, ax_i64(0)), ax_f64(3));
+    return ax_acond(c, ax_zip_with(add2, NULL, x, ax_map(heavy, e, e->xs)), ax_map(inc1, NULL, x));
+}
+
 typedef ax_acc (*Build)(Env *e);
 
 static ax_acc prog_invariant(Env *e) { return ax_awhile(below, step, e, ax_map(ax_fn_id, NULL, e->xs)); }
@@ -69,6 +111,39 @@ static ax_acc outer_step(ax_acc x, void *env)
     return r;
 }
 static ax_acc prog_nested(Env *e) { return ax_awhile(below, outer_step, e, ax_map(ax_fn_id, NULL, e->xs)); }
+static ax_acc prog_fused(Env *e) { return ax_awhile(below, step_fused, e, ax_map(ax_fn_id, NULL, e->xs)); }
+static ax_acc prog_fused_use(Env *e) { return ax_awhile(below, step_fused_use, e, ax_map(ax_fn_id, NULL, e->xs)); }
+static ax_acc prog_replicated(Env *e) { return ax_awhile(below, step_replicated, e, ax_map(ax_fn_id, NULL, e->xs)); }
+static ax_acc prog_branch(Env *e) { return ax_awhile(below, step_branch, e, ax_map(ax_fn_id, NULL, e->xs)); }
+static ax_acc outer_fused(ax_acc x, void *env)
+{
+    Env *e = env;
+    Env *in = malloc(sizeof *in);
+    *in = *e;
+    in->limit = e->limit * 2;
+    ax_acc r = ax_awhile(below, step_fused, in, x);
+    free(in);
+    return r;
+}
+static ax_acc prog_nested_fused(Env *e) { return ax_awhile(below, outer_fused, e, ax_map(ax_fn_id, NULL, e->xs)); }
+
+/* counted loops, the inner one's count fixed: its condition reads only
+ * its counter, which starts at 0 in every outer step, so the term moves
+ * out of both loops */
+static ax_acc for_inner(ax_exp step, ax_acc x, void *env)
+{
+    (void)step;
+    return step_fused(x, env);
+}
+static ax_acc for_outer(ax_exp step, ax_acc x, void *env)
+{
+    (void)step;
+    return ax_for(ax_i64(3), for_inner, env, x);
+}
+static ax_acc prog_nested_for(Env *e)
+{
+    return ax_for(ax_i64((int64_t)e->limit), for_outer, e, ax_map(ax_fn_id, NULL, e->xs));   /* limit: the count */
+}
 
 static const struct { const char *name; ax_backend_kind be; unsigned debug; } cfgs[] = {
     {"interp/unoptimised", AX_BACKEND_INTERP, AX_DEBUG_NO_FUSION | AX_DEBUG_NO_SIMPLIFY | AX_DEBUG_NO_CSE},
@@ -171,5 +246,76 @@ TEST(nested_loops)
     const char *outer = strstr(d, "awhile"), *inner = outer ? strstr(outer + 1, "awhile") : NULL;
     const char *fold = strstr(d, "fold");
     CHECKF(outer && inner && fold && outer < fold && fold < inner && count_of(d, "fold") == 1, "%s", d);
+    free(d);
+}
+
+/* The text of the loop (from its awhile on) and of what comes before it. */
+static bool before_loop(const char *d, const char *what)
+{
+    const char *loop = strstr(d, "awhile"), *w = strstr(d, what);
+    return loop && w && w < loop && !strstr(loop, what);
+}
+static bool in_loop(const char *d, const char *what)
+{
+    const char *loop = strstr(d, "awhile");
+    return loop && strstr(loop, what) && !(strstr(d, what) < loop);
+}
+
+TEST(a_producer_fusion_would_put_in_the_body_moves)
+{
+    agree("fused invariant", prog_fused, 1000, -1, false);
+    agree("fused invariant, use in the body", prog_fused_use, 1000, -1, false);
+    char *d = optimised(prog_fused, 1000, 0), *off = optimised(prog_fused, 1000, AX_DEBUG_NO_LICM);
+    char *u = optimised(prog_fused_use, 1000, 0);
+    REQUIRE(d && off && u);
+    /* with the pass: sqrt once, before the loop (guarded); without: in the body's kernel */
+    CHECKF(before_loop(d, "sqrt") && strstr(d, "acond"), "with the pass:\n%s", d);
+    CHECKF(in_loop(off, "sqrt"), "without the pass:\n%s", off);
+    CHECKF(before_loop(u, "sqrt") && before_loop(u, "use"), "a use in the body:\n%s", u);
+    free(d), free(off), free(u);
+}
+
+TEST(a_moved_producer_is_guarded)
+{
+    /* the map reads xs[1000]: no fault when the loop does not run */
+    agree("zero iterations, a faulting fused invariant", prog_fused, 0, 1000, false);
+    agree("iterations, a faulting fused invariant", prog_fused, 1000, 1000, true);
+    agree("iterations, an in-bounds fused invariant", prog_fused, 1000, 5, false);
+}
+
+TEST(what_does_not_move)
+{
+    /* a map of a replicate stays (storing it would take more than its
+     * sources); the sum under it moves */
+    agree("replicated", prog_replicated, 1000, -1, false);
+    char *d = optimised(prog_replicated, 1000, 0);
+    REQUIRE(d);
+    CHECKF(before_loop(d, "fold") && in_loop(d, "sqrt"), "%s", d);
+    free(d);
+    /* under an acond's branch: it may not run, so it stays */
+    agree("branch", prog_branch, 1000, -1, false);
+    agree("branch, a faulting term that never runs", prog_branch, 2, 1000, false);
+    d = optimised(prog_branch, 1000, 0);
+    REQUIRE(d);
+    CHECKF(in_loop(d, "sqrt"), "%s", d);
+    free(d);
+}
+
+TEST(nested_loops_fused)
+{
+    agree("nested, fused", prog_nested_fused, 100, -1, false);
+    char *d = optimised(prog_nested_fused, 100, 0);
+    REQUIRE(d);
+    /* out of the inner loop (its guard reads the outer loop's variable) */
+    const char *outer = strstr(d, "awhile"), *inner = outer ? strstr(outer + 1, "awhile") : NULL;
+    const char *ex = strstr(d, "sqrt");
+    CHECKF(outer && inner && ex && outer < ex && ex < inner && count_of(d, "sqrt") == 1, "%s", d);
+    free(d);
+    agree("nested counted loops, fused", prog_nested_for, 4, -1, false);
+    agree("nested counted loops, a faulting fused invariant", prog_nested_for, 4, 1000, true);
+    agree("nested counted loops run zero times, a faulting fused invariant", prog_nested_for, 0, 1000, false);
+    d = optimised(prog_nested_for, 4, 0);
+    REQUIRE(d);
+    CHECKF(before_loop(d, "sqrt") && count_of(d, "sqrt") == 1, "%s", d);
     free(d);
 }

@@ -783,10 +783,11 @@ static Program *optimised(ax_ctx *cx, ax_acc a)
     if (!p) return NULL;
     bool ch = false;
     simplify_program(cx, p, true);
+    opt_licm(cx, p, true);
     fuse_program(cx, p, 0);
     opt_array_cse(cx, p, &ch);
     simplify_program(cx, p, true);
-    opt_licm(cx, p);
+    opt_licm(cx, p, false);
     opt_plan(cx, p, NULL, NULL);   /* the greedy planner's choice (no clusters) */
     simplify_program(cx, p, true);
     char m[256];

@@ -147,10 +147,16 @@ static int pass_array_cse(ax_ctx *cx, Program *p, unsigned dbg)
     return opt_array_cse(cx, p, &changed) == 0 ? 0 : -1;
 }
 
+static int pass_licm_nested(ax_ctx *cx, Program *p, unsigned dbg)
+{
+    (void)dbg;
+    return opt_licm(cx, p, true);
+}
+
 static int pass_licm(ax_ctx *cx, Program *p, unsigned dbg)
 {
     (void)dbg;
-    return opt_licm(cx, p);
+    return opt_licm(cx, p, false);
 }
 
 static int pass_plan(ax_ctx *cx, Program *p, unsigned dbg)
@@ -166,6 +172,7 @@ enum {
 static const Pass passes[] = {
     {"simplify",                   AX_DEBUG_NO_SIMPLIFY,                                UPTO_SIMPLIFY, pass_simplify,  PASS_ALWAYS},
     {"filter counts",              AX_DEBUG_NO_FUSION | AX_DEBUG_NO_PLANNER,            UPTO_FUSION,   pass_filter_counts, PASS_ALWAYS},
+    {"loop-invariant terms",       OFF_FUSED | AX_DEBUG_NO_LICM,                        UPTO_FUSION,   pass_licm_nested, PASS_COUNTS},
     {"fusion",                     AX_DEBUG_NO_FUSION,                                  UPTO_FUSION,   pass_fuse,      PASS_ALWAYS},
     {"compute marks",              0,                                                   UPTO_FUSION,   pass_drop_compute, PASS_ALWAYS},
     {"array cse",                  OFF_FUSED | AX_DEBUG_NO_CSE | AX_DEBUG_NO_SIMPLIFY,  UPTO_FUSION,   pass_array_cse, PASS_ALWAYS},

@@ -107,6 +107,31 @@ static void walk_kids(AcseState *s, Node *n, int depth)
     for (int i = 0; !s->failed && (slot = opt_array_slot(n, &i));) walk(s, *slot, depth + 1);
 }
 
+/* The term at *slot, if an enclosing let binds an equal one, becomes that
+ * let's variable (true); else *h is its hash (0: none). */
+static bool merged(AcseState *s, Node **slot, uint64_t *h)
+{
+    Node *t = *slot;
+    *h = 0;
+    if (opt_is_atom(t) || t->op == OP_USE) return false;
+    HMap bound;
+    hmap_init(&bound);
+    *h = hash_term(t, 0, &bound);
+    hmap_free(&bound);
+    int same = *h ? find_equal(s, t, *h) : -1;
+    if (same < 0) return false;
+    Node *v = node_new(&s->p->arena, OP_AVAR, 0, t->type);
+    if (!v) {
+        s->failed = true;
+        return false;
+    }
+    v->cx = t->cx;
+    v->id = same;
+    *slot = v;
+    s->changed = true;
+    return true;
+}
+
 static void walk(AcseState *s, Node *n, int depth)
 {
     if (s->failed || depth > OPT_MAX_DEPTH) return;
@@ -116,25 +141,18 @@ static void walk(AcseState *s, Node *n, int depth)
     for (; n->op == OP_ALET && n->n == 2 && !s->failed; n = n->kid[1]) {
         Node *t = n->kid[0];
         walk(s, t, depth + 1);
-        if (opt_is_atom(t) || t->op == OP_USE) continue;
-        HMap bound;
-        hmap_init(&bound);
-        uint64_t h = hash_term(t, 0, &bound);
-        hmap_free(&bound);
-        if (!h) continue;
-        int same = find_equal(s, t, h);
-        if (same >= 0) {
-            Node *v = node_new(&s->p->arena, OP_AVAR, 0, t->type);
-            if (!v) {
-                s->failed = true;
-                break;
-            }
-            v->cx = t->cx;
-            v->id = same;
-            n->kid[0] = v;
-            s->changed = true;
-            continue;
+        uint64_t h;
+        if (t->op == OP_ACOND) {
+            /* a branch equal to a term made before (the guarded copy
+             * licm.c moves out of a loop, of a term the program also
+             * computes before the loop): that term's variable; it is
+             * made whether or not the branch is taken, so nothing is
+             * speculated */
+            merged(s, &t->kid[1], &h);
+            merged(s, &t->kid[2], &h);
         }
+        if (merged(s, &n->kid[0], &h) || s->failed) continue;
+        if (!h) continue;
         if (s->nscope == s->capscope) {
             int cap = s->capscope ? 2 * s->capscope : 32;
             Bound *b = ax__realloc(s->scope, sizeof *b * (size_t)cap);

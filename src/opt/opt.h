@@ -156,9 +156,10 @@ int plan_opd_array(const Node *o);
 int plan_occurrences(const Node *x, int id, int depth);
 
 /* Loop-invariant code motion of array terms out of awhile bodies
- * (licm.c), guarded by the loop's condition.  Returns the number of lets
- * moved, or -1 with an error on cx. */
-int opt_licm(ax_ctx *cx, Program *p);
+ * (licm.c), guarded by the loop's condition; with nested (before fusion)
+ * also the invariant subterms of the body's terms that compute something.
+ * Returns the number of terms moved, or -1 with an error on cx. */
+int opt_licm(ax_ctx *cx, Program *p, bool nested);
 
 /* The loop graph of a program after Accelerate's fusion (plangraph.c),
  * printed with the clustering a PlanLog records (`axle dump --stage
