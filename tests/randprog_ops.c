@@ -591,15 +591,17 @@ static Arr *op_loopfilter(G *g, const GT *elt, int rank, int d, int fl, int64_t 
     return zip_of(g, zip_of(g, x, y), zip_of(g, z, w));
 }
 
-/* A map over a fold's result (rows of a matrix), a scan's or a
- * stencil's: src/opt/planepilogue.c applies it as the consumer stores its
- * result (an epilogue). */
+/* A map over a fold's result (rows of a matrix), a scan's, a stencil's
+ * or a filter's: src/opt/planepilogue.c applies it as the consumer stores
+ * its result (an epilogue). */
 static Arr *op_stencil1(G *g, const GT *elt, int rank, int d, int fl, int64_t cap);
 static Arr *op_epilogue(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
 {
     Arr *c;
-    int k = rn(g, 3);
-    if (k == 0 && rank >= 1) {
+    int k = rn(g, 4);
+    if (k == 3 && rank == 1) {
+        c = filter_of(g, gen_arr(g, elt, 1 + rn(g, 2), d - 1, 0, cap));
+    } else if (k == 0 && rank >= 1) {
         bool one = pct(g, 20);
         c = fold_of(g, gen_arr(g, elt, rank + 1, d - 1, one ? NE : fl, g->cfg.max_elems), one);
     } else if (k == 1 && rank >= 1) {
@@ -809,6 +811,7 @@ static Arr *op_filter(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
 {
     (void)rank, (void)fl;
     Arr *a = gen_arr(g, elt, rn(g, g->cfg.max_rank + 1), d - 1, 0, cap);
+    if (pct(g, 25)) a = filter_of(g, a);   /* a filter of a filter: one filter (src/opt/filtercount.c) */
     Lam l;
     lam_init(&l, g, LK_GEN, 1, T_BOOL);
     l.pt[0] = elt;

@@ -578,6 +578,35 @@ TEST(epilogues_apply_maps_as_results_are_stored)
            "epilogues: %d with the planner (%d maps, %d loops left)", on.epilogue, on.map, on.loop);
 }
 
+/* A map over a filter's result that nothing else reads: applied as the
+ * filter stores the elements it keeps, and only to those (1000 / x, the
+ * zeros dropped: applied to every element it would fault); one kernel.
+ * Over a filter of a filter too (the filters one, then the map its
+ * epilogue). */
+static ax_acc filter_then_map(const In *in) { return ax_map(thousand_by, NULL, ax_filter(nonzero, NULL, in->xs)); }
+static ax_acc filters_then_map(const In *in)
+{
+    return ax_map(thousand_by, NULL, ax_filter(odd, NULL, ax_filter(nonzero, NULL, in->xs)));
+}
+
+TEST(a_map_of_a_filter_is_its_epilogue)
+{
+    setup_data();
+    REQUIRE(xdata && ydata);
+    agree("a map of a filter", filter_then_map, false);
+    agree("a map of a filter of a filter", filters_then_map, false);
+    Kinds on, off;
+    kernel_counts(filter_then_map, &on, &off);
+    CHECKF(on.epilogue == 1 && on.map == 0 && on.generate == 0 && on.filter == 1 && off.epilogue == 0 &&
+           off.filter == 1,
+           "a map of a filter: %d epilogues, %d maps, %d generates (planner off: %d epilogues, %d filters)",
+           on.epilogue, on.map, on.generate, off.epilogue, off.filter);
+    kernel_counts(filters_then_map, &on, &off);
+    CHECKF(on.epilogue == 1 && on.map == 0 && on.filter == 1 && off.filter == 2,
+           "a map of two filters: %d epilogues, %d maps, %d filters (planner off: %d filters)", on.epilogue, on.map,
+           on.filter, off.filter);
+}
+
 /* Each of the planner's last two steps turns off alone: the loops
  * (the map and the fold apart again; the filter's folds still read its
  * input, the step before) and the epilogues (the maps passes again). */

@@ -343,7 +343,7 @@ struct ax_node {
 bool op_is_array(Op op);      /* array stratum */
 const char *op_name(Op op);
 /* An epilogue (the planner's, src/opt/planepilogue.c): x is `map f c` marked so
- * (Node.a = MAP_EPILOGUE) with c a fold or a scan of one result written
+ * (Node.a = MAP_EPILOGUE) with c a fold, a scan or a filter of one result written
  * right there, not let-bound; the backends run c's kernels applying f as
  * they store (no pass over c's result), and c counts as x's kernel.  c,
  * or NULL. */

@@ -114,7 +114,7 @@ const Node *ir_epilogue(const Node *x)
     if (!x || x->op != OP_MAP || x->n != 2 || x->a != MAP_EPILOGUE) return NULL;
     const Node *c = x->kid[1];
     switch (c->op) {
-    case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1:
+    case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1: case OP_FILTER:
         return c;
     default:
         return NULL;

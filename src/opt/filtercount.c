@@ -18,6 +18,16 @@
  * evaluates it, so the faults are the filter's.  A use of v other than
  * `shape v` (an element read, v as an operand) keeps the filter.
  *
+ * A filter of a filter is one filter (seed 003's vertical fusion, a
+ * conditional collect consuming another):
+ *
+ *   filter q (filter p a)   becomes   filter (\x -> p x && q x) a
+ *
+ * The && is lazy, so q sees exactly the elements it saw before (those p
+ * kept), in the same order, and faults where it faulted; the inner
+ * filter's output, which only the outer one read, is never made.  (Only
+ * the nested form: a filter bound to a let may be read elsewhere.)
+ *
  * Runs before fusion; off with fusion or the planner (AXLE_DEBUG).
  * SPDX-License-Identifier: BSD-3-Clause
  */
@@ -83,10 +93,50 @@ static Node *counted(FC *f, Node *l, Node **input)
     return rw_let(rw, m, map, rw_let(rw, c, fold, l));
 }
 
+/* filter q (filter p a) as filter (\x -> p x && q x) a, in place. */
+static bool merged(FC *f, Node *x)
+{
+    Rewrite *rw = &f->rw;
+    Node *in = x->kid[1], *p = in->kid[0], *q = x->kid[0];
+    int v = rw_fresh(rw, in->kid[1]->type->elt);
+    if (v < 0) return false;
+    Node *both = rw_prim(rw, P_AND, q->kid[0]->type, rw_apply1(rw, p, rw_var(rw, v)), rw_apply1(rw, q, rw_var(rw, v)));
+    Node *lam = rw_lam1(rw, v, both);
+    if (!lam || rw->failed) return false;
+    x->kid[0] = lam;
+    x->kid[1] = in->kid[1];
+    return true;
+}
+
+/* filter q (let v = t in ... filter p a) as let v = t in ... filter q
+ * (filter p a), the lets (sharing recovery's, of what p reads) floated
+ * out: q was built outside their scope, so it reads none of them. */
+static bool floated(Node **slot)
+{
+    Node *x = *slot, **end = &x->kid[1];
+    int n = 0;
+    while ((*end)->op == OP_ALET && (*end)->n == 2 && n++ < OPT_MAX_DEPTH) end = &(*end)->kid[1];
+    if ((*end)->op != OP_FILTER) return false;
+    Node *first = x->kid[1];
+    x->kid[1] = *end;
+    *end = x;
+    for (Node *l = first; l != x; l = l->kid[1]) l->type = x->type;
+    *slot = first;
+    return true;
+}
+
 static void visit(FC *f, Node **slot, int depth)
 {
     while (*slot && depth < OPT_MAX_DEPTH && !f->rw.failed) {
         Node *x = *slot;
+        if (x->op == OP_FILTER && x->kid[1]->op == OP_ALET && floated(slot)) continue;
+        while (x->op == OP_FILTER && x->kid[1]->op == OP_FILTER) {
+            if (!merged(f, x)) {
+                rw_fail(&f->rw);
+                return;
+            }
+            f->changed++;
+        }
         if (x->op == OP_ALET && x->kid[0]->op == OP_FILTER && x->id >= 0 && x->id < f->cap && f->uses[x->id] == 0) {
             Node *map = NULL, *r = counted(f, x, &map);
             if (!r) {

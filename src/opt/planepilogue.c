@@ -1,10 +1,11 @@
 /*
  * The planner's last step (plan.c): epilogues.  A map over the result of
- * a fold or a scan that nothing else reads becomes that consumer's
- * epilogue: the consumer moves into the map's operand (not let-bound;
- * src/backend/cpu/codegen.c ir_epilogue: its kernels apply the map's
- * function as they store each result, so there is no pass over the
- * consumer's result).  A map over a stencil's result that nothing else
+ * a fold, a scan or a filter that nothing else reads becomes that
+ * consumer's epilogue: the consumer moves into the map's operand (not
+ * let-bound; src/backend/cpu/codegen.c ir_epilogue: its kernels apply the
+ * map's function as they store each result, so there is no pass over the
+ * consumer's result; a filter applies it to the elements it keeps, and
+ * only to those).  A map over a stencil's result that nothing else
  * reads becomes the stencil of the two functions composed.  Like the
  * multi-generator loops, epilogues come after the clustering's rewrites
  * and never join two loops the clustering kept apart where it could have
@@ -32,7 +33,7 @@ void pl_epilogues(PlanRewriteState *s, Node **slot)
         if (j < 0 || j >= k || pl_apart(s, a, lets[k]->id)) continue;
         Node *c = lets[j]->kid[0];
         switch (c->op) {
-        case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1:
+        case OP_FOLD: case OP_FOLD1: case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1: case OP_FILTER:
             t->kid[1] = c;
             t->a = MAP_EPILOGUE;
             pl_note(s, "map a%d applied as %s a%d stores its results", lets[k]->id, op_name(c->op), a);

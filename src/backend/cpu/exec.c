@@ -644,7 +644,8 @@ static int ex_filter(Host *h, const Node *x, void *ov)
         offs[t] = total;
         total += cnt[t];
     }
-    if (out_alloc(ex, o, 0, x->type->elt, 1, &total)) return -1;
+    /* (the type of an epilogue's map, when the filter has one: ir_epilogue) */
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, 1, &total)) return -1;
     return run_kernel(ex, o->k[R_SCATTER], &o->call, nch, 1);
 }
 

@@ -36,7 +36,15 @@ void cpu_emit_filter(G *g)
         Val v = cg_read_lin(g, 0, "i");
         cg_value_fact(g, p, 0, "i");
         Val k = cg_apply(g, p, &v, 1);
-        if (k.n == 1) {
+        if (k.n == 1 && scatter && cn->epi) {
+            /* a map applied as the elements are stored (ir_epilogue):
+             * only to the elements kept, as the map alone would be */
+            cg_line(g, "if (%s) {", k.v[0]);
+            cg_open(g);
+            cg_store(g, 0, elt, "m", v);
+            cg_line(g, "m++;");
+            cg_close(g);
+        } else if (k.n == 1) {
             if (scatter) cg_store(g, 0, elt, "m", v);
             cg_line(g, "m += %s;", k.v[0]);
         }

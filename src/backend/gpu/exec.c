@@ -456,7 +456,7 @@ static int ex_filter(Host *h, const Node *x, void *ov)
         free(cnt);
         if (rc) return -1;
     }
-    if (out_alloc(ex, o, 0, x->type->elt, 1, &total)) return -1;
+    if (out_alloc(ex, o, 0, cg_slot_type(o->cn, 0)->elt, 1, &total)) return -1;   /* (an epilogue's type) */
     if (nch == 0 || total == 0) return 0;
     return launch(ex, o, R_SCATTER, nch);
 }
