@@ -813,6 +813,49 @@ OP_TEST(rounding)
     op_ctx_done(cx);
 }
 
+/* Rounding NaN / x: NaN to the device's compiler, which folds the
+ * division (the front end keeps it), and the NaN it gives.  PoCL's
+ * rounding functions convert their operand to int before they test for
+ * NaN; LLVM folded that conversion of a known NaN to poison, and the
+ * kernel stored nothing (random seed 1000024 with faults, via a sort:
+ * a different wrong value on each run). */
+typedef struct NanRndEnv { ax_ctx *cx; ax_scalar from; CvtEnv cvt; } NanRndEnv;
+static ax_exp nan_rnd_fn(ax_exp x, void *env)
+{
+    NanRndEnv *e = env;
+    return cvt_fn(ax_div(ax_const(e->cx, ax_constf(e->from, NAN)), x), &e->cvt);
+}
+
+OP_TEST(rounding_a_known_nan)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    static const double xs[] = {1, -2.5, 0, 3, 1e300};
+    static const char *const kind_names[4] = {"floor", "ceiling", "round", "truncate"};
+    for (int from = AX_F32; from <= AX_F64; from++) {
+        int64_t n = NELEM(xs);
+        double in[NELEM(xs)];
+        for (int64_t k = 0; k < n; k++) st_f(in, (ax_scalar)from, k, xs[k]);
+        ax_acc a = use_data(cx, (ax_scalar)from, 1, SH(n), in);
+        for (int kind = R_FLOOR; kind <= R_TRUNC; kind++)
+            for (int to = AX_F32; to <= AX_F64; to++) {
+                double want[NELEM(xs)];
+                for (int64_t k = 0; k < n; k++) st_f(want, (ax_scalar)to, k, NAN);
+                NanRndEnv env = {cx, (ax_scalar)from, {kind, (ax_scalar)to}};
+                ax_array *r = RUN(cx, ax_map(nan_rnd_fn, &env, a));
+                if (r && SHAPE_IS(r, 1, n)) {
+                    Chk c;
+                    CHK(&c, "%s of NaN / x, %s -> %s", kind_names[kind], ax_scalar_name((ax_scalar)from),
+                        ax_scalar_name((ax_scalar)to));
+                    chk_buf(&c, (ax_scalar)to, ax_array_data(r, 0), want, n, false);
+                    chk_done(&c);
+                }
+                ax_array_release(r);
+            }
+    }
+    op_ctx_done(cx);
+}
+
 /* Values of each type for the conversion matrix. */
 static int cvt_vals(ax_scalar s, void *buf)
 {

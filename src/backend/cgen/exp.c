@@ -974,8 +974,11 @@ static Val gen_prim(G *g, const Node *e)
         break;
     case P_FLOOR: case P_CEIL: case P_ROUND: case P_TRUNC: {
         static const char *const rn[] = {"floor", "ceil", "rint", "trunc"};
-        const char *rr = cg_local(g, s, cg_fmt(g, "%s%s%s(%s)", g->dialect == CG_GPU ? "" : "__builtin_", rn[p - P_FLOOR],
-                                                s == AX_F32 ? "f" : "", a));
+        /* the GPU's through the prelude (ax_rint_f64, ...): the device's functions
+           behind a guard that PoCL needs (gpu/codegen.c) */
+        const char *rr = cg_local(g, s, g->dialect == CG_GPU
+                                            ? cg_fmt(g, "ax_%s_%s(%s)", rn[p - P_FLOOR], cg_ctype(s), a)
+                                            : cg_fmt(g, "__builtin_%s%s(%s)", rn[p - P_FLOOR], s == AX_F32 ? "f" : "", a));
         x = cvt_expr(g, s, rs, rr);
         break;
     }

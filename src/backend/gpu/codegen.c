@@ -200,6 +200,18 @@
     "AX_F2S(f32, i8, -0x1p7f, 0x1p7f, 127) AX_F2S(f32, i16, -0x1p15f, 0x1p15f, 32767)\n"             \
     "AX_F2S(f32, i32, -0x1p31f, 0x1p31f, 2147483647) AX_F2S(f32, i64, -0x1p63f, 0x1p63f, 9223372036854775807L)\n" \
     "AX_F2U(f32, u8, 1.0f, 0x1p8f) AX_F2U(f32, u16, 1.0f, 0x1p16f) AX_F2U(f32, u32, 1.0f, 0x1p32f) AX_F2U(f32, u64, 1.0f, 0x1p64f)\n" \
+    "/* Rounding (floor ceil rint trunc): a float of magnitude 2^23 (f64:\n"                         \
+    "   2^52) or more, an infinity or NaN is its own rounding and is not\n"                          \
+    "   passed on.  PoCL's functions convert their operand to int before\n"                          \
+    "   they test for those; LLVM folds that conversion of an operand it\n"                          \
+    "   knows (NaN / x is NaN) to poison, which the result then is (rint\n"                          \
+    "   branches on it: the kernel stored nothing). */\n"                                            \
+    "#define AX_RND(F, S, HI) \\\n"                                                                  \
+    "AXI F ax_floor_##F(F x) { return fabs##S(x) < HI ? floor##S(x) : x; } \\\n"                     \
+    "AXI F ax_ceil_##F(F x) { return fabs##S(x) < HI ? ceil##S(x) : x; } \\\n"                       \
+    "AXI F ax_rint_##F(F x) { return fabs##S(x) < HI ? rint##S(x) : x; } \\\n"                       \
+    "AXI F ax_trunc_##F(F x) { return fabs##S(x) < HI ? trunc##S(x) : x; }\n"                        \
+    "AX_RND(f32, f, 0x1p23f)\n"                                                                      \
     "#if AX_FP64\n"                                                                                  \
     "AXI f64 ax_min_f64(f64 x, f64 y) {\n"                                                           \
     "    int tx = (x == x) & ((y != y) | (x < y) | ((x == y) & ((ax_bits_f64(x) >> 63) != 0u))); return tx ? x : y; }\n" \
@@ -209,6 +221,7 @@
     "AX_F2S(f64, i8, -0x1p7, 0x1p7, 127) AX_F2S(f64, i16, -0x1p15, 0x1p15, 32767)\n"                 \
     "AX_F2S(f64, i32, -0x1p31, 0x1p31, 2147483647) AX_F2S(f64, i64, -0x1p63, 0x1p63, 9223372036854775807L)\n" \
     "AX_F2U(f64, u8, 1.0, 0x1p8) AX_F2U(f64, u16, 1.0, 0x1p16) AX_F2U(f64, u32, 1.0, 0x1p32) AX_F2U(f64, u64, 1.0, 0x1p64)\n" \
+    "AX_RND(f64, , 0x1p52)\n"                                                                        \
     "#endif\n"                                                                                       \
     "/* A shape's size: 1 on overflow (a, b >= 0 where it counts). */\n"                             \
     "AXI int ax_mul_ovf(i64 a, i64 b, i64 *out) {\n"                                                 \
