@@ -224,15 +224,33 @@ TEST(a_term_reading_the_loop_stays)
     free(d);
 }
 
+/* b's invariant term reads xs[bad]: out of bounds (1000) a fault, but
+ * only if the loop runs (limit 0: xs[0] = 1 is not below it, so it does
+ * not); when it runs, every configuration faults; an in-bounds read
+ * through the same path runs. */
+static void guarded(const char *what, Build b)
+{
+    char m[3][160];
+    snprintf(m[0], sizeof m[0], "%s: zero iterations, a faulting invariant", what);
+    snprintf(m[1], sizeof m[1], "%s: iterations, a faulting invariant", what);
+    snprintf(m[2], sizeof m[2], "%s: iterations, an in-bounds invariant", what);
+    agree(m[0], b, 0, 1000, false);
+    agree(m[1], b, 1000, 1000, true);
+    agree(m[2], b, 1000, 5, false);
+}
+
 TEST(a_loop_that_does_not_run_computes_nothing_it_would_not)
 {
-    /* the invariant term reads out of bounds: a fault, but only if the
-     * loop runs; xs[0] = 1 is not below 0, so it does not */
-    agree("zero iterations, a faulting invariant", prog_invariant, 0, 1000, false);
-    /* and when it runs, every configuration faults */
-    agree("iterations, a faulting invariant", prog_invariant, 1000, 1000, true);
-    /* an in-bounds read through the same path runs */
-    agree("iterations, an in-bounds invariant", prog_invariant, 1000, 5, false);
+    guarded("a sum", prog_invariant);
+}
+
+/* Is `what` in the first loop (the outer) but before the second (the
+ * inner), once? */
+static bool between_loops(const char *d, const char *what)
+{
+    const char *outer = strstr(d, "awhile"), *inner = outer ? strstr(outer + 1, "awhile") : NULL;
+    const char *w = strstr(d, what);
+    return outer && inner && w && outer < w && w < inner && count_of(d, what) == 1;
 }
 
 TEST(nested_loops)
@@ -243,9 +261,7 @@ TEST(nested_loops)
     /* the inner loop's sum moves out of the inner loop, not out of the
      * outer one: its guard reads the inner loop's initial value, which is
      * the outer loop's variable */
-    const char *outer = strstr(d, "awhile"), *inner = outer ? strstr(outer + 1, "awhile") : NULL;
-    const char *fold = strstr(d, "fold");
-    CHECKF(outer && inner && fold && outer < fold && fold < inner && count_of(d, "fold") == 1, "%s", d);
+    CHECKF(between_loops(d, "fold"), "%s", d);
     free(d);
 }
 
@@ -277,10 +293,7 @@ TEST(a_producer_fusion_would_put_in_the_body_moves)
 
 TEST(a_moved_producer_is_guarded)
 {
-    /* the map reads xs[1000]: no fault when the loop does not run */
-    agree("zero iterations, a faulting fused invariant", prog_fused, 0, 1000, false);
-    agree("iterations, a faulting fused invariant", prog_fused, 1000, 1000, true);
-    agree("iterations, an in-bounds fused invariant", prog_fused, 1000, 5, false);
+    guarded("a map fused into the body", prog_fused);
 }
 
 TEST(what_does_not_move)
@@ -307,9 +320,7 @@ TEST(nested_loops_fused)
     char *d = optimised(prog_nested_fused, 100, 0);
     REQUIRE(d);
     /* out of the inner loop (its guard reads the outer loop's variable) */
-    const char *outer = strstr(d, "awhile"), *inner = outer ? strstr(outer + 1, "awhile") : NULL;
-    const char *ex = strstr(d, "sqrt");
-    CHECKF(outer && inner && ex && outer < ex && ex < inner && count_of(d, "sqrt") == 1, "%s", d);
+    CHECKF(between_loops(d, "sqrt"), "%s", d);
     free(d);
     agree("nested counted loops, fused", prog_nested_for, 4, -1, false);
     agree("nested counted loops, a faulting fused invariant", prog_nested_for, 4, 1000, true);
