@@ -98,9 +98,7 @@ static bool expands(const Node *t, int depth)
     case OP_AVAR: case OP_USE: case OP_UNIT: case OP_SLICE:
     case OP_FOLD: case OP_FOLD1: case OP_FOLDSEG: case OP_FOLD1SEG: case OP_FILTER:
         return false;
-    case OP_MAP:
-        return expands(t->kid[1], depth + 1);
-    case OP_RESHAPE:
+    case OP_MAP: case OP_RESHAPE:
         return expands(t->kid[1], depth + 1);
     case OP_ZIPWITH:
         for (int i = 1; i < t->n; i++)
@@ -137,31 +135,69 @@ static bool worth(const Node *t)
     }
 }
 
-/* Before fusion: binds the largest invariant subterms of *slot worth
- * moving (worth) to lets appended to the chain *first..*last, leaving
- * their variables in their place.  Does not go under a let, a loop or an
- * acond (scopes of their own; a branch may not run). */
-static void extract(LicmState *s, Node **slot, Node **first, Node **last, int depth)
+/* Before fusion: the chain of lets to move, *first..*last. */
+typedef struct Moved {
+    Node *first, *last;
+} Moved;
+
+/* A let, a loop or an acond: a scope of its own, or branches that may not
+ * run; never looked into, never bound apart from the term around it. */
+static bool closed(const Node *t) { return t->op == OP_ALET || t->op == OP_AWHILE || t->op == OP_ACOND; }
+
+/* *slot, invariant: the largest subterms worth moving (worth) bound to
+ * lets appended to m, their variables left in their place. */
+static void place(LicmState *s, Node **slot, Moved *m, int depth)
 {
     Rewrite *rw = &s->rw;
     Node *t = *slot;
-    if (rw->failed || !t || depth > OPT_MAX_DEPTH) return;
-    if (t->op == OP_ALET || t->op == OP_AWHILE || t->op == OP_ACOND || !op_is_array(t->op)) return;
-    if (t->type->kind == TY_ARRAY && worth(t) && !reads_variant(s, t, 0)) {
+    if (rw->failed || depth > OPT_MAX_DEPTH || closed(t)) return;
+    if (t->type->kind == TY_ARRAY && worth(t)) {
         int id = rw_fresh(rw, t->type);
         Node *let = rw_node(rw, OP_ALET, 2, t->type), *v = id < 0 ? NULL : rw_var(rw, id);
         if (!let || !v) return;
         let->id = id;
         let->kid[0] = t;
         let->kid[1] = NULL;
-        if (*last) (*last)->kid[1] = let;
-        else *first = let;
-        *last = let;
+        if (m->last) m->last->kid[1] = let;
+        else m->first = let;
+        m->last = let;
         *slot = v;
         return;
     }
     Node **k;
-    for (int i = 0; (k = opt_array_slot(t, &i));) extract(s, k, first, last, depth + 1);
+    for (int i = 0; (k = opt_array_slot(t, &i));) place(s, k, m, depth + 1);
+}
+
+/* Before fusion: does array term *slot read none of the loop's variables?
+ * Below a term that does, its invariant operands are placed (above).  Each
+ * node is looked at once: a body's terms can be long chains. */
+static bool scan(LicmState *s, Node **slot, Moved *m, int depth)
+{
+    Node *t = *slot;
+    if (s->rw.failed || depth > OPT_MAX_DEPTH) return false;
+    if (closed(t) || t->op == OP_AVAR) return !reads_variant(s, t, 0);
+    enum { FEW = 8 };
+    bool few[FEW], *inv = t->n <= FEW ? few : ax__malloc(sizeof *inv * (size_t)t->n);
+    if (!inv) return rw_fail(&s->rw), false;
+    bool all = true;
+    for (int i = 0; i < t->n; i++) {
+        Node *k = t->kid[i];
+        inv[i] = true;
+        if (!k) continue;
+        if (k->op != OP_LAM && op_is_array(k->op)) inv[i] = scan(s, &t->kid[i], m, depth + 1);
+        else inv[i] = !reads_variant(s, k, 0);   /* scalar: functions, extents */
+        all = all && inv[i];
+    }
+    for (int i = 0; !all && i < t->n; i++)
+        if (inv[i] && t->kid[i] && t->kid[i]->op != OP_LAM && op_is_array(t->kid[i]->op)) place(s, &t->kid[i], m, depth + 1);
+    if (inv != few) free(inv);
+    return all;
+}
+
+/* Before fusion: the largest invariant subterms of *slot worth moving. */
+static void extract(LicmState *s, Node **slot, Moved *m)
+{
+    if (scan(s, slot, m, 0)) place(s, slot, m, 0);
 }
 
 /* aproj j (a1, ..., an) as aj, in x (the condition's copy reading the
@@ -199,7 +235,8 @@ static Node *hoist(LicmState *s, Node *x, Node **tail)
     Node *cond = x->kid[0], *body = x->kid[1];
     if (!grow(rw, rw->p->nvars) || body->op != OP_LAM || cond->op != OP_LAM) return NULL;
     for (int i = 0; i < body->nparam; i++) s->variant[body->param[i]->id] = true;
-    Node *first = NULL, *last = NULL, **l;
+    Moved m = {NULL, NULL};
+    Node **l;
     for (l = &body->kid[0]; (*l)->op == OP_ALET && (*l)->n == 2;) {
         Node *let = *l, *t = let->kid[0];
         /* before fusion only what is worth an array of its own: fusion
@@ -207,19 +244,19 @@ static Node *hoist(LicmState *s, Node *x, Node **tail)
         bool move = t->op != OP_AVAR && t->type->kind == TY_ARRAY &&
                     (!s->nested || t->op == OP_USE || worth(t)) && !reads_variant(s, t, 0);
         if (!move) {
-            if (s->nested) extract(s, &let->kid[0], &first, &last, 0);
+            if (s->nested) extract(s, &let->kid[0], &m);
             s->variant[let->id] = true;
             l = &let->kid[1];
             continue;
         }
         *l = let->kid[1];   /* out of the body, in order */
-        if (last) last->kid[1] = let;
-        else first = let;
-        last = let;
+        if (m.last) m.last->kid[1] = let;
+        else m.first = let;
+        m.last = let;
         let->kid[1] = NULL;
     }
-    if (s->nested) extract(s, l, &first, &last, 0);   /* the body's result */
-    if (!first || rw->failed) return NULL;
+    if (s->nested) extract(s, l, &m);   /* the body's result */
+    if (!m.first || rw->failed) return NULL;
     /* the guard: let i0 = init in let c = cond i0 in let h = acond c t
      * empty ...  A tuple of initial values (an ax_for's counter and
      * state) is bound a component a let, and the condition's projections
@@ -255,8 +292,8 @@ static Node *hoist(LicmState *s, Node *x, Node **tail)
     lc->kid[0] = rw_copy(rw, cond->kid[0]);
     rw_restore(rw, mark);
     if (split && lc->kid[0]) proj_tuples(lc->kid[0], 0);
-    lc->kid[1] = first;
-    for (Node *h = first; h && !rw->failed; h = h->kid[1]) {
+    lc->kid[1] = m.first;
+    for (Node *h = m.first; h && !rw->failed; h = h->kid[1]) {
         s->hoisted++;
         if (h->kid[0]->op == OP_USE) continue;   /* nothing to guard */
         Node *rd = rw_lindex(rw, rw_var(rw, cv), rw_i64(rw, 0));
@@ -264,7 +301,7 @@ static Node *hoist(LicmState *s, Node *x, Node **tail)
         if (!ac) return NULL;
         h->kid[0] = ac;
     }
-    *tail = last;
+    *tail = m.last;
     return rw->failed ? NULL : li;
 }
 
