@@ -100,31 +100,23 @@ static ax_acc prog_invariant(Env *e) { return ax_awhile(below, step, e, ax_map(a
 static ax_acc prog_variant(Env *e) { return ax_awhile(below, step_variant, e, ax_map(ax_fn_id, NULL, e->xs)); }
 
 /* an outer loop whose body is an inner loop with the invariant sum */
-static ax_acc outer_step(ax_acc x, void *env)
+/* an inner loop of `inner` steps over x, its limit twice the outer's */
+static ax_acc inner_loop(ax_acc x, Env *e, ax_afn inner)
 {
-    Env *e = env;
-    Env *in = malloc(sizeof *in);   /* freed by the test (kept until the build ends) */
+    Env *in = malloc(sizeof *in);   /* freed once ax_awhile has called both functions */
     *in = *e;
     in->limit = e->limit * 2;
-    ax_acc r = ax_awhile(below, step, in, x);
-    free(in);   /* ax_awhile has called both functions */
+    ax_acc r = ax_awhile(below, inner, in, x);
+    free(in);
     return r;
 }
+static ax_acc outer_step(ax_acc x, void *env) { return inner_loop(x, env, step); }
 static ax_acc prog_nested(Env *e) { return ax_awhile(below, outer_step, e, ax_map(ax_fn_id, NULL, e->xs)); }
 static ax_acc prog_fused(Env *e) { return ax_awhile(below, step_fused, e, ax_map(ax_fn_id, NULL, e->xs)); }
 static ax_acc prog_fused_use(Env *e) { return ax_awhile(below, step_fused_use, e, ax_map(ax_fn_id, NULL, e->xs)); }
 static ax_acc prog_replicated(Env *e) { return ax_awhile(below, step_replicated, e, ax_map(ax_fn_id, NULL, e->xs)); }
 static ax_acc prog_branch(Env *e) { return ax_awhile(below, step_branch, e, ax_map(ax_fn_id, NULL, e->xs)); }
-static ax_acc outer_fused(ax_acc x, void *env)
-{
-    Env *e = env;
-    Env *in = malloc(sizeof *in);
-    *in = *e;
-    in->limit = e->limit * 2;
-    ax_acc r = ax_awhile(below, step_fused, in, x);
-    free(in);
-    return r;
-}
+static ax_acc outer_fused(ax_acc x, void *env) { return inner_loop(x, env, step_fused); }
 static ax_acc prog_nested_fused(Env *e) { return ax_awhile(below, outer_fused, e, ax_map(ax_fn_id, NULL, e->xs)); }
 
 /* counted loops, the inner one's count fixed: its condition reads only
