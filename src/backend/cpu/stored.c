@@ -595,7 +595,7 @@ int cpu_export(ax_ctx *cx, const Program *p, void *state, const char *name, Byte
     bytes_putv(w, PART_LINKED);
     bytes_put(w, "", 1);   /* the instruction sets are the exported C's (BundleLink.isa) */
     put_desc(w, g, umod, idx);   /* every unit in module 0, at its own place */
-    bytes_putv(w, 1);
+    bytes_putv(w, g->nunits > 0);   /* (a program of no kernels, a sort alone: no module) */
     free(idx), free(umod), free(seen);
     if (w->bad || c->bad || k->bad) {
         ctx_error(cx, AX_ERR_NOMEM, "ax_program_export: out of memory");
