@@ -796,9 +796,10 @@ ax_acc ax_scanr_ex_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
  * is a run-time shape error) by keys and gives the pair (sorted keys,
  * vals in that order), as ax_aget(r, 0), ax_aget(r, 1):
  *   ax_acc r = ax_sort_by(ages, ids, false);     ids by age, ties in input order
- * A radix sort of one bit a pass built from scans and permutes: every
- * backend runs it, the keys' producer fuses into it, and it compiles
- * once for every size; about 3 passes over the data per bit of the key. */
+ * On the CPU a parallel radix sort of 8 bits a pass (about two passes
+ * over the keys per byte of the key; fewer for keys of a small range),
+ * and a gather of the values at the end; the keys' producer is made as an
+ * array first.  The GPU backends sort on the host for now. */
 ax_acc ax_sort(ax_acc keys, bool descending);
 ax_acc ax_sort_by(ax_acc keys, ax_acc vals, bool descending);
 

@@ -4,7 +4,7 @@
  * (stability seen through the values carried), the extremes of each
  * type, -0.0, infinities and NaNs (with their payloads), empty rows and
  * arrays, one element, rows of a matrix, tuple-valued payloads, the keys'
- * producer fused in; build errors and a values array of another size.
+ * producer computed; build errors and a values array of another size.
  *
  * Backends (tests/ops/ops.h): the OP_TESTs on every backend against
  * plain C; the DIFF_TEST on the compiling backends against the
@@ -130,7 +130,7 @@ OP_TEST(sort_every_key_type)
     op_ctx_done(cx);
 }
 
-/* The keys computed (their producer fused into the sort's first pass),
+/* The keys computed (their producer made first, then sorted),
  * and a payload of tuples. */
 static ax_exp neg_mod(ax_exp x, void *env) { (void)env; return ax_rem(ax_neg(x), ax_i32(5)); }
 
@@ -210,5 +210,65 @@ DIFF_TEST(sort_large_against_the_interpreter)
         char what[64];
         snprintf(what, sizeof what, "sort_by, case %d", w);
         SAME(what, b_sort, &e, 0);
+    }
+}
+
+/* The sort's schedules (runtime/sort.c) against the interpreter: a long
+ * row of keys alone (floats with NaNs and -0.0, whose bits come back from
+ * the input; 8-byte keys descending), a few long rows sorted one at a
+ * time with every pass parallel (8-bit keys: passes skipped), many rows
+ * longer and shorter than an insertion sort's; passes skipped so that
+ * the keys end in the scratch buffer, and every pass skipped. */
+/* Integer x (i64) to a key of float type *env: NaNs of both signs with
+ * payloads from x (a 7th of them), -0.0 (an 11th), else x / 4. */
+static ax_exp odd_floats(ax_exp x, void *env)
+{
+    ax_scalar f = *(const ax_scalar *)env;
+    bool wide = f == AX_F64;
+    ax_exp pos = wide ? ax_i64(0x7ff8000000000000) : ax_i64(0x7fc00000), neg = wide ? ax_i64((int64_t)0xfff8000000000000u) : ax_i64(0xffc00000);
+    ax_exp pay = ax_band(x, ax_i64(0xfff));
+    ax_exp bits = ax_cond(ax_eq(ax_rem(x, ax_i64(2)), ax_i64(0)), ax_bor(pos, pay), ax_bor(neg, pay));
+    ax_exp nan = wide ? ax_bitcast(bits, AX_F64) : ax_bitcast(ax_cvt(bits, AX_U32), AX_F32);
+    ax_exp num = ax_div(ax_cvt(x, f), ax_cvt(ax_i64(4), f));
+    return ax_cond(ax_eq(ax_rem(x, ax_i64(7)), ax_i64(0)), nan,
+                   ax_cond(ax_eq(ax_rem(x, ax_i64(11)), ax_i64(0)), ax_neg(ax_cvt(ax_i64(0), f)), num));
+}
+
+static ax_exp abs_of(ax_exp x, void *env) { (void)env; return ax_abs(x); }
+static ax_exp seven(ax_exp x, void *env) { (void)env; (void)x; return ax_i32(7); }
+
+static ax_acc b_sort_paths(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    static const ax_scalar f32 = AX_F32, f64 = AX_F64;
+    switch (v->which) {
+    case 0: return ax_sort(ax_map(odd_floats, (void *)&f32, input(cx, AX_I64, v->rank, v->sh, 11, 1000)), false);
+    case 1: return ax_sort(input(cx, AX_U64, v->rank, v->sh, 12, 1 << 29), true);
+    case 2: return ax_sort_by(input(cx, AX_I8, v->rank, v->sh, 13, 100), input(cx, AX_F64, v->rank, v->sh, 14, 1000), false);
+    case 3:
+        return ax_sort_by(ax_map(odd_floats, (void *)&f64, input(cx, AX_I64, v->rank, v->sh, 15, 30)),
+                          input(cx, AX_I32, v->rank, v->sh, 16, 1000), true);
+    case 4: return ax_sort(input(cx, AX_I16, v->rank, v->sh, 17, 1000), true);
+    case 5:   /* one pass of four runs: the keys end in the scratch buffer */
+        return ax_sort_by(ax_map(abs_of, NULL, input(cx, AX_I32, v->rank, v->sh, 18, 100)),
+                          input(cx, AX_I64, v->rank, v->sh, 19, 1000), false);
+    default:  /* no pass runs: every key equal */
+        return ax_sort_by(ax_map(seven, NULL, input(cx, AX_I32, v->rank, v->sh, 20, 100)),
+                          input(cx, AX_I64, v->rank, v->sh, 21, 1000), true);
+    }
+}
+
+DIFF_TEST(sort_every_schedule_against_the_interpreter)
+{
+    bool small = ops_small();
+    const int64_t row[1] = {small ? 5000 : 100000}, few[2] = {3, small ? 3000 : 70000}, many[2] = {small ? 100 : 1000, 60},
+                  shorts[2] = {small ? 300 : 5000, 20};
+    const int64_t *sh[7] = {row, row, few, many, shorts, row, row};
+    for (int w = 0; w < 7; w++) {
+        if (be->gpu && w != 0 && w != 2) continue;   /* (PoCL: two programs of the seven) */
+        Env e = {w < 2 || w > 4 ? 1 : 2, sh[w], w};
+        char what[64];
+        snprintf(what, sizeof what, "sort schedule, case %d", w);
+        SAME(what, b_sort_paths, &e, 0);
     }
 }

@@ -266,6 +266,13 @@ typedef enum Op {
                       after it drops the mark (opt/compute.c); no backend
                       sees it.  (Last, so that the numbers of the other
                       operations, in the disk cache's programs, stay.) */
+    /* ---- made by the builder, run by every backend ---- */
+    OP_SORT,       /* ax_sort, ax_sort_by: a: 1 descending, 0 ascending;
+                      kid[0] the keys (scalar elements, rank >= 1), [kid[1]
+                      the values, the keys' shape]: the keys sorted stably
+                      along the innermost dimension (floats in totalOrder,
+                      every NaN last), or the pair (sorted keys, the values
+                      in that order) */
     OP_NOPS
 } Op;
 

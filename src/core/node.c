@@ -21,6 +21,7 @@ static const char *const op_names[OP_NOPS] = {
     [OP_STENCIL2] = "stencil2", [OP_ACOND] = "acond", [OP_AWHILE] = "awhile",
     [OP_ATUPLE] = "atuple", [OP_APROJ] = "aproj", [OP_TRANSFORM] = "transform",
     [OP_DELAYED] = "delayed", [OP_LOOP] = "loop", [OP_COMPUTE] = "compute",
+    [OP_SORT] = "sort",
 };
 
 const char *op_name(Op op) { return op < OP_NOPS && op_names[op] ? op_names[op] : "?"; }

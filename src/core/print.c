@@ -337,6 +337,9 @@ static void pr_body(Pr *pr, const Node *n)
     case OP_PROJ: case OP_APROJ: case OP_IXGET:
         putf(pr, "%s %d", op_name(n->op), n->a);
         break;
+    case OP_SORT:
+        put(pr, n->a ? "sort<descending>" : "sort");
+        break;
     case OP_MAP:
         /* an epilogue (ir.h ir_epilogue): the map as its consumer stores */
         put(pr, n->a == MAP_EPILOGUE ? "map<epilogue>" : "map");

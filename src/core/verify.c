@@ -41,7 +41,7 @@ typedef struct V {
     Arena tmp;                /* prim_type results, parameter type lists */
     int depth;
     bool delayed_ok;          /* the next node may be DELAYED (a consumer's operand) */
-    char b1[128], b2[128];    /* type strings for messages (kept off the stack) */
+    char b1[128], b2[128], b3[128];   /* type strings for messages (kept off the stack) */
 } V;
 
 static const char *ts(const Type *t, char *buf) { return ty_str(t, buf, 128); }
@@ -713,6 +713,18 @@ static bool acc_node(V *v, const Node *n)
     case OP_COMPUTE:
         if (!want_nkids(v, n, 1) || !(t = arr_kid(v, n, 0))) return false;
         return want_type(v, n, t);
+    case OP_SORT:
+        if (n->a != 0 && n->a != 1) return bad(v, n, "the order is %d, not 0 or 1", (int)n->a);
+        if (n->n != 1 && n->n != 2) return bad(v, n, "%d operands, not 1 or 2", n->n);
+        if (!(t = arr_kid(v, n, 0))) return false;
+        if (t->rank < 1 || t->elt->kind != TY_SCALAR)
+            return bad(v, n, "the keys are %s, not an array of scalars of rank 1 or more", ts(t, b1));
+        if (n->n == 1) return want_type(v, n, t);
+        if (!(u = arr_kid(v, n, 1))) return false;
+        if (u->rank != t->rank) return bad(v, n, "the values %s do not have the keys' rank %d", ts(u, b1), t->rank);
+        if (n->type->kind != TY_ARRAYS || n->type->n != 2 || !ty_eq(n->type->elts[0], t) || !ty_eq(n->type->elts[1], u))
+            return bad(v, n, "the type %s is not the pair (%s, %s)", ts(n->type, b1), ts(t, b2), ts(u, v->b3));
+        return true;
     case OP_APROJ:
         if (!want_nkids(v, n, 1) || !(t = acc_kid(v, n, 0))) return false;
         if (t->kind != TY_ARRAYS) return bad(v, n, "projects from %s, not a tuple of arrays", ts(t, b1));

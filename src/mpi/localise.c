@@ -1101,6 +1101,12 @@ static void localise(LocaliseState *l, const Node *x)
     case OP_ACOND:
         cond_op(l, o);
         break;
+    case OP_SORT:
+        /* (every key may move to any rank: a distributed sort is a
+         * sample sort's exchange, not a local form) */
+        o->why = "a sort";
+        o->kind = MK_WHOLE;
+        break;
     default:
         o->why = "an operation the distributed executor does not know";
         o->kind = MK_WHOLE;

@@ -53,7 +53,7 @@ static bool is_consumer(Op op)
     switch (op) {
     case OP_FOLD: case OP_FOLD1: case OP_FOLDSEG: case OP_FOLD1SEG: case OP_SCANL: case OP_SCANL1: case OP_SCANR:
     case OP_SCANR1: case OP_SCANLEX: case OP_SCANREX: case OP_PERMUTE: case OP_FILTER: case OP_STENCIL:
-    case OP_STENCIL2: case OP_UNIT:
+    case OP_STENCIL2: case OP_UNIT: case OP_SORT:
         return true;
     default:
         return false;

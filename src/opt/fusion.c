@@ -878,6 +878,7 @@ static int role(const Node *x, int k)
     case OP_PERMUTE: return k == 1 ? 2 : k == 3;
     case OP_STENCIL: return k == 1 ? 2 : 0;
     case OP_STENCIL2: return k == 1 || k == 2 ? 2 : 0;
+    case OP_SORT: return 2;   /* every key is read before one is written */
     default: return 0;
     }
 }
@@ -1166,7 +1167,7 @@ static bool embed_node(FuseState *f, Node *x, Cunc *out)
     /* consumers */
     case OP_FOLD: case OP_FOLD1: case OP_FOLDSEG: case OP_FOLD1SEG:
     case OP_SCANL: case OP_SCANL1: case OP_SCANR: case OP_SCANR1: case OP_SCANLEX: case OP_SCANREX:
-    case OP_PERMUTE: case OP_FILTER: case OP_STENCIL: case OP_STENCIL2:
+    case OP_PERMUTE: case OP_FILTER: case OP_STENCIL: case OP_STENCIL2: case OP_SORT:
         return consumer(f, x, out);
     case OP_UNIT:
         if (!(y = rw_node(&f->rw, OP_UNIT, 1, x->type)) || !(y->kid[0] = rw_copy(&f->rw, x->kid[0]))) return false;

@@ -96,7 +96,7 @@ static bool expands(const Node *t, int depth)
     if (depth > OPT_MAX_DEPTH) return true;
     switch (t->op) {
     case OP_AVAR: case OP_USE: case OP_UNIT: case OP_SLICE:
-    case OP_FOLD: case OP_FOLD1: case OP_FOLDSEG: case OP_FOLD1SEG: case OP_FILTER:
+    case OP_FOLD: case OP_FOLD1: case OP_FOLDSEG: case OP_FOLD1SEG: case OP_FILTER: case OP_SORT:
         return false;
     case OP_MAP: case OP_RESHAPE:
         return expands(t->kid[1], depth + 1);

@@ -84,6 +84,7 @@ const char *host_api_name(Op op)
     case OP_STENCIL2: return "ax_stencil2";
     case OP_ACOND: return "ax_acond";
     case OP_AWHILE: return "ax_awhile";
+    case OP_SORT: return "ax_sort";
     default: return op_name(op);
     }
 }
@@ -102,6 +103,7 @@ static const unsigned char family[OP_NOPS] = {
     [OP_STENCIL] = HOST_STENCIL, [OP_STENCIL2] = HOST_STENCIL,
     [OP_FILTER] = HOST_FILTER,
     [OP_LOOP] = HOST_LOOP,
+    [OP_SORT] = HOST_SORT,
 };
 
 HostFamily host_family(Op op) { return (unsigned)op < OP_NOPS ? (HostFamily)family[op] : HOST_NONE; }

@@ -21,6 +21,7 @@
 #include "cpu_int.h"
 #include "runtime/host.h"
 #include "runtime/array.h"
+#include "runtime/sort.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -649,6 +650,21 @@ static int ex_filter(Host *h, const Node *x, void *ov)
     return run_kernel(ex, o->k[R_SCATTER], &o->call, nch, 1);
 }
 
+/* Sort: the runtime's radix sort (runtime/sort.c) over the operands'
+ * buffers on the pool; no kernel of its own (cgen/elem.c). */
+static int ex_sort(Host *h, const Node *x, void *ov)
+{
+    Ex *ex = h->self;
+    Op1 *o = ov;
+    int nout = o->cn->nout;
+    ax_array *keys = o->arr[nout], *vals = x->n > 1 ? o->arr[nout + 1] : NULL;
+    if (!keys || (x->n > 1 && (!vals || vals->size != keys->size)))
+        return malformed(ex, x, "values not of the keys' shape");
+    for (int s = 0; s < x->n; s++)
+        if (out_alloc(ex, o, s, x->kid[s]->type->elt, keys->rank, keys->shape)) return -1;
+    return sort_arrays(ex->pool, x, keys, vals, o->arr[0], vals ? o->arr[1] : NULL);
+}
+
 /* A multi-generator loop (loop.c cpu_emit_loop): the fold's chunks of rows
  * (or, with filters, a vector's chunks as filter's), part over every
  * chunk (collects written, reductions' partials and filters' counts),
@@ -792,6 +808,7 @@ static const HostOps cpu_host = {
         [HOST_STENCIL] = ex_stencil,
         [HOST_FILTER] = ex_filter,
         [HOST_LOOP] = ex_loop,
+        [HOST_SORT] = ex_sort,
     },
 };
 

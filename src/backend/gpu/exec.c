@@ -18,6 +18,7 @@
 #include "gpu_int.h"
 #include "runtime/eval.h"
 #include "runtime/array.h"
+#include "runtime/sort.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -551,6 +552,28 @@ static int ex_loop(Host *h, const Node *x, void *ov)
     return launch(ex, o, R_SCATTER, nch);
 }
 
+/* Sort: not yet a kernel of the GPU's own.  The operands come to the
+ * host, the runtime's radix sort (runtime/sort.c) sorts them there in one
+ * thread, and the results are host arrays, uploaded when a kernel reads
+ * them. */
+static int ex_sort(Host *h, const Node *x, void *ov)
+{
+    GEx *ex = h->self;
+    GOp *o = ov;
+    int nout = o->cn->nout;
+    ax_array *keys = o->arr[nout], *vals = x->n > 1 ? o->arr[nout + 1] : NULL;
+    if (!keys || (x->n > 1 && (!vals || vals->size != keys->size)))
+        return host_malformed(&ex->h, x, "values not of the keys' shape");
+    if (array_host(keys) || (vals && array_host(vals))) return -1;
+    for (int s = 0; s < x->n; s++) {
+        ax_array *a = array_alloc(ex->cx, x->kid[s]->type->elt, keys->rank, keys->shape, false);
+        if (!a) return -1;
+        o->arr[s] = a;
+        set_slot(o, s, a);
+    }
+    return sort_arrays(NULL, x, keys, vals, o->arr[0], vals ? o->arr[1] : NULL);
+}
+
 static int ex_unit(Host *h, const Node *x, void *ov)
 {
     GEx *ex = h->self;
@@ -612,6 +635,7 @@ static int host_cond(Host *h, const Node *x, bool *c)
             [HOST_UNIT] = ex_unit, [HOST_PRODUCER] = ex_producer, [HOST_FOLD] = ex_fold,        \
             [HOST_FOLDSEG] = ex_foldseg, [HOST_SCAN] = ex_scan, [HOST_PERMUTE] = ex_permute,    \
             [HOST_STENCIL] = ex_stencil, [HOST_FILTER] = ex_filter, [HOST_LOOP] = ex_loop,      \
+            [HOST_SORT] = ex_sort,                                                              \
         },                                                                                      \
     }
 static const HostOps ops_cuda = GPU_HOST_OPS("cuda");

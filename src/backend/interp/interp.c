@@ -55,6 +55,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ the state (Interp: runtime/eval.h) */
@@ -796,6 +797,76 @@ static int op_filter(Interp *in, const Node *x, ax_array **out)
     return finish(rc, res, out);
 }
 
+/* SORT: the order ax_sort defines (include/axle.h), written as a
+ * comparison of two keys of type s (negative: a first, ascending):
+ * integers by value; floats with every NaN after every number and the
+ * numbers in totalOrder (-0.0 before +0.0). */
+static int sort_cmp(ax_scalar s, Scalar a, Scalar b)
+{
+    if (s == AX_BOOL) return (int)a.b - (int)b.b;
+    if (s == AX_F32 || s == AX_F64) {
+        double x = s == AX_F32 ? a.f32 : a.f64, y = s == AX_F32 ? b.f32 : b.f64;
+        bool nx = isnan(x), ny = isnan(y);
+        if (nx || ny) return (int)nx - (int)ny;
+        if (x != y) return x < y ? -1 : 1;
+        return (signbit(y) != 0) - (signbit(x) != 0);
+    }
+    if (sc_is_signed(s)) return (a.i > b.i) - (a.i < b.i);
+    return (a.u > b.u) - (a.u < b.u);
+}
+
+/* Each row sorted by a merge sort of its positions (stable: a tie takes
+ * the left run's element); descending reverses the comparison, so equal
+ * keys keep their order there too. */
+static int op_sort(Interp *in, const Node *x, ax_array **out)
+{
+    ax_array *src[2] = {NULL, NULL}, *res[2] = {NULL, NULL};
+    View sv[2] = {VIEW_NONE, VIEW_NONE}, rv[2] = {VIEW_NONE, VIEW_NONE};
+    int nk = x->n, rc = 0;
+    for (int k = 0; rc == 0 && k < nk; k++) rc = eval1(in, x->kid[k], &src[k]) || view(in, src[k], &sv[k]);
+    if (rc == 0 && nk > 1 && src[1]->size != src[0]->size) rc = eval_malformed(in, x, "values not of the keys' shape");
+    int r = src[0] ? src[0]->rank : 0;
+    int64_t n = r > 0 && src[0] ? src[0]->shape[r - 1] : 0, rows = n > 0 ? src[0]->size / n : 0;
+    for (int k = 0; rc == 0 && k < nk; k++) {
+        res[k] = new_array(in, x->kid[k]->type->elt, r, src[0]->shape, "ax_sort");
+        rc = res[k] && !view(in, res[k], &rv[k]) ? 0 : -1;
+    }
+    int64_t *ix = NULL, *tmp = NULL;
+    if (rc == 0 && n > 0 &&
+        (!(ix = ax__malloc(sizeof *ix * (size_t)n)) || !(tmp = ax__malloc(sizeof *tmp * (size_t)n))))
+        rc = eval_nomem(in);
+    ax_scalar ks = rc == 0 ? sv[0].lt[0] : AX_I32;
+    int dir = x->a ? -1 : 1;
+    for (int64_t row = 0; rc == 0 && row < rows && !(rc = poll(in)); row++) {
+        const void *kb = (const char *)sv[0].a->buf[0] + (size_t)(row * n) * ax_scalar_size(ks);
+        for (int64_t i = 0; i < n; i++) ix[i] = i;
+        for (int64_t w = 1; w < n; w *= 2) {
+            for (int64_t lo = 0; lo < n; lo += 2 * w) {
+                int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+                int64_t a = lo, b = mid, o = lo;
+                while (a < mid && b < hi)
+                    tmp[o++] = dir * sort_cmp(ks, sc_load(kb, ks, ix[b]), sc_load(kb, ks, ix[a])) < 0 ? ix[b++] : ix[a++];
+                while (a < mid) tmp[o++] = ix[a++];
+                while (b < hi) tmp[o++] = ix[b++];
+            }
+            int64_t *t = ix;
+            ix = tmp;
+            tmp = t;
+        }
+        for (int k = 0; k < nk; k++)
+            for (int64_t i = 0; i < n; i++) vcopy(&rv[k], row * n + i, &sv[k], row * n + ix[i], 1);
+    }
+    free(ix);
+    free(tmp);
+    for (int k = 0; k < nk; k++) ax_array_release(src[k]);
+    if (rc) {
+        for (int k = 0; k < nk; k++) ax_array_release(res[k]);
+        return -1;
+    }
+    for (int k = 0; k < nk; k++) out[k] = res[k];
+    return 0;
+}
+
 /* STENCIL and STENCIL2: f receives each input's neighbourhood in row-major
  * order (input 0's, then input 1's), then, for ax_stencil_ix, the
  * element's index; the result has the inputs' intersection shape; each
@@ -1042,6 +1113,7 @@ static int interp_op(Host *h, const Node *x, ax_array **out)
     case OP_STENCIL:
     case OP_STENCIL2: return op_stencil(in, x, out);
     case OP_LOOP: return op_loop(in, x, out);
+    case OP_SORT: return op_sort(in, x, out);
 
 
 
