@@ -856,6 +856,96 @@ OP_TEST(rounding_a_known_nan)
     op_ctx_done(cx);
 }
 
+/* Every floating primitive of a NaN or an infinity that the device's
+ * compiler knows: NaN / x (the front end keeps the division, the
+ * device's compiler folds it to NaN), a NaN constant and 1/0, -1/0
+ * (folded to infinities by the front end; the maths functions of
+ * constants are not folded, so the device sees exp(inf), pow(NaN, x),
+ * ...).  Binary ones with the known value as either operand or both, the
+ * other from data (zeros, ones, infinities, NaN), so the cases where
+ * C99's Annex F gives a number (pow(NaN, 0) = 1, pow(1, NaN) = 1,
+ * atan2(inf, x), min(NaN, x) = x) are checked too.  Against the plain-C
+ * reference (prim.c's meaning).  PoCL's exp (f32, f64), sinh, tanh and
+ * pow of two NaNs (f32), like its rounding (rounding_a_known_nan), branch
+ * on or convert their operand in ways LLVM folds to poison for a known
+ * NaN: the kernel dropped its stores, its other programs' too (each
+ * primitive is a case of its own: one kernel). */
+enum { KN_NANDIV, KN_NAN, KN_INF, KN_NINF, KN_X, KN_N };
+static const char *const kn_names[KN_N] = {"NaN / x", "NaN", "1/0", "-1/0", "x"};
+typedef struct KnownEnv { ax_ctx *cx; ax_scalar s; int op, ka, kb; } KnownEnv;
+
+static ax_exp known_val(const KnownEnv *e, int kind, ax_exp x)
+{
+    ax_exp nan = ax_const(e->cx, ax_constf(e->s, NAN));
+    switch (kind) {
+    case KN_NANDIV: return ax_div(nan, x);
+    case KN_NAN: return nan;
+    case KN_INF: case KN_NINF:
+        return ax_div(ax_const(e->cx, ax_constf(e->s, kind == KN_INF ? 1 : -1)), ax_const(e->cx, ax_constf(e->s, 0)));
+    default: return x;
+    }
+}
+
+static double known_ref(int kind, double x)
+{
+    return kind == KN_INF ? INFINITY : kind == KN_NINF ? -INFINITY : kind == KN_X ? x : NAN;
+}
+
+static ax_exp known_fn(ax_exp x, void *env)
+{
+    const KnownEnv *e = env;
+    return apply_op(e->op, known_val(e, e->ka, x), known_val(e, e->kb, x));
+}
+
+OP_TEST(float_ops_of_a_known_nan_or_inf)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    static const double xs[] = {1, -1, -2.5, 0, -0.0, 0.5, 3, 1e300, -INFINITY, NAN};
+    static const int ops[] = {O_NEG, O_ABS, O_SIGNUM, O_SQRT, O_EXP, O_LOG, O_SIN, O_COS, O_TAN, O_ASIN, O_ACOS,
+                              O_ATAN, O_SINH, O_COSH, O_TANH, O_ASINH, O_ACOSH, O_ATANH, O_ISNAN, O_ISINF,
+                              O_ADD, O_SUB, O_MUL, O_DIV, O_MIN, O_MAX, O_EQ, O_NE, O_LT, O_LE, O_GT, O_GE,
+                              O_POW, O_LOGBASE, O_ATAN2};
+    for (int s = AX_F32; s <= AX_F64; s++) {
+        ax_scalar sc = (ax_scalar)s;
+        int64_t n = NELEM(xs);
+        double in[NELEM(xs)];
+        for (int64_t k = 0; k < n; k++) st_f(in, sc, k, xs[k]);
+        ax_acc a = use_data(cx, sc, 1, SH(n), in);
+        for (int o = 0; o < NELEM(ops); o++) {
+            int op = ops[o];
+            bool unary = op_unary(op);
+            ax_scalar rt = op_rtype(op, sc);
+            double rel = rt == AX_BOOL ? 0 : sc == AX_F32 ? 1e-5 : 1e-12;
+            op_case();
+            /* the known value first, second or both (unary: first) */
+            for (int ka = 0; ka < KN_N; ka++)
+                for (int kb = 0; kb < KN_N; kb++) {
+                    if (unary ? kb != KN_X || ka == KN_X : ka == KN_X && kb == KN_X) continue;
+                    KnownEnv env = {cx, sc, op, ka, kb};
+                    ax_array *r = RUN(cx, ax_map(known_fn, &env, a));
+                    if (!r || !SHAPE_IS(r, 1, n)) {
+                        ax_array_release(r);
+                        continue;
+                    }
+                    Chk c;
+                    if (unary) CHK(&c, "%s(%s) on %s", op_names[op], kn_names[ka], ax_scalar_name(sc));
+                    else CHK(&c, "%s(%s, %s) on %s", op_names[op], kn_names[ka], kn_names[kb], ax_scalar_name(sc));
+                    chk_true(&c, ax_array_component_type(r, 0) == rt, "result type");
+                    if (ax_array_component_type(r, 0) == rt)
+                        for (int64_t k = 0; k < n; k++) {
+                            double x = ld_f(in, sc, k), u = known_ref(ka, x), v = known_ref(kb, x);
+                            double w = sc == AX_F32 ? ref_f32(op, (float)u, (float)v) : ref_f64(op, u, v);
+                            chk_f(&c, k, ld_f(ax_array_data(r, 0), rt, k), w, rel);
+                        }
+                    chk_done(&c);
+                    ax_array_release(r);
+                }
+        }
+    }
+    op_ctx_done(cx);
+}
+
 /* Values of each type for the conversion matrix. */
 static int cvt_vals(ax_scalar s, void *buf)
 {

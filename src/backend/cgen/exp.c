@@ -643,14 +643,6 @@ static const char *const fn_f32[P_NPRIM] = {
     [P_COSH] = "coshf", [P_TANH] = "tanhf", [P_ASINH] = "asinhf", [P_ACOSH] = "acoshf", [P_ATANH] = "atanhf",
     [P_POW] = "powf", [P_ATAN2] = "atan2f", [P_LOGBASE] = "logf",
 };
-/* GPU: the C library's names, which CUDA has as device functions and the
- * OpenCL prelude maps onto OpenCL C's overloaded built-ins. */
-static const char *const gpu_f32[P_NPRIM] = {
-    [P_EXP] = "expf", [P_LOG] = "logf", [P_SQRT] = "sqrtf", [P_SIN] = "sinf", [P_COS] = "cosf",
-    [P_TAN] = "tanf", [P_ASIN] = "asinf", [P_ACOS] = "acosf", [P_ATAN] = "atanf", [P_SINH] = "sinhf",
-    [P_COSH] = "coshf", [P_TANH] = "tanhf", [P_ASINH] = "asinhf", [P_ACOSH] = "acoshf", [P_ATANH] = "atanhf",
-    [P_POW] = "powf", [P_ATAN2] = "atan2f", [P_LOGBASE] = "logf",
-};
 static const char *const fn_f64[P_NPRIM] = {
     [P_EXP] = "exp", [P_LOG] = "log", [P_SQRT] = "__builtin_sqrt", [P_SIN] = "sin", [P_COS] = "cos",
     [P_TAN] = "tan", [P_ASIN] = "asin", [P_ACOS] = "acos", [P_ATAN] = "atan", [P_SINH] = "sinh",
@@ -662,7 +654,13 @@ static const char *const fn_f64[P_NPRIM] = {
  * (the CPU's prelude declares what a unit calls). */
 static const char *math_fn(G *g, Prim p, ax_scalar s)
 {
-    if (g->dialect == CG_GPU) return s == AX_F32 ? gpu_f32[p] : p == P_SQRT ? "sqrt" : fn_f64[p];
+    /* GPU: sqrt is the device's (correctly rounded), the others the
+       prelude's ax_exp_f32, ..., ax_atan2_f64 (the device's functions
+       behind a NaN guard that PoCL needs: gpu/codegen.c); logbase is two
+       logs */
+    if (g->dialect == CG_GPU)
+        return p == P_SQRT ? (s == AX_F32 ? "sqrtf" : "sqrt")
+                           : cg_fmt(g, "ax_%s_%s", prim_info[p == P_LOGBASE ? P_LOG : p].name, cg_ctype(s));
     const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
     for (int k = 0; k < CG_NMATH && g->math_used; k++) {
         size_t n = strlen(cg_math_names[k]);

@@ -212,6 +212,22 @@
     "AXI F ax_rint_##F(F x) { return fabs##S(x) < HI ? rint##S(x) : x; } \\\n"                       \
     "AXI F ax_trunc_##F(F x) { return fabs##S(x) < HI ? trunc##S(x) : x; }\n"                        \
     "AX_RND(f32, f, 0x1p23f)\n"                                                                      \
+    "/* The maths functions (exp.c calls ax_exp_f32 ... ax_atan2_f64): a\n"                          \
+    "   NaN operand gives NaN (x + x, quiet, as the C library's) without\n"                          \
+    "   the call; the device's function has the others.  PoCL's exp (f32,\n"                         \
+    "   f64), sinh, tanh and pow (f32) branch on or convert their operand in\n"                      \
+    "   ways LLVM folds to poison for one it knows is NaN (NaN / x, a\n"                             \
+    "   constant): the kernel stored nothing.  pow's NaN cases are prim.c's\n"                       \
+    "   (C99 Annex F): pow(x, 0) = pow(1, y) = 1 for every x, y. */\n"                               \
+    "#define AX_M1(F, S, N) AXI F ax_##N##_##F(F x) { return x != x ? x + x : N##S(x); }\n"          \
+    "#define AX_MATHS(F, S) \\\n"                                                                    \
+    "AX_M1(F, S, exp) AX_M1(F, S, log) AX_M1(F, S, sin) AX_M1(F, S, cos) AX_M1(F, S, tan) \\\n"      \
+    "AX_M1(F, S, asin) AX_M1(F, S, acos) AX_M1(F, S, atan) AX_M1(F, S, sinh) AX_M1(F, S, cosh) \\\n" \
+    "AX_M1(F, S, tanh) AX_M1(F, S, asinh) AX_M1(F, S, acosh) AX_M1(F, S, atanh) \\\n"                \
+    "AXI F ax_pow_##F(F x, F y) { \\\n"                                                              \
+    "    return ((x != x) | (y != y)) ? (((y == (F)0) | (x == (F)1)) ? (F)1 : x + y) : pow##S(x, y); } \\\n" \
+    "AXI F ax_atan2_##F(F y, F x) { return ((x != x) | (y != y)) ? x + y : atan2##S(y, x); }\n"    \
+    "AX_MATHS(f32, f)\n"                                                                             \
     "#if AX_FP64\n"                                                                                  \
     "AXI f64 ax_min_f64(f64 x, f64 y) {\n"                                                           \
     "    int tx = (x == x) & ((y != y) | (x < y) | ((x == y) & ((ax_bits_f64(x) >> 63) != 0u))); return tx ? x : y; }\n" \
@@ -222,6 +238,7 @@
     "AX_F2S(f64, i32, -0x1p31, 0x1p31, 2147483647) AX_F2S(f64, i64, -0x1p63, 0x1p63, 9223372036854775807L)\n" \
     "AX_F2U(f64, u8, 1.0, 0x1p8) AX_F2U(f64, u16, 1.0, 0x1p16) AX_F2U(f64, u32, 1.0, 0x1p32) AX_F2U(f64, u64, 1.0, 0x1p64)\n" \
     "AX_RND(f64, , 0x1p52)\n"                                                                        \
+    "AX_MATHS(f64, )\n"                                                                              \
     "#endif\n"                                                                                       \
     "/* A shape's size: 1 on overflow (a, b >= 0 where it counts). */\n"                             \
     "AXI int ax_mul_ovf(i64 a, i64 b, i64 *out) {\n"                                                 \
