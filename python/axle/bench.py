@@ -1,6 +1,6 @@
 """python3 -m axle.bench: axle from Python against NumPy, and against Numba
-and JAX when they are installed, on the dot product, Black-Scholes, N-body
-and a histogram; and the time a Python call adds to a compiled program.
+and JAX when they are installed, on the dot product, Black-Scholes, N-body,
+a histogram and a sort (of size/2 keys); and the time a Python call adds to a compiled program.
 
 Runs are interleaved (every implementation once per round, the rounds
 repeated), after a warm-up call that compiles; the table gives medians in
@@ -246,6 +246,10 @@ def jax_impls():
         return jnp.bincount(v, length=bins)
     j_hist = jax.jit(j_hist, static_argnums=1)
 
+    @jax.jit
+    def j_sort(k):
+        return jnp.sort(k, stable=True)
+
     def ready(f):
         return lambda *a: jax.block_until_ready(f(*a))
 
@@ -255,8 +259,14 @@ def jax_impls():
     # inputs are moved to JAX once, outside the timing (as a JAX user keeps them)
     return {
         "dotp": ready(j_dotp), "bs": ready(j_bs), "nbody": ready(j_nbody), "hist": ready(j_hist),
-        "_put": put,
+        "sort": ready(j_sort), "_put": put,
     }
+
+
+@axle.jit
+def sort_u32(keys):
+    """The keys sorted, ascending (stable)."""
+    return axle.sort(keys)
 
 
 # ------------------------------------------------------------ the harness
@@ -296,11 +306,13 @@ def workloads(size, bodies, bins, rng):
     bod = tuple(rng.uniform(-1, 1, bodies).astype(f32) for _ in range(3)) + (rng.uniform(0.1, 1, bodies).astype(f32),)
     vel = tuple(np.zeros(bodies, f32) for _ in range(3))
     hv = rng.integers(0, bins, size).astype(np.int32)
+    keys = rng.integers(0, 2**32, size // 2, dtype=np.uint64).astype(np.uint32)
     return {
         "dotp": ("dot product", size, (x, y), dotp, lambda a, b: np.dot(a, b)),
         "bs": ("Black-Scholes", size, (p, s, t), black_scholes, black_scholes_numpy),
         "nbody": ("N-body (one step)", bodies, (bod, vel), nbody, nbody_numpy),
         "hist": ("histogram (%d bins)" % bins, size, (hv, bins), histogram, lambda v, b: np.bincount(v, minlength=b)),
+        "sort": ("sort (u32 keys)", size // 2, (keys,), sort_u32, lambda k: np.sort(k, kind="stable")),
     }
 
 
@@ -326,7 +338,7 @@ def main(argv=None):
     ap.add_argument("--bodies", type=int, default=4096, help="bodies of the N-body step")
     ap.add_argument("--bins", type=int, default=256)
     ap.add_argument("--runs", type=int, default=11, help="interleaved rounds")
-    ap.add_argument("--only", default="", help="comma-separated: dotp, bs, nbody, hist, overhead")
+    ap.add_argument("--only", default="", help="comma-separated: dotp, bs, nbody, hist, sort, overhead")
     ap.add_argument("--no-numba", action="store_true")
     ap.add_argument("--no-jax", action="store_true")
     a = ap.parse_args(argv)
