@@ -133,3 +133,47 @@ void BL(bl_scanl1_seg_sum)(const float *restrict x, const int32_t *restrict lens
         }
     }
 }
+
+/* filter-exp: y = the elements expf(x[i] - 1) greater than 1.5, in
+ * order; returns their number.  tmp holds n values.  Each thread
+ * computes its static block's values once (a SIMD loop) and counts those
+ * kept; the offsets are the counts' exclusive scan; each thread then
+ * copies its kept values to its offset. */
+int64_t BL(bl_filter_exp)(const float *restrict x, float *restrict tmp, float *restrict y, int64_t n)
+{
+    int64_t cnt[SCAN_MAX_THREADS + 1], total = 0;
+#ifdef _OPENMP
+    int want = omp_get_max_threads();
+    if (want > SCAN_MAX_THREADS) want = SCAN_MAX_THREADS;
+#pragma omp parallel num_threads(want)
+#endif
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int t = 0, nt = 1;
+#endif
+        int64_t lo = n * t / nt, hi = n * (t + 1) / nt, c = 0;
+#ifdef _OPENMP
+#pragma omp simd reduction(+ : c)
+#endif
+        for (int64_t i = lo; i < hi; i++) {
+            tmp[i] = expf(x[i] - 1.0f);
+            c += tmp[i] > 1.5f;
+        }
+        cnt[t + 1] = c;
+#ifdef _OPENMP
+#pragma omp barrier
+#pragma omp single
+#endif
+        {
+            cnt[0] = 0;
+            for (int k = 1; k <= nt; k++) cnt[k] += cnt[k - 1];
+            total = cnt[nt];
+        }
+        int64_t o = cnt[t];
+        for (int64_t i = lo; i < hi; i++)
+            if (tmp[i] > 1.5f) y[o++] = tmp[i];
+    }
+    return total;
+}

@@ -17,4 +17,7 @@ BL_DECLARE(void, bl_scanl1_sum, (const float *x, float *y, int64_t n))
 /* The running sums within segments: lens[0..m) (none negative) cut x into
  * consecutive segments; y[i] = the sum of x from its segment's start to i. */
 BL_DECLARE(void, bl_scanl1_seg_sum, (const float *x, const int32_t *lens, int64_t m, float *y))
+/* The values expf(x[i] - 1) greater than 1.5 into y, in order (tmp:
+ * n floats of scratch); returns their number. */
+BL_DECLARE(int64_t, bl_filter_exp, (const float *x, float *tmp, float *y, int64_t n))
 #endif

@@ -808,7 +808,7 @@ static const ex_program prog_constfold = {
 /* Programs defined in their own files (examples/<name>.c). */
 extern const ex_program ex_prog_radixsort, ex_prog_radixsort_lsd8, ex_prog_radixsort_sort, ex_prog_smvm;
 extern const ex_program ex_prog_nbody, ex_prog_mandelbrot, ex_prog_mandelbrot_while, ex_prog_fluid, ex_prog_canny;
-extern const ex_program ex_prog_map_explog, ex_prog_fold_sum, ex_prog_scanl1_sum,
+extern const ex_program ex_prog_map_explog, ex_prog_filter_exp, ex_prog_fold_sum, ex_prog_scanl1_sum,
     ex_prog_scanl1_seg_sum;                  /* examples/skeletons.c */
 extern const ex_program ex_prog_histogram;   /* examples/histogram.c */
 extern const ex_program ex_prog_normalise, ex_prog_meanvar, ex_prog_filterfold, ex_prog_mapfold,
@@ -823,7 +823,7 @@ const ex_program *const ex_programs[] = { &prog_dotp, &prog_blackscholes, &prog_
                                           &prog_constfold,
                                           &ex_prog_nbody, &ex_prog_mandelbrot, &ex_prog_mandelbrot_while,
                                           &ex_prog_fluid, &ex_prog_canny,
-                                          &ex_prog_map_explog, &ex_prog_fold_sum, &ex_prog_scanl1_sum,
+                                          &ex_prog_map_explog, &ex_prog_filter_exp, &ex_prog_fold_sum, &ex_prog_scanl1_sum,
                                           &ex_prog_radixsort_lsd8, &ex_prog_radixsort_sort, &ex_prog_histogram,
                                           &ex_prog_normalise, &ex_prog_meanvar, &ex_prog_filterfold, &ex_prog_mapfold,
                                           &ex_prog_quickhull, &ex_prog_loop_steps, &ex_prog_scanl1_seg_sum,

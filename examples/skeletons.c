@@ -10,6 +10,8 @@
  *   map-explog  map (\x -> exp (x * 0.001) + log x) xs
  *   fold-sum    fold (+) 0 xs                    (a rank-0 result)
  *   scanl1-sum  scanl1 (+) xs
+ *   filter-exp  filter (> 1.5) (map (\x -> exp (x - 1)) xs): a filter of
+ *               a computed vector, about 60% kept
  *   scanl1-seg-sum  scanl1_seg (+) xs lens: running sums within segments
  *               whose lengths are 0..126 (a fifth of them empty, mean
  *               about 50): per-group running totals, the segmented
@@ -89,6 +91,8 @@ typedef struct {
     int64_t m;
     ax_array *alens;
     float *bl;       /* the baseline's vector (map, scan): n elements */
+    float *bl_tmp;   /* filter-exp: the baseline's scratch */
+    int64_t bl_count;   /* filter-exp: the baseline's elements kept */
     float bl_sum;    /* the baseline's sum (fold) */
     bool bl_done;
 } Skel;
@@ -116,6 +120,7 @@ static void skel_teardown(void *st)
     free(s->x);
     free(s->lens);
     free(s->bl);
+    free(s->bl_tmp);
     free(s);
 }
 
@@ -215,6 +220,101 @@ static int explog_check_baseline(void *st, ax_array *const *res, int nres, char 
     }
     return 0;
 }
+
+/* ------------------------------------------------------------ filter-exp */
+
+static ax_exp exp_less_one(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_exp_(ax_sub(x, ax_f32(1)));
+}
+
+static ax_exp above(ax_exp y, void *env)
+{
+    (void)env;
+    return ax_gt(y, ax_f32(1.5f));
+}
+
+static ax_acc fexp_build(ax_ctx *cx, void *st)
+{
+    Skel *s = st;
+    return ax_filter(above, NULL, ax_map(exp_less_one, NULL, ax_use(cx, s->ax)));
+}
+
+/* The values kept, in order, each within MAP_ULPS of exp(x - 1) in
+ * double (x - 1 is exact in f32; no input is within 4 ulp of the
+ * threshold: the nearest, x = 1.405, gives 1.49935). */
+static int fexp_same(const Skel *s, const char *what, const float *got, int64_t count, char *msg, size_t size)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        double want = exp((double)s->x[i] - 1);
+        if (!(want > 1.5)) continue;
+        if (k >= count) break;
+        if (fabs(got[k] - want) > MAP_ULPS * FLT_EPSILON * want) {
+            snprintf(msg, size, "filter-exp: %s element %lld (x = %.9g): %.9g, expected %.9g", what, (long long)k,
+                     s->x[i], got[k], want);
+            return -1;
+        }
+        k++;
+    }
+    int64_t want_n = 0;
+    for (int64_t i = 0; i < s->n; i++) want_n += exp((double)s->x[i] - 1) > 1.5;
+    if (count != want_n) {
+        snprintf(msg, size, "filter-exp: %s kept %lld elements, expected %lld", what, (long long)count,
+                 (long long)want_n);
+        return -1;
+    }
+    return 0;
+}
+
+static int fexp_check(void *st, ax_array *const *res, int nres, char *msg, size_t size)
+{
+    Skel *s = st;
+    if (nres != 1 || ax_array_rank(res[0]) != 1 || ax_array_components(res[0]) != 1 ||
+        ax_array_component_type(res[0], 0) != AX_F32) {
+        snprintf(msg, size, "filter-exp: expected one f32 vector");
+        return -1;
+    }
+    return fexp_same(s, "axle's", ax_array_data(res[0], 0), ax_array_size(res[0]), msg, size);
+}
+
+static int fexp_baseline(void *st, int variant)
+{
+    Skel *s = st;
+    float *y = skel_bl_vector(s);
+    if (!s->bl_tmp) s->bl_tmp = malloc(sizeof(float) * (size_t)(s->n ? s->n : 1));
+    if (!y || !s->bl_tmp) return -1;
+    s->bl_count = (variant ? bl_filter_exp_fast : bl_filter_exp_std)(s->x, s->bl_tmp, y, s->n);
+    s->bl_done = true;
+    return 0;
+}
+
+static int fexp_check_baseline(void *st, ax_array *const *res, int nres, char *msg, size_t size)
+{
+    (void)res, (void)nres;
+    Skel *s = st;
+    if (!s->bl_done || !s->bl) {
+        snprintf(msg, size, "filter-exp: the baseline has not run");
+        return -1;
+    }
+    return fexp_same(s, "the baseline's", s->bl, s->bl_count, msg, size);
+}
+
+const ex_program ex_prog_filter_exp = {
+    .name = "filter-exp",
+    .about = "skeleton micro-benchmark: filter (> 1.5) (map (\\x -> exp (x - 1)) xs) over an f32 vector",
+    .default_size = 1000000,
+    .setup = skel_setup,
+    .build = fexp_build,
+    .check = fexp_check,
+    .teardown = skel_teardown,
+    .baseline = fexp_baseline,
+    .check_baseline = fexp_check_baseline,
+    .bench_size = 20000000,
+    .test_size = 1000,
+    .extra = true,
+};
 
 const ex_program ex_prog_map_explog = {
     .name = "map-explog",

@@ -122,6 +122,7 @@ typedef struct Op1 {
     AxErr err;
     AxCall call;
     void *s1, *s2;
+    ax_array *scratch;        /* s2's buffer when it is an array's (ex_filter) */
 } Op1;
 
 /* Runs kernel k over [0, n): chunks of at least `grain` items, about four
@@ -249,7 +250,8 @@ static void op_free(Op1 *o)
     if (o->arr) release_all(o->arr, o->cn->nout + o->cn->nopd);
     free(o->args);   /* o->arr and o->par too: one block (op_begin) */
     free(o->s1);
-    free(o->s2);
+    if (o->scratch) ax_array_release(o->scratch);
+    else free(o->s2);
 }
 
 static ax_array **free_array(Ex *ex, const CgFree *f)
@@ -635,7 +637,23 @@ static int ex_filter(Host *h, const Node *x, void *ov)
     o->call.chunk = chunk;
     o->call.m = nch;
     int64_t *cnt = o->s1 = ax__malloc(sizeof *cnt * (size_t)(nch + 1));
-    int64_t *offs = o->s2 = ax__malloc(sizeof *offs * (size_t)(nch + 1));
+    /* the offsets, then (a staged filter, cpu/filter.c) the scratch
+     * buffer's leaves, each on 64 bytes */
+    size_t bytes = ((size_t)(nch + 1) * 8 + 63) / 64 * 64;
+    const Type *elt = x->type->elt;
+    for (int l = 0; o->cn->scratch_leaves > 0 && l < elt->width; l++)
+        bytes += ((size_t)n * ax_scalar_size(ty_leaf(elt, l)) + 63) / 64 * 64;
+    int64_t *offs;
+    if (o->cn->scratch_leaves > 0) {
+        /* an array's buffer: from the context's spare buffers, charged to
+         * the memory limit (a fresh 10^8-byte block faults in its pages
+         * on every run) */
+        int64_t nb = (int64_t)bytes;
+        if (!(o->scratch = array_alloc(ex->cx, ty_scalar(AX_U8), 1, &nb, false))) return -1;
+        offs = o->s2 = o->scratch->buf[0];
+    } else {
+        offs = o->s2 = ax__malloc(bytes);
+    }
     if (!cnt || !offs) return nomem(ex);
     o->call.s1 = cnt;
     o->call.s2 = offs;
