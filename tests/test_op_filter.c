@@ -116,3 +116,57 @@ DIFF_TEST(filter_large_arrays)
     Env e = {1, &n, 4};
     SAME("filter 1e6", b_filter, &e, 0);
 }
+
+/* A filter of elements that a fused producer computes with a maths
+ * function: the CPU backend's staged filter (cpu/filter.c), which
+ * computes a block of elements once, then tests and compacts them.
+ * which 0: filter (> 1.5) (map exp xs); 1: tuple elements (exp x, x),
+ * kept by their first component; 2: a map of that filter (the filter's
+ * epilogue). */
+static ax_exp exp_of(ax_exp x, void *env) { (void)env; return ax_exp_(x); }
+static ax_exp exp_pair(ax_exp x, void *env) { (void)env; return ax_tuple2(ax_exp_(x), ax_cvt(x, AX_I32)); }
+static ax_exp big(ax_exp x, void *env) { (void)env; return ax_gt(x, ax_f64(1.5)); }
+static ax_exp big_fst(ax_exp x, void *env) { (void)env; return ax_gt(ax_get(x, 0), ax_f64(1.5)); }
+static ax_exp halve(ax_exp x, void *env) { (void)env; return ax_mul(x, ax_f64(0.5)); }
+
+static ax_acc b_filter_computed(ax_ctx *cx, const void *e)
+{
+    const Env *v = e;
+    ax_acc xs = input(cx, AX_F64, v->rank, v->sh, 120 + (uint64_t)v->which, 3);
+    switch (v->which) {
+    case 0: return ax_filter(big, NULL, ax_map(exp_of, NULL, xs));
+    case 1: return ax_filter(big_fst, NULL, ax_map(exp_pair, NULL, xs));
+    default: return ax_map(halve, NULL, ax_filter(big, NULL, ax_map(exp_of, NULL, xs)));
+    }
+}
+
+DIFF_TEST(filter_of_computed_elements)
+{
+    for (int s = 0; s < nshapes(be); s++) {
+        if (skip_shape(s)) continue;
+        for (int w = 0; w < 3; w++) {
+            Env e = {shapes[s].rank, shapes[s].sh, w};
+            /* (exp of the vector maths library: within a few ulp) */
+            SAME("filter of computed elements", b_filter_computed, &e, 1e-13);
+        }
+    }
+}
+
+/* A fault in the computing producer (a read past the end, from half
+ * way) is an index error, and the context stays usable (EXPECT_FAIL). */
+static ax_exp exp_at_twice(ax_exp ix, void *env)
+{
+    ax_acc a = env;
+    return ax_exp_(ax_at(a, ax_ix1(ax_mul(ax_index_get(ix, 0), ax_i64(2)))));
+}
+
+OP_TEST(filter_of_computed_elements_faults)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    const int64_t n[1] = {5000};
+    ax_acc a = input(cx, AX_F64, 1, n, 7, 3);
+    ax_acc f = ax_filter(big, NULL, ax_generate(cx, ax_ix1(ax_i64(n[0])), exp_at_twice, a));
+    EXPECT_FAIL(cx, f, AX_ERR_INDEX);
+    op_ctx_done(cx);
+}
