@@ -204,6 +204,7 @@ void gpu_ctx_release(GpuCtx *gc)
         pool_trim(gc, 0);
         gc->def->close(gc->d);
     }
+    pool_free(gc->host);
     free(gc->pool);
     free(gc);
 }

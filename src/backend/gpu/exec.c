@@ -553,9 +553,9 @@ static int ex_loop(Host *h, const Node *x, void *ov)
 }
 
 /* Sort: not yet a kernel of the GPU's own.  The operands come to the
- * host, the runtime's radix sort (runtime/sort.c) sorts them there in one
- * thread, and the results are host arrays, uploaded when a kernel reads
- * them. */
+ * host, the runtime's radix sort (runtime/sort.c) sorts them there on the
+ * host's threads (the context's thread count), and the results are host
+ * arrays, uploaded when a kernel reads them. */
 static int ex_sort(Host *h, const Node *x, void *ov)
 {
     GEx *ex = h->self;
@@ -571,7 +571,10 @@ static int ex_sort(Host *h, const Node *x, void *ov)
         o->arr[s] = a;
         set_slot(o, s, a);
     }
-    return sort_arrays(NULL, x, keys, vals, o->arr[0], vals ? o->arr[1] : NULL);
+    int nt = ex->cx->opt.threads > 0 ? ex->cx->opt.threads : 1;
+    if (!ex->gc->host && nt > 1 && !(ex->gc->host = pool_new(nt)))
+        return host_fail(&ex->h, AX_ERR_NOMEM, "ax_sort: cannot start %d threads", nt);
+    return sort_arrays(ex->gc->host, x, keys, vals, o->arr[0], vals ? o->arr[1] : NULL);
 }
 
 static int ex_unit(Host *h, const Node *x, void *ov)

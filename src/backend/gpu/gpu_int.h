@@ -17,6 +17,7 @@
 #define AX_GPU_INT_H
 
 #include "gpu.h"
+#include "runtime/pool.h"
 #include "runtime/host.h"
 #include "runtime/array.h"
 #include <time.h>
@@ -46,6 +47,8 @@ typedef struct GpuCtx {
     int64_t pool_bytes;
     DevOps dops;              /* for the arrays' device copies */
     GpuCounters counters;
+    Pool *host;               /* threads for the work run on the host (a
+                                 sort: exec.c ex_sort), made on first use */
 } GpuCtx;
 
 /* Per program: its description, kernels and their arguments. */
