@@ -799,7 +799,8 @@ ax_acc ax_scanr_ex_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
  * On the CPU a parallel radix sort of 8 bits a pass (about two passes
  * over the keys per byte of the key; fewer for keys of a small range),
  * and a gather of the values at the end; the keys' producer is made as an
- * array first.  The GPU backends sort on the host for now. */
+ * array first.  The GPU backends: a radix sort of 8 bits a pass in
+ * kernels of their own. */
 ax_acc ax_sort(ax_acc keys, bool descending);
 ax_acc ax_sort_by(ax_acc keys, ax_acc vals, bool descending);
 

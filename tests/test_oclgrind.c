@@ -291,3 +291,19 @@ TEST(oclgrind_stencils_and_producers)
     same("producer", b_prod, 2, SH(1, 1), 0, 0);
     same("producer", b_prod, 2, SH(1, 1), 1, 0);
 }
+
+/* The sort's count, scan, scatter and gather (gpu/sort.c): one long row
+ * in several chunks with a partial last tile; a few rows; keys alone. */
+static ax_acc b_sort(ax_ctx *cx, int rank, const int64_t *sh, int which)
+{
+    ax_acc k = input(cx, which == 1 ? AX_F32 : AX_I16, rank, sh, 80 + (uint64_t)which);
+    if (which == 2) return ax_sort(k, true);
+    return ax_sort_by(k, input(cx, AX_I32, rank, sh, 90), which == 1);
+}
+
+TEST(oclgrind_sort)
+{
+    same("sort", b_sort, 1, SH(1500), 0, 0);
+    same("sort", b_sort, 2, SH(3, 700), 1, 0);
+    same("sort", b_sort, 1, SH(300), 2, 0);
+}

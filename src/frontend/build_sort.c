@@ -2,8 +2,9 @@
  * Sorting (ax_sort, ax_sort_by): a stable sort of each row (the innermost
  * dimension) by scalar keys, one OP_SORT node that every backend runs
  * with a sort of its own: the interpreter's merge sort defines the order
- * (backend/interp/interp.c), the CPU and GPU executors run the parallel
- * radix sort of runtime/sort.c over the operands' buffers.  Fusion makes
+ * (backend/interp/interp.c), the CPU's executor runs the parallel radix
+ * sort of runtime/sort.c over the operands' buffers, and the GPU backends
+ * a radix sort in kernels of their own (backend/gpu/sort.c).  Fusion makes
  * its operands as arrays (opt/fusion.c: a sort reads every key before it
  * writes one, so there is no element-wise consumer to fuse into).
  *

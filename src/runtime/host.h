@@ -35,8 +35,8 @@ typedef enum HostFamily {
     HOST_STENCIL,     /* stencil, stencil2 */
     HOST_FILTER,
     HOST_LOOP,        /* the planner's multi-generator loops */
-    HOST_SORT,        /* sort: run by the executor over its operands'
-                         buffers (runtime/sort.c), no kernel of its own */
+    HOST_SORT,        /* sort: the CPU's executor runs runtime/sort.c over
+                         its operands' buffers; the GPU's has kernels */
     HOST_NFAMILY
 } HostFamily;
 HostFamily host_family(Op op);

@@ -460,6 +460,7 @@ typedef struct CgSkeletons {
     void (*stencil)(G *g);
     void (*filter)(G *g);
     void (*loop)(G *g);
+    void (*sort)(G *g);       /* NULL: the executor sorts (runtime/sort.c) */
 } CgSkeletons;
 /* The kernels of G.cn's operation, by its family (runtime/host.h
  * host_family): the one dispatch over the operations for both backends'

@@ -386,7 +386,7 @@ void cg_emit_skeleton(G *g, const CgSkeletons *sk)
     case HOST_FILTER: sk->filter(g); break;
     case HOST_LOOP: sk->loop(g); break;
     case HOST_UNIT: break;   /* thunks only: its value */
-    case HOST_SORT: break;   /* no kernel: the executor's sort (runtime/sort.c) */
+    case HOST_SORT: if (sk->sort) sk->sort(g); break;
     default:
         if (x->op == OP_ACOND) break;   /* thunks only: its condition */
         cg_fail(g, "%s: no skeleton for %s", cg_who(g), op_name(x->op));

@@ -755,7 +755,7 @@ static void gen_size(G *g, Val sh, int r, const char **n, const char **bad)
         cg_line(g, "i64 %s = 1;", *n);
         cg_line(g, "u8 %s = 0, %s = 0;", *bad, z);
         for (int d = 0; d < r; d++) cg_line(g, "%s |= (u8)(%s < 0); %s |= (u8)(%s == 0);", *bad, sh.v[d], z, sh.v[d]);
-        for (int d = 0; d < r; d++) cg_line(g, "%s |= (u8)(!%s & ax_mul_ovf(%s, %s, &%s));", *bad, z, *n, sh.v[d], *n);
+        for (int d = 0; d < r; d++) cg_line(g, "%s |= (u8)((u8)(%s == 0) & ax_mul_ovf(%s, %s, &%s));", *bad, z, *n, sh.v[d], *n);
         cg_line(g, "if (%s) %s = 0;", z, *n);
         return;
     }

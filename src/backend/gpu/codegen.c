@@ -58,6 +58,7 @@
     "#define AX_CLZ64(x) __clzll((long long)(x))\n"                                                  \
     "#define AX_CTZ64(x) (__ffsll((long long)(x)) - 1)\n"                                            \
     "AX_DEV u32 ax_cas32(AX_G u32 *p, u32 c, u32 v) { return atomicCAS(p, c, v); }\n"                \
+    "AX_DEV void ax_ladd32(u32 *p, u32 v) { atomicAdd(p, v); }\n"                                   \
     "AX_DEV u64 ax_cas64(AX_G u64 *p, u64 c, u64 v) { return atomicCAS(p, c, v); }\n"                \
     "AX_DEV u32 ax_xchg32(AX_G u32 *p, u32 v) { return atomicExch(p, v); }\n"                        \
     "AX_DEV u64 ax_xchg64(AX_G u64 *p, u64 v) { return atomicExch(p, v); }\n"                        \
@@ -131,6 +132,7 @@
     "#define fabsf fabs\n#define floorf floor\n#define ceilf ceil\n#define rintf rint\n"             \
     "#define truncf trunc\n"                                                                         \
     "AX_DEV u32 ax_cas32(AX_G u32 *p, u32 c, u32 v) { return atomic_cmpxchg((volatile AX_G u32 *)p, c, v); }\n" \
+    "AX_DEV void ax_ladd32(volatile AX_SHARED u32 *p, u32 v) { atomic_add(p, v); }\n"                \
     "AX_DEV u64 ax_cas64(AX_G u64 *p, u64 c, u64 v) { return atom_cmpxchg((volatile AX_G u64 *)p, c, v); }\n" \
     "AX_DEV u32 ax_xchg32(AX_G u32 *p, u32 v) { return atomic_xchg((volatile AX_G u32 *)p, v); }\n"  \
     "AX_DEV u64 ax_xchg64(AX_G u64 *p, u64 v) { return atom_xchg((volatile AX_G u64 *)p, v); }\n"    \

@@ -552,10 +552,30 @@ static int ex_loop(Host *h, const Node *x, void *ov)
     return launch(ex, o, R_SCATTER, nch);
 }
 
-/* Sort: not yet a kernel of the GPU's own.  The operands come to the
- * host, the runtime's radix sort (runtime/sort.c) sorts them there on the
- * host's threads (the context's thread count), and the results are host
- * arrays, uploaded when a kernel reads them. */
+/* Sort (sort.c gpu_emit_sort): per pass of 8 bits, count, scan and
+ * scatter, the chunks of each row a virtual group each (m of them, nch
+ * a row, ch elements a chunk, the pass in w); the values gathered at the
+ * end.  Arrays of 2^32 elements or more, whose positions the
+ * permutation's 32 bits cannot hold, sort on the host: the operands come
+ * back, the runtime's radix sort (runtime/sort.c) sorts them on the
+ * host's threads, and the results are host arrays, uploaded when a
+ * kernel reads them. */
+static int sort_on_host(GEx *ex, GOp *o, const Node *x, ax_array *keys, ax_array *vals)
+{
+    if (array_host(keys) || (vals && array_host(vals))) return -1;
+    for (int s = 0; s < x->n; s++) {
+        ax_array *a = array_alloc(ex->cx, x->kid[s]->type->elt, keys->rank, keys->shape, false);
+        if (!a) return -1;
+        ax_array_release(o->arr[s]);
+        o->arr[s] = a;
+        set_slot(o, s, a);
+    }
+    int nt = ex->cx->opt.threads > 0 ? ex->cx->opt.threads : 1;
+    if (!ex->gc->host && nt > 1 && !(ex->gc->host = pool_new(nt)))
+        return host_fail(&ex->h, AX_ERR_NOMEM, "ax_sort: cannot start %d threads", nt);
+    return sort_arrays(ex->gc->host, x, keys, vals, o->arr[0], vals ? o->arr[1] : NULL);
+}
+
 static int ex_sort(Host *h, const Node *x, void *ov)
 {
     GEx *ex = h->self;
@@ -564,17 +584,31 @@ static int ex_sort(Host *h, const Node *x, void *ov)
     ax_array *keys = o->arr[nout], *vals = x->n > 1 ? o->arr[nout + 1] : NULL;
     if (!keys || (x->n > 1 && (!vals || vals->size != keys->size)))
         return host_malformed(&ex->h, x, "values not of the keys' shape");
-    if (array_host(keys) || (vals && array_host(vals))) return -1;
-    for (int s = 0; s < x->n; s++) {
-        ax_array *a = array_alloc(ex->cx, x->kid[s]->type->elt, keys->rank, keys->shape, false);
-        if (!a) return -1;
-        o->arr[s] = a;
-        set_slot(o, s, a);
+    int64_t total = keys->size, n = keys->rank > 0 ? keys->shape[keys->rank - 1] : 0;
+    if (total >= ((int64_t)1 << 32)) return sort_on_host(ex, o, x, keys, vals);
+    for (int s = 0; s < x->n; s++)
+        if (out_alloc(ex, o, s, x->kid[s]->type->elt, keys->rank, keys->shape)) return -1;
+    if (total == 0) return 0;
+    int64_t rows = total / n, w = (int64_t)ax_scalar_size(keys->elt->s);
+    /* chunks of at least four tiles; about eight groups a compute unit */
+    int64_t want = ((int64_t)ex->gc->units * 8 + rows - 1) / rows, most = (n + 4 * GPU_WG - 1) / (4 * GPU_WG);
+    int64_t per = want < most ? want : most;
+    if (per < 1) per = 1;
+    int64_t ch = (n + per - 1) / per;
+    per = (n + ch - 1) / ch;
+    o->n = n;
+    o->ch = ch;
+    o->nch = per;
+    o->m = rows * per;
+    int64_t keys_b = (total * w + 63) / 64 * 64, perm_b = vals ? 2 * ((total + 15) / 16 * 16) * 4 : 0;
+    if (scratch(ex, &o->s1, &o->s1b, o->m * 256 * 8, false) || scratch(ex, &o->s2, &o->s2b, keys_b + perm_b, false))
+        return -1;
+    int64_t groups = groups_for(ex, o->m * GPU_WG, GPU_WG);
+    for (int64_t b = 0; b < w; b++) {
+        o->w = b;
+        if (launch(ex, o, R_COUNT, groups) || launch(ex, o, R_SCAN, 1) || launch(ex, o, R_SCATTER, groups)) return -1;
     }
-    int nt = ex->cx->opt.threads > 0 ? ex->cx->opt.threads : 1;
-    if (!ex->gc->host && nt > 1 && !(ex->gc->host = pool_new(nt)))
-        return host_fail(&ex->h, AX_ERR_NOMEM, "ax_sort: cannot start %d threads", nt);
-    return sort_arrays(ex->gc->host, x, keys, vals, o->arr[0], vals ? o->arr[1] : NULL);
+    return vals ? launch_n(ex, o, R_PERM, total) : 0;
 }
 
 static int ex_unit(Host *h, const Node *x, void *ov)

@@ -5,7 +5,8 @@
  * accelerate-llvm-ptx and CUB where they apply), one file each, with the
  * same names as the CPU's (src/backend/cpu): map.c (the producers),
  * fold.c (and the segmented folds), scan.c, permute.c, stencil.c,
- * filter.c and loop.c.  The element code comes from the shared generator
+ * filter.c, loop.c and sort.c (the CPU sorts in its executor,
+ * runtime/sort.c).  The element code comes from the shared generator
  * (src/backend/cgen) in the GPU dialect; these files write the parallel
  * structure around it, and this one what they all share: the kernel's
  * head, shared memory, scratch areas, the grid-stride loop, the row reads
@@ -117,6 +118,7 @@ static const CgSkeletons gpu_skeletons = {
     .stencil = gpu_emit_stencil,
     .filter = gpu_emit_filter,
     .loop = gpu_emit_loop,
+    .sort = gpu_emit_sort,
 };
 
 void gpu_emit_node(G *g, CgNode *cn)

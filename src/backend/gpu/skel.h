@@ -1,6 +1,6 @@
 /*
  * The GPU's skeletons, their shared declarations (skel.c is the common
- * frame; map.c, fold.c, scan.c, permute.c, stencil.c, filter.c and loop.c
+ * frame; map.c, fold.c, scan.c, permute.c, stencil.c, filter.c, loop.c and sort.c
  * one skeleton each, as in src/backend/cpu).  Private to the GPU kernel
  * generator.
  *
@@ -51,5 +51,6 @@ void gpu_emit_permute(G *g);                 /* permute.c */
 void gpu_emit_stencil(G *g);                 /* stencil.c */
 void gpu_emit_filter(G *g);                  /* filter.c */
 void gpu_emit_loop(G *g);                    /* loop.c */
+void gpu_emit_sort(G *g);                    /* sort.c */
 
 #endif /* AX_GPU_SKEL_H */
