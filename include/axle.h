@@ -804,6 +804,28 @@ ax_acc ax_scanr_ex_seg(ax_fn2 f, void *env, ax_exp z, ax_acc a, ax_acc segs);
 ax_acc ax_sort(ax_acc keys, bool descending);
 ax_acc ax_sort_by(ax_acc keys, ax_acc vals, bool descending);
 
+/* Grouping by integer keys: keys is a vector of any integer type whose
+ * elements lie in [0, nbuckets) (one outside is a run-time index error,
+ * as ax_permute's); vals a vector of the keys' length (another length is
+ * a run-time shape error) of any element type.
+ *   ax_group_by gives the pair (counts, grouped): counts an i64 vector of
+ *     nbuckets, the number of each key, and grouped the values in key
+ *     order, each group in input order (stable): group k is the counts[k]
+ *     values after the first counts[0] + ... + counts[k-1], the layout
+ *     ax_fold_seg and the segmented scans take as segments:
+ *       ax_acc g = ax_group_by(ages, names, ax_i64(120));
+ *       ax_acc oldest = ax_fold_seg(ax_fn_max, NULL, z, ax_aget(g, 1), ax_aget(g, 0));
+ *   ax_reduce_by_key gives a vector of nbuckets: at k, f folded over the
+ *     values whose key is k, from z (z where no value has the key); f must
+ *     be associative and commutative (the order of combination is
+ *     unspecified, as ax_permute's):
+ *       ax_acc total = ax_reduce_by_key(ax_fn_add, NULL, ax_f64(0), shop, sales, ax_i64(nshops));
+ * They are made of a forward permutation and the sort (a count of each
+ * key by its key, and the values sorted by key), so they run on every
+ * backend and fuse as those do. */
+ax_acc ax_group_by(ax_acc keys, ax_acc vals, ax_exp nbuckets);
+ax_acc ax_reduce_by_key(ax_fn2 f, void *env, ax_exp z, ax_acc keys, ax_acc vals, ax_exp nbuckets);
+
 /* The elements of a (any rank, row-major order) that satisfy p, as a
  * vector. */
 ax_acc ax_filter(ax_fn1 p, void *env, ax_acc a);

@@ -189,7 +189,7 @@ static const char *const op_names[RP_NOPS] = {
     "use", "unit", "generate", "map", "zip_with", "zip_with3", "backpermute", "permute",
     "replicate", "slice", "reshape", "flatten", "fold", "fold1", "fold_all", "fold_seg",
     "fold1_seg", "scanl", "scanl1", "scanr", "scanr1", "scanl_ex", "scanr_ex", "filter",
-    "stencil", "stencil2", "acond", "awhile", "atuple", "aget", "scan_seg", "compute", "sort", "siblings", "filterfold", "loopmap",
+    "stencil", "stencil2", "acond", "awhile", "atuple", "aget", "scan_seg", "compute", "sort", "group", "siblings", "filterfold", "loopmap",
     "loopfilter", "epilogue",
     "e_arith", "e_minmax", "e_intdiv", "e_floatdiv", "e_bits", "e_floatfn", "e_round", "e_cmp",
     "e_logic", "e_cvt", "e_bitcast", "e_cond", "e_tuple", "e_proj", "e_at", "e_at_linear",
@@ -407,6 +407,7 @@ static const struct {
     {RP_AWHILE, 2, op_awhile}, {RP_ATUPLE, 1, op_atuple}, {RP_SIBLINGS, 2, op_siblings},
     {RP_FILTERFOLD, 2, op_filterfold}, {RP_LOOPMAP, 2, op_loopmap}, {RP_LOOPFILTER, 2, op_loopfilter},
     {RP_EPILOGUE, 2, op_epilogue}, {RP_SCANSEG, 2, op_scanseg}, {RP_COMPUTE, 1, op_compute}, {RP_SORT, 1, op_sort},
+    {RP_GROUP, 1, op_group},
 };
 
 static bool op_fits(G *g, int op, int rank, int fl)
@@ -429,6 +430,7 @@ static bool op_fits(G *g, int op, int rank, int fl)
         return rank >= 1 && rank < mr && ok(g, RP_FOLD) && ok(g, RP_FOLD1) && ok(g, RP_SCANL1) && ok(g, RP_STENCIL) &&
                ok(g, RP_MAP);
     case RP_FOLDSEG: case RP_FOLD1SEG: case RP_SCANSEG: case RP_SORT: return rank >= 1;
+    case RP_GROUP: return rank == 1;
     case RP_SCANL: case RP_SCANL1: case RP_SCANR: case RP_SCANR1: return rank >= 1;
     case RP_SCANLEX: case RP_SCANREX: return rank >= 1 || rank < mr;
     case RP_FILTER: return rank == 1 && !(fl & NE);

@@ -42,7 +42,7 @@ typedef enum RandOp {
     RP_USE, RP_UNIT, RP_GENERATE, RP_MAP, RP_ZIPWITH, RP_ZIPWITH3, RP_BACKPERMUTE, RP_PERMUTE,
     RP_REPLICATE, RP_SLICE, RP_RESHAPE, RP_FLATTEN, RP_FOLD, RP_FOLD1, RP_FOLDALL, RP_FOLDSEG,
     RP_FOLD1SEG, RP_SCANL, RP_SCANL1, RP_SCANR, RP_SCANR1, RP_SCANLEX, RP_SCANREX, RP_FILTER,
-    RP_STENCIL, RP_STENCIL2, RP_ACOND, RP_AWHILE, RP_ATUPLE, RP_AGET, RP_SCANSEG, RP_COMPUTE, RP_SORT,
+    RP_STENCIL, RP_STENCIL2, RP_ACOND, RP_AWHILE, RP_ATUPLE, RP_AGET, RP_SCANSEG, RP_COMPUTE, RP_SORT, RP_GROUP,
     /* shapes the planner (src/opt/plan*.c) rewrites: sibling folds over one
      * array combined by a zipWith; a fold (maybe of a map) of a filter; a
      * map kept and folds of it and of its input (one loop); two filters

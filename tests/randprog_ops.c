@@ -69,9 +69,9 @@ static Arr *op_compute(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
  * for tuple elements; ascending or descending */
 static Arr *op_sort(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
 {
-    /* a pass per key bit, each a scan and permutes: small inputs (the
-     * interpreter runs every configuration's reference) */
-    Arr *a = gen_arr(g, elt, rank, d - 1, fl, cap / 64 > 4 ? cap / 64 : 4);
+    /* (the interpreter's merge sort, every configuration's reference,
+     * compares elements one call at a time: moderate inputs) */
+    Arr *a = gen_arr(g, elt, rank, d - 1, fl, cap / 8 > 4 ? cap / 8 : 4);
     bool desc = pct(g, 50);
     if (ax_type_kind_of(gt_ax(g, elt)) == AX_KIND_SCALAR)
         return arr_mk(g, RP_SORT, ax_sort(a->a, desc), elt, rank, a->lo, a->hi, elems(a) * 64, a->work,
@@ -90,6 +90,57 @@ static Arr *op_sort(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
     count(g, RP_SORT);
     if (!r) bad(g, "%s: the builder failed: %s", sn, ax_error(g->cx));
     return arr_mk(g, RP_AGET, ax_aget(r, 1), elt, rank, a->lo, a->hi, elems(a) * 64, k->work, "ax_aget(%s, 1)", sn);
+}
+
+/* Grouping by integer keys made from the positions, (a i + b) mod nb:
+ * the values of ax_group_by, or ax_reduce_by_key with an associative and
+ * commutative operator (float addition tamed, as a permute's). */
+typedef struct KeyGen {
+    int64_t a, b, nb;
+} KeyGen;
+
+static ax_exp key_at(ax_exp ix, void *env)
+{
+    const KeyGen *k = env;
+    return ax_cvt(ax_rem(ax_add(ax_mul(ax_index_get(ix, 0), ax_i64(k->a)), ax_i64(k->b)), ax_i64(k->nb)), AX_I32);
+}
+
+static Arr *op_group(G *g, const GT *elt, int rank, int d, int fl, int64_t cap)
+{
+    (void)rank;
+    KeyGen kg = {1 + rn(g, 7), rn(g, 5), 1 + rn(g, 6)};
+    const char *kt = sfmt(g, "(%lld i + %lld) mod %lld", (long long)kg.a, (long long)kg.b, (long long)kg.nb);
+    if (pct(g, 50)) {
+        Arr *v = gen_arr(g, elt, 1, d - 1, 0, cap);
+        const Assoc *as = pick_assoc(g, elt, true);
+        const char *tamed = "";
+        if (assoc_float_add(as)) {
+            Lam lt;
+            lam_init(&lt, g, LK_TAME, 1, elt);
+            lt.pt[0] = elt;
+            ax_acc tm = ax_map(cb1, &lt, v->a);
+            v = arr_mk(g, RP_MAP, tm, elt, 1, v->lo, v->hi, elems(v) * (lt.cost + 1), v->work, "ax_map(%s, %s)",
+                       ltxt(&lt), v->name);
+            tamed = " (tamed)";
+        }
+        Fn2 comb;
+        assoc_fn(g, as, &comb);
+        Ex z = gen_exp(g, elt, 1);
+        ax_acc keys = ax_generate(g->cx, ax_shape(v->a), key_at, &kg);
+        ax_acc r = ax_reduce_by_key(comb.f, comb.env, z.e, keys, v->a, ax_i64(kg.nb));
+        int64_t nb[1] = {kg.nb};
+        return arr_mk(g, RP_GROUP, r, elt, 1, nb, nb, elems(v) * (fn2_cost(&comb) + 2), v->work + comb.lam.awork + z.awork,
+                      "ax_reduce_by_key(%s, %s, %s, %s, %lld)%s", fn2_txt(&comb), z.txt, kt, v->name,
+                      (long long)kg.nb, tamed);
+    }
+    Arr *v = gen_arr(g, elt, 1, d - 1, fl, cap / 8 > 4 ? cap / 8 : 4);
+    ax_acc keys = ax_generate(g->cx, ax_shape(v->a), key_at, &kg);
+    ax_acc r = ax_group_by(keys, v->a, ax_i64(kg.nb));
+    const char *sn = sfmt(g, "S%d", ++g->nstate);
+    emit(g, "%s = ax_group_by(%s, %s, %lld)", sn, kt, v->name, (long long)kg.nb);
+    count(g, RP_GROUP);
+    if (!r) bad(g, "%s: the builder failed: %s", sn, ax_error(g->cx));
+    return arr_mk(g, RP_AGET, ax_aget(r, 1), elt, 1, v->lo, v->hi, elems(v) * 64, v->work, "ax_aget(%s, 1)", sn);
 }
 
 static void intersect(Arr *r, Arr *const *as, int n)

@@ -4,7 +4,8 @@
  * (stability seen through the values carried), the extremes of each
  * type, -0.0, infinities and NaNs (with their payloads), empty rows and
  * arrays, one element, rows of a matrix, tuple-valued payloads, the keys'
- * producer computed; build errors and a values array of another size.
+ * producer computed; build errors and a values array of another size;
+ * grouping by integer keys (ax_group_by, ax_reduce_by_key).
  *
  * Backends (tests/ops/ops.h): the OP_TESTs on every backend against
  * plain C; the DIFF_TEST on the compiling backends against the
@@ -271,4 +272,85 @@ DIFF_TEST(sort_every_schedule_against_the_interpreter)
         snprintf(what, sizeof what, "sort schedule, case %d", w);
         SAME(what, b_sort_paths, &e, 0);
     }
+}
+
+/* Grouping: ax_group_by and ax_reduce_by_key against plain C, keys with
+ * duplicates and buckets no key has, every length from empty; misuse. */
+OP_TEST(group_by_and_reduce_by_key)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    static const int64_t lens[] = {0, 1, 37, 2000};
+    enum { NB = 9 };
+    for (int li = 0; li < 4; li++) {
+        int64_t n = lens[li];
+        int32_t *k = calloc((size_t)(n + 1), sizeof *k);
+        int64_t *v = calloc((size_t)(n + 1), sizeof *v);
+        double *d = calloc((size_t)(n + 1), sizeof *d);
+        REQUIRE(k && v && d);
+        for (int64_t i = 0; i < n; i++) k[i] = (int32_t)((i * 7 + i / 3) % 7), v[i] = 1000 + i, d[i] = (double)(i % 13);
+        ax_acc keys = use_data(cx, AX_I32, 1, SH(n), k);
+        ax_array *out[2] = {NULL, NULL};
+        int got = RUN_N(cx, ax_group_by(keys, use_data(cx, AX_I64, 1, SH(n), v), ax_i64(NB)), out, 2);
+        CHECKF(got == 2 || op_collecting(), "ax_group_by: %d: %s", got, ax_error(cx));
+        if (got == 2 && SHAPE_IS(out[0], 1, NB) && SHAPE_IS(out[1], 1, n)) {
+            const int64_t *cnt = ax_array_data(out[0], 0), *grp = ax_array_data(out[1], 0);
+            int64_t at = 0;
+            for (int b = 0; b < NB; b++) {
+                int64_t c = 0;
+                for (int64_t i = 0; i < n; i++)
+                    if (k[i] == b) {
+                        CHECK_EQ_I(grp[at + c], v[i]);   /* in key order, each group in input order */
+                        c++;
+                    }
+                CHECK_EQ_I(cnt[b], c);
+                at += c;
+            }
+        }
+        for (int i = 0; i < got; i++) ax_array_release(out[i]);
+        ax_array *r = RUN(cx, ax_reduce_by_key(ax_fn_add, NULL, ax_f64(0.5), keys, use_data(cx, AX_F64, 1, SH(n), d),
+                                               ax_i64(NB)));
+        if (r && SHAPE_IS(r, 1, NB)) {
+            const double *s = ax_array_data(r, 0);
+            for (int b = 0; b < NB; b++) {
+                double want = 0.5;
+                for (int64_t i = 0; i < n; i++)
+                    if (k[i] == b) want += d[i];
+                CHECKF(s[b] == want, "bucket %d: %g, expected %g", b, s[b], want);
+            }
+        }
+        ax_array_release(r);
+        free(k), free(v), free(d);
+    }
+    /* a key outside [0, nbuckets): an index error */
+    int32_t bad[3] = {0, 9, 1};
+    int64_t vv[3] = {1, 2, 3};
+    EXPECT_FAIL(cx, ax_aget(ax_group_by(use_data(cx, AX_I32, 1, SH(3), bad), use_data(cx, AX_I64, 1, SH(3), vv),
+                                        ax_i64(NB)), 0), AX_ERR_INDEX);
+    EXPECT_FAIL(cx, ax_reduce_by_key(ax_fn_add, NULL, ax_i64(0), use_data(cx, AX_I32, 1, SH(3), bad),
+                                     use_data(cx, AX_I64, 1, SH(3), vv), ax_i64(NB)), AX_ERR_INDEX);
+    /* values of another length: a shape error */
+    EXPECT_FAIL(cx, ax_aget(ax_group_by(use_data(cx, AX_I32, 1, SH(3), bad), use_data(cx, AX_I64, 1, SH(2), vv),
+                                        ax_i64(NB)), 1), AX_ERR_SHAPE);
+    op_ctx_done(cx);
+}
+
+BE_TEST(group_errors)
+{
+    ax_ctx *cx = op_ctx(be);
+    REQUIRE(cx);
+    float f[2] = {1, 2};
+    int64_t v[2] = {1, 2};
+    ax_acc fk = use_data(cx, AX_F32, 1, SH(2), f), vals = use_data(cx, AX_I64, 1, SH(2), v);
+    CHECK(ax_group_by(fk, vals, ax_i64(3)) == NULL);
+    CHECKF(strstr(ax_error(cx), "ax_group_by") && strstr(ax_error(cx), "integers"), "%s", ax_error(cx));
+    ax_clear_error(cx);
+    ax_acc ik = use_data(cx, AX_I64, 1, SH(2), v);
+    CHECK(ax_reduce_by_key(ax_fn_add, NULL, ax_f32(0), ik, vals, ax_i64(3)) == NULL);
+    CHECKF(strstr(ax_error(cx), "ax_reduce_by_key") && strstr(ax_error(cx), "initial value"), "%s", ax_error(cx));
+    ax_clear_error(cx);
+    CHECK(ax_group_by(ik, NULL, ax_i64(3)) == NULL);
+    CHECKF(strstr(ax_error(cx), "NULL"), "%s", ax_error(cx));
+    ax_clear_error(cx);
+    op_ctx_done(cx);
 }

@@ -62,6 +62,17 @@ def sort_by(keys, vals, descending=False):
     return _axle.sort_by(keys, vals, descending)
 
 
+def group_by(keys, vals, nbuckets):
+    """(counts, grouped) for integer keys in [0, nbuckets): counts[k] is the number of key k, and grouped
+    holds vals in key order, each group in input order (the segments fold_seg and the segmented scans take)."""
+    return _axle.group_by(keys, vals, nbuckets)
+
+
+def reduce_by_key(f, z, keys, vals, nbuckets):
+    """Per key k in [0, nbuckets): f (associative and commutative) folded over the vals whose key is k, from z."""
+    return _axle.reduce_by_key(f, z, keys, vals, nbuckets)
+
+
 def from_dlpack(x):
     """An array computation over a DLPack tensor (PyTorch, JAX, CuPy, NumPy, ...) in host memory, without a copy.
 

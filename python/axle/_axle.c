@@ -206,6 +206,8 @@ static PyMethodDef module_methods[] = {
     FC(awhile, "awhile(cond, body, init)"),
     FC(sort, "sort(keys, descending=False): each row sorted, stably (floats in IEEE total order, NaN last)"),
     FC(sort_by, "sort_by(keys, vals, descending=False): (the sorted keys, vals in their order)"),
+    FC(group_by, "group_by(keys, vals, nbuckets): (the count of each key, vals in key order)"),
+    FC(reduce_by_key, "reduce_by_key(f, z, keys, vals, nbuckets): per key in [0, nbuckets), f folded over its vals from z"),
     FC(compute, "compute(a): a made as an array of its own; fusion stops there (Accelerate's compute)"),
     FC(for_loop, "for_loop(n, body, init): n times x = body(step, x) from init, step 0 .. n-1 (an expression)"),
     FC(atuple, "atuple(*arrays): an array tuple."),

@@ -258,6 +258,8 @@ PyObject *f_stencil2(PyObject *m, PyObject *args, PyObject *kw);
 PyObject *f_acond(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_sort(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_sort_by(PyObject *m, PyObject *const *args, Py_ssize_t n);
+PyObject *f_group_by(PyObject *m, PyObject *const *args, Py_ssize_t n);
+PyObject *f_reduce_by_key(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_compute(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_for_loop(PyObject *m, PyObject *const *args, Py_ssize_t n);
 PyObject *f_awhile(PyObject *m, PyObject *const *args, Py_ssize_t n);

@@ -602,6 +602,39 @@ PyObject *f_sort_by(PyObject *m, PyObject *const *args, Py_ssize_t n)
     return as_pair(sort_by_acc(args, desc));
 }
 
+/* group_by(keys, vals, nbuckets): (counts, vals grouped by key);
+ * reduce_by_key(f, z, keys, vals, nbuckets): per key, f folded from z. */
+static PyObject *group_by_acc(PyObject *const *args)
+{
+    BEGIN(args, 2)
+    ax_acc k = pyexp_acc_of(c, args[0]), v = k ? pyexp_acc_of(c, args[1]) : NULL;
+    ax_exp nb;
+    if (!v || pyexp_of(c, args[2], ax_type_scalar(AX_I64), &nb) < 0) goto out;
+    res = pyexp_done_acc(c, ax_group_by(k, v, nb), "ax_group_by");
+    END
+}
+
+PyObject *f_group_by(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (pyexp_nargs_check(n, 3, 3, "group_by") < 0) return NULL;
+    return as_pair(group_by_acc(args));
+}
+
+PyObject *f_reduce_by_key(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    if (pyexp_nargs_check(n, 5, 5, "reduce_by_key") < 0 || pyexp_check_callable(args[0], "reduce_by_key") < 0)
+        return NULL;
+    BEGIN(args + 2, 2)
+    ax_acc k = pyexp_acc_of(c, args[2]), v = k ? pyexp_acc_of(c, args[3]) : NULL;
+    if (!v) goto out;
+    const ax_type *h = elem_hint(v);
+    ax_exp z, nb;
+    if (pyexp_of(c, args[1], h, &z) < 0 || pyexp_of(c, args[4], ax_type_scalar(AX_I64), &nb) < 0) goto out;
+    Cb b = {.c = c, .fn = args[0], .hint = h};
+    res = pyexp_done_acc(c, ax_reduce_by_key(pyexp_tramp2, &b, z, k, v, nb), "ax_reduce_by_key");
+    END
+}
+
 /* compute(a): a made as an array of its own (fusion stops there). */
 PyObject *f_compute(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {

@@ -310,6 +310,19 @@ def test_sort(backend, rng):
                                   [1, 4, 9])
 
 
+def test_group_by_and_reduce_by_key(backend, rng):
+    keys = rng.integers(0, 6, 200).astype(np.int32)
+    vals = np.arange(200, dtype=np.int64)
+    counts, grouped = axle.group_by(keys, vals, 8)
+    np.testing.assert_array_equal(counts.numpy(), np.bincount(keys, minlength=8))
+    np.testing.assert_array_equal(grouped.numpy(), vals[np.argsort(keys, kind="stable")])
+    w = rng.integers(0, 10, 200).astype(np.float64)
+    sums = axle.reduce_by_key(lambda a, b: a + b, 0.0, keys, w, 8).numpy()
+    np.testing.assert_array_equal(sums, np.bincount(keys, weights=w, minlength=8))
+    with pytest.raises(axle.AxleError):
+        axle.group_by(np.array([0, 9], np.int32), np.array([1, 2], np.int64), 8)[0].numpy()
+
+
 def test_compute(backend):
     x = np.arange(6, dtype=np.float64)
     t = axle.compute(axle.map(lambda v: v * v + 1, x))
