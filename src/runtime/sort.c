@@ -182,6 +182,13 @@ int sort_run(Pool *pool, const SortJob *j)
     return rc;
 }
 
+bool sort_operands(const Node *x, ax_array *const *arr, int nout, ax_array **keys, ax_array **vals)
+{
+    *keys = arr[nout];
+    *vals = x->n > 1 ? arr[nout + 1] : NULL;
+    return *keys && (x->n < 2 || (*vals && (*vals)->size == (*keys)->size));
+}
+
 int sort_arrays(Pool *p, const Node *x, const ax_array *keys, const ax_array *vals, ax_array *okeys,
                 ax_array *ovals)
 {

@@ -37,6 +37,11 @@ bool sort_wide(int64_t n);
  * cannot be allocated. */
 int sort_run(Pool *p, const SortJob *j);
 
+/* The keys and values (or NULL) of OP_SORT x among an operation's arrays
+ * (operands from arr[nout] on, as the executors hold them); false when
+ * they do not fit (a malformed program: values not of the keys' size). */
+bool sort_operands(const Node *x, ax_array *const *arr, int nout, ax_array **keys, ax_array **vals);
+
 /* The executors' OP_SORT x (ir.h) over host arrays: keys (and vals, of
  * the keys' shape, or NULL) sorted into okeys (and ovals), allocated by
  * the caller with the operands' types and shape.  0, or -1 when out of

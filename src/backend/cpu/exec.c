@@ -674,10 +674,8 @@ static int ex_sort(Host *h, const Node *x, void *ov)
 {
     Ex *ex = h->self;
     Op1 *o = ov;
-    int nout = o->cn->nout;
-    ax_array *keys = o->arr[nout], *vals = x->n > 1 ? o->arr[nout + 1] : NULL;
-    if (!keys || (x->n > 1 && (!vals || vals->size != keys->size)))
-        return malformed(ex, x, "values not of the keys' shape");
+    ax_array *keys, *vals;
+    if (!sort_operands(x, o->arr, o->cn->nout, &keys, &vals)) return malformed(ex, x, "values not of the keys' shape");
     for (int s = 0; s < x->n; s++)
         if (out_alloc(ex, o, s, x->kid[s]->type->elt, keys->rank, keys->shape)) return -1;
     return sort_arrays(ex->pool, x, keys, vals, o->arr[0], vals ? o->arr[1] : NULL);

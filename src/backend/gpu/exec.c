@@ -580,9 +580,8 @@ static int ex_sort(Host *h, const Node *x, void *ov)
 {
     GEx *ex = h->self;
     GOp *o = ov;
-    int nout = o->cn->nout;
-    ax_array *keys = o->arr[nout], *vals = x->n > 1 ? o->arr[nout + 1] : NULL;
-    if (!keys || (x->n > 1 && (!vals || vals->size != keys->size)))
+    ax_array *keys, *vals;
+    if (!sort_operands(x, o->arr, o->cn->nout, &keys, &vals))
         return host_malformed(&ex->h, x, "values not of the keys' shape");
     int64_t total = keys->size, n = keys->rank > 0 ? keys->shape[keys->rank - 1] : 0;
     if (total >= ((int64_t)1 << 32)) return sort_on_host(ex, o, x, keys, vals);
