@@ -417,7 +417,9 @@ int mx_run(ax_mpi_program *pr, ax_darray *const *args, int nargs, ax_darray **ou
     r.cx = m->cx;
     hmap_init(&r.dmap);
     int w = host_width(pr->p->root->type), n = -1, rc = 0;
-    Swap *sw = ax__calloc((size_t)(pr->nheld + pr->npuse + 1), sizeof *sw);
+    /* a swap for each parameter's placeholder and each USE node of a
+     * split input (two USE nodes may hold one array: more than nheld) */
+    Swap *sw = ax__calloc((size_t)(pr->nuse + pr->npuse + 1), sizeof *sw);
     int nsw = 0;
     ax_array **res = ax__calloc((size_t)(w + 1), sizeof *res), **views = ax__calloc((size_t)(pr->nheld + 1), sizeof *views);
     r.stat = ax__calloc((size_t)pr->nops + 1, sizeof *r.stat);

@@ -623,6 +623,9 @@ static Node *clone_op(LocaliseState *l, const Node *x, Op op, int n)
     if (y) {
         y->sten = x->sten;
         y->slice = x->slice;
+        /* the immediate (a sort's order) means what it meant only in the
+         * same operation */
+        if (op == x->op) y->a = x->a;
     }
     return y;
 }
