@@ -650,7 +650,7 @@ static Arr *op_epilogue(G *g, const GT *elt, int rank, int d, int fl, int64_t ca
 {
     Arr *c;
     int k = rn(g, 4);
-    if (k == 3 && rank == 1) {
+    if (k == 3 && rank == 1 && !(fl & NE)) {   /* (a filter may keep nothing) */
         c = filter_of(g, gen_arr(g, elt, 1 + rn(g, 2), d - 1, 0, cap));
     } else if (k == 0 && rank >= 1) {
         bool one = pct(g, 20);

@@ -1216,17 +1216,21 @@ TEST(ilp_clusters_of_random_programs_are_legal_and_no_worse)
     randprog_default_config(&pc);
     int nseeds = (int)(getenv("AXLE_TEST_PLAN_SEEDS") ? atoi(getenv("AXLE_TEST_PLAN_SEEDS")) : 400), solved = 0;
     for (int seed = 0; seed < nseeds; seed++) {
-        char *d[3] = {NULL, NULL, NULL};
+        char *d[3] = {NULL, NULL, NULL}, why[256] = "";
         for (int k = 0; k < (seed % 4 ? 2 : 3); k++) {
             ax_ctx *cx = ctx_with(k == 2 ? &CBC : k ? &GREEDY : &ILP, 0, AX_BACKEND_DEFAULT);
             RandProg *rp = NULL;
             ax_acc p = cx ? randprog_build(cx, (uint64_t)seed, &pc, &rp) : NULL;
             d[k] = p ? ax_dump(cx, p, "plan", true) : NULL;
+            if (!d[k] && cx && !why[0]) {
+                const char *desc = rp ? randprog_describe(rp) : NULL, *gf = desc ? strstr(desc, "# GENERATION FAILED: ") : NULL;
+                snprintf(why, sizeof why, "%s", p ? ax_error(cx) : gf ? gf + 2 : "the generator failed");
+            }
             randprog_free(rp);
             ax_ctx_free(cx);
         }
         if (!d[0] || !d[1] || (seed % 4 == 0 && !d[2])) {
-            CHECKF(false, "seed %d: no dump", seed);
+            CHECKF(false, "seed %d: no dump: %s", seed, why);
             free(d[0]), free(d[1]), free(d[2]);
             continue;
         }
