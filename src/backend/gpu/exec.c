@@ -556,7 +556,8 @@ static int ex_loop(Host *h, const Node *x, void *ov)
  * scatter, the chunks of each row a virtual group each (m of them, nch
  * a row, ch elements a chunk, the pass in w); the values gathered at the
  * end.  Arrays of 2^32 elements or more, whose positions the
- * permutation's 32 bits cannot hold, sort on the host: the operands come
+ * permutation's 32 bits cannot hold, and many short rows, whose counters
+ * would outweigh their keys, sort on the host: the operands come
  * back, the runtime's radix sort (runtime/sort.c) sorts them on the
  * host's threads, and the results are host arrays, uploaded when a
  * kernel reads them. */
@@ -584,17 +585,21 @@ static int ex_sort(Host *h, const Node *x, void *ov)
     if (!sort_operands(x, o->arr, o->cn->nout, &keys, &vals))
         return host_malformed(&ex->h, x, "values not of the keys' shape");
     int64_t total = keys->size, n = keys->rank > 0 ? keys->shape[keys->rank - 1] : 0;
-    if (total >= ((int64_t)1 << 32)) return sort_on_host(ex, o, x, keys, vals);
+    int64_t rows = n > 0 ? total / n : 0, w = (int64_t)ax_scalar_size(keys->elt->s);
+    /* chunks of at least four tiles; about eight groups a compute unit */
+    int64_t want = rows > 0 ? ((int64_t)ex->gc->units * 8 + rows - 1) / rows : 1, most = (n + 4 * GPU_WG - 1) / (4 * GPU_WG);
+    int64_t per = want < most ? want : most;
+    if (per < 1) per = 1;
+    int64_t ch = n > 0 ? (n + per - 1) / per : 1;
+    per = n > 0 ? (n + ch - 1) / ch : 1;
+    /* 256 counters a chunk: many short rows would need far more of them
+     * than they have keys (and 2^32 elements more than the permutation's
+     * 32 bits index) */
+    if (total >= ((int64_t)1 << 32) || (double)rows * (double)per * 2048 > 4.0 * (double)(total * w) + (1 << 20))
+        return sort_on_host(ex, o, x, keys, vals);
     for (int s = 0; s < x->n; s++)
         if (out_alloc(ex, o, s, x->kid[s]->type->elt, keys->rank, keys->shape)) return -1;
     if (total == 0) return 0;
-    int64_t rows = total / n, w = (int64_t)ax_scalar_size(keys->elt->s);
-    /* chunks of at least four tiles; about eight groups a compute unit */
-    int64_t want = ((int64_t)ex->gc->units * 8 + rows - 1) / rows, most = (n + 4 * GPU_WG - 1) / (4 * GPU_WG);
-    int64_t per = want < most ? want : most;
-    if (per < 1) per = 1;
-    int64_t ch = (n + per - 1) / per;
-    per = (n + ch - 1) / ch;
     o->n = n;
     o->ch = ch;
     o->nch = per;

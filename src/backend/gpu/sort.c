@@ -24,8 +24,9 @@
  * scratch buffer so that the last writes the output.  With values, a
  * permutation of 32-bit positions travels with the keys (the first pass
  * writes the positions) and a last kernel gathers the values through it.
- * Rows of 2^32 elements or more, which the permutation cannot index, sort
- * on the host (exec.c).
+ * Arrays of 2^32 elements or more, which the permutation cannot index,
+ * and many short rows, whose counters would outweigh their keys, sort on
+ * the host (exec.c).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
