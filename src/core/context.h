@@ -78,6 +78,11 @@ struct ax_ctx {
     int planner;
     double planner_limit_ms;
     char *planner_cbc;
+    /* The fast modes' BLAS for matrix products (runtime/blas.h): AXLE_BLAS,
+     * the library to load (NULL: OpenBLAS by its names), or "off" or "0"
+     * (no_blas: none). */
+    char *blas;
+    bool no_blas;
     struct PlanState *plan;
     /* A compile's own memory (the arenas of the program being compiled,
      * the planner's tables), charged against the memory limit together
@@ -91,6 +96,7 @@ enum { PLANNER_ILP = 0, PLANNER_GREEDY = 1, PLANNER_CBC = 2 };
 enum {
     NOTICE_NO_CC = 1u << 0,   /* no C compiler: the interpreter runs programs */
     NOTICE_ENV = 1u << 1,     /* first bit of the malformed AXLE_* variables */
+    NOTICE_BLAS = 1u << 16,   /* AXLE_BLAS names a library that does not load */
 };
 void ctx_notice(ax_ctx *cx, unsigned kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

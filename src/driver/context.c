@@ -63,6 +63,7 @@ void ax_ctx_free(ax_ctx *cx)
     free((char *)cx->opt.cache_dir);
     free(cx->scratch);
     free(cx->planner_cbc);
+    free(cx->blas);
 #ifndef AX_RUNTIME_ONLY
     plan_state_free(cx->plan);
     src_key_scratch_free(cx);

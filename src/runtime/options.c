@@ -188,6 +188,10 @@ int options_apply(ax_ctx *cx)
     if ((e = getenv("AXLE_CBC")) && *e && !(cx->planner_cbc = ax__strdup(e))) {
         return -1;
     }
+    if ((e = getenv("AXLE_BLAS")) && *e) {
+        if (!strcasecmp(e, "off") || !strcmp(e, "0")) cx->no_blas = true;
+        else if (!(cx->blas = ax__strdup(e))) return -1;
+    }
     /* Strings from the caller or the environment are copied: the context
      * must not depend on their lifetime.  A copy that fails fails the
      * context (a NULL would silently mean the default compiler). */

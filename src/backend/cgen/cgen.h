@@ -15,6 +15,7 @@
  *               parameters, the producers' element code, the operator
  *               analysis, the dispatch to a backend's skeletons
  *   stencil.c   stencil neighbourhoods and the stencil kernels' prologue
+ *   contract.c  matrix products recognised in folds (for a BLAS)
  *
  * Two dialects (G.dialect): the CPU's C (GCC builtins, compound literals,
  * faults reported in full through ax_fail, deferred checks, lane blocks)
@@ -84,6 +85,27 @@ typedef struct CgFree {
     const Type *t;            /* the array's type (TY_ARRAY) */
 } CgFree;
 
+/* A matrix product recognised in a fold (contract.c): the fold's result
+ * C, of the space's first r-1 dimensions (the last is the sum's, k),
+ * laid out as a rows x cols matrix, is the sum over its terms of
+ * alpha op(A) op(B), where A's read covers the result's first `rows`
+ * dimensions and k, B's the rest and k.  ta: A is read (k, i..) (laid
+ * out k x m), else (i.., k); tb: B is read (j.., k) (n x k), else
+ * (k, j..).  A and B are free arrays (argument slots), or a component
+ * (leaf) of a tuple array's elements. */
+enum { CG_GEMM_TERMS = 4 };
+typedef struct CgGemm {
+    int slot[2], leaf[2];
+    bool ta, tb;
+    double alpha;
+} CgGemm;
+typedef struct CgContract {
+    ax_scalar s;              /* AX_F32 or AX_F64 */
+    int rows;                 /* the result's dimensions that A's rows merge */
+    int nterm;
+    CgGemm t[CG_GEMM_TERMS];
+} CgContract;
+
 /* What the executor needs to know about one array operation. */
 typedef struct CgNode {
     const Node *x;            /* NULL: the number is not an operation with code */
@@ -108,7 +130,12 @@ typedef struct CgNode {
                                  (axk_u_<role>_chk), or -1 */
     bool comm;                /* the operator is recognised commutative */
     int scratch_leaves;       /* leaves per partial (fold/scan) */
+    const CgContract *con;    /* a fold that is a matrix product, or NULL */
 } CgNode;
+
+/* Is cn's operation (described: its slots known) a matrix product?  Its
+ * description in *out (contract.c). */
+bool cg_contraction(const CgNode *cn, CgContract *out);
 
 /* The maths functions axle calls, as a bit per name (cg_math_names). */
 enum { CG_NMATH = 16 };

@@ -202,6 +202,12 @@ static void describe(Desc *c, const Node *x, CgNode *cn, const Node *top, const 
     if (cn->free && l.n) memcpy(cn->free, l.v, sizeof *l.v * (size_t)l.n);
     free(l.v);
     cn->nslot = cn->nout + cn->nopd + cn->nfree;
+    CgContract con;
+    if (x->op == OP_FOLD && !c->failed && cg_contraction(cn, &con)) {
+        CgContract *m = alloc(c, sizeof *m);
+        if (m) *m = con;
+        cn->con = m;
+    }
 }
 
 /* Does x have code of its own (kernels or thunks)? */

@@ -104,6 +104,7 @@ void cpu_emit_node(G *g, CgNode *cn);
 typedef struct CpuCounters {
     int64_t prepared, compiled, cached;
     int64_t checked;          /* cold units loaded (checked copies, on first need) */
+    int64_t blas;             /* matrix products handed to the BLAS */
     double last_compile_ms;
 } CpuCounters;
 bool cpu_counters(ax_ctx *cx, CpuCounters *out);

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "cpu_int.h"
+#include "runtime/blas.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ static void ctx_release(CpuCtx *cc)
 {
     pool_free(cc->pool);
     jit_free(cc->jit);
+    blas_free(cc->blas);
     free(cc);
 }
 

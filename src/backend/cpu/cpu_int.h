@@ -37,6 +37,8 @@ typedef struct CpuCtx {
     bool build_id_done;       /* the build ID of axle's code (program entries) */
     uint8_t build_id[64];
     size_t build_id_len;      /* 0: none */
+    struct Blas *blas;        /* the fast modes' BLAS (runtime/blas.h), once loaded */
+    bool blas_tried;
 } CpuCtx;
 
 /* Per program: the generated program's description and its entry points,

@@ -22,6 +22,7 @@
 #include "runtime/host.h"
 #include "runtime/array.h"
 #include "runtime/sort.h"
+#include "runtime/blas.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -384,6 +385,88 @@ static void plan_rows(Ex *ex, Op1 *o, int64_t rows, int64_t n)
     o->call.m = rows * o->call.nchunk;
 }
 
+/* The context's BLAS, loaded on first need; NULL when there is none
+ * (AXLE_BLAS off, or none installed: the generated kernel runs). */
+static Blas *ctx_blas(Ex *ex)
+{
+    CpuCtx *cc = ex->cc;
+    if (!cc->blas_tried && !ex->cx->no_blas) {
+        char why[256];
+        cc->blas_tried = true;
+        cc->blas = blas_load(ex->cx->blas, why, sizeof why);
+        /* a BLAS named by AXLE_BLAS that cannot be loaded is worth a word */
+        if (!cc->blas && ex->cx->blas) ctx_notice(ex->cx, NOTICE_BLAS, "AXLE_BLAS: %s; matrix products use axle's own kernels", why);
+    }
+    return cc->blas;
+}
+
+/* The dimensions [lo, hi) of arg a against the space's ext[lo..hi): the
+ * same extents, their product in *n. */
+static bool same_run(const AxArg *a, int from, const int64_t *ext, int lo, int hi, int64_t *n)
+{
+    *n = 1;
+    for (int d = lo; d < hi; d++) {
+        if (a->shape[from + d - lo] != ext[d]) return false;
+        *n *= ext[d];
+    }
+    return true;
+}
+
+/* A fold recognised as a matrix product (CgContract) run by the BLAS:
+ * 1 done, 0 not taken (the generated kernel runs).  Only in the fast
+ * modes: the BLAS blocks and reassociates each sum, within fast_math's
+ * bound for a sum of n terms (axle.h), and fuses multiplies into adds;
+ * the exact modes keep the fold's own order. */
+static int fold_blas(Ex *ex, Op1 *o, const AxArg *src)
+{
+    const CgContract *m = o->cn->con;
+    if (!m || !ex->cx->opt.fast_math || ex->cx->no_blas) return 0;
+    int r = src->rank, k = r - 1;
+    int64_t rows = 0, cols = 0, K = src->shape[k];
+    /* A: (i.., k) or (k, i..); B: (k, j..) or (j.., k); every extent the
+     * space's, so that the merged dimensions are the matrices' rows */
+    for (int t = 0; t < m->nterm; t++) {
+        const CgGemm *g = &m->t[t];
+        const AxArg *A = &o->args[g->slot[0]], *B = &o->args[g->slot[1]];
+        if (A->rank != m->rows + 1 || B->rank != r - m->rows) return 0;
+        if (!same_run(A, g->ta ? 1 : 0, src->shape, 0, m->rows, &rows) ||
+            !same_run(B, g->tb ? 0 : 1, src->shape, m->rows, k, &cols) ||
+            A->shape[g->ta ? 0 : A->rank - 1] != K || B->shape[g->tb ? B->rank - 1 : 0] != K)
+            return 0;
+    }
+    if (rows == 0 || cols == 0 || K == 0) return 0;
+    Blas *b = ctx_blas(ex);
+    if (!b) return 0;
+    void *C = o->args[0].buf[0];
+    /* C is zeroed first: a BLAS may scale it by beta = 0 rather than
+     * overwrite it, and the array may be a reused buffer holding NaN */
+    memset(C, 0, (size_t)(rows * cols) * ax_scalar_size(m->s));
+    /* A A^T and A B^T + B A^T (PolyBench's syrk and syr2k) are symmetric:
+     * the BLAS's symmetric products do half the work */
+    const CgGemm *g0 = &m->t[0], *g1 = &m->t[1];
+    bool sym1 = m->nterm == 1 && g0->ta != g0->tb && g0->slot[0] == g0->slot[1] && g0->leaf[0] == g0->leaf[1];
+    bool sym2 = m->nterm == 2 && g0->ta != g0->tb && g0->ta == g1->ta && g0->tb == g1->tb &&
+                g0->alpha == g1->alpha && g0->slot[0] == g1->slot[1] && g0->slot[1] == g1->slot[0] &&
+                g0->leaf[0] == g1->leaf[1] && g0->leaf[1] == g1->leaf[0];
+    if ((sym1 || sym2) && rows == cols) {
+        const AxArg *A = &o->args[g0->slot[0]], *B = &o->args[g0->slot[1]];
+        if (blas_syrk(b, m->s, g0->ta, rows, K, g0->alpha, A->buf[g0->leaf[0]], g0->ta ? rows : K,
+                      sym2 ? B->buf[g0->leaf[1]] : NULL, g0->ta ? rows : K, C, cols, ex->nthreads)) {
+            ex->cc->counters.blas++;
+            return 1;
+        }
+    }
+    for (int t = 0; t < m->nterm; t++) {
+        const CgGemm *g = &m->t[t];
+        const AxArg *A = &o->args[g->slot[0]], *B = &o->args[g->slot[1]];
+        if (!blas_gemm(b, m->s, g->ta, g->tb, rows, cols, K, g->alpha, A->buf[g->leaf[0]], g->ta ? rows : K,
+                       B->buf[g->leaf[1]], g->tb ? K : cols, t ? 1.0 : 0.0, C, cols, ex->nthreads))
+            return 0;   /* each call checks the same sizes: the first refuses, or none */
+    }
+    ex->cc->counters.blas++;
+    return 1;
+}
+
 static int ex_fold(Host *h, const Node *x, void *ov)
 {
     Ex *ex = h->self;
@@ -398,6 +481,7 @@ static int ex_fold(Host *h, const Node *x, void *ov)
     if (rows == 0) return 0;
     if (!z && n == 0)
         return fail(ex, AX_ERR_SHAPE, "%s: cannot reduce an empty row (the innermost extent is 0)", api_name(x->op));
+    if (z && fold_blas(ex, o, src)) return 0;
     plan_rows(ex, o, rows, n);
     o->call.s1 = &o->call;   /* never read without partials; not NULL */
     if (n == 0) return run_kernel(ex, o->k[R_COMB], &o->call, rows, GRAIN);   /* every row is z */
