@@ -231,7 +231,9 @@ enum {
  * search is needed and CBC can be loaded; cbc: by CBC always; greedy),
  * AXLE_PLANNER_LIMIT (the solve's limit, milliseconds of CPU time;
  * default 10; past it the planner is greedy) and AXLE_CBC (the CBC
- * library to load) choose it.  A malformed value is ignored with a
+ * library to load) choose it.  Nor has the fast modes' BLAS (see "Matrix
+ * products" at ax_fold): AXLE_BLAS names the library to load, or is off
+ * (or 0) for none.  A malformed value is ignored with a
  * notice naming the variable and the accepted values (see log and
  * strict). */
 typedef struct ax_options {
@@ -740,7 +742,34 @@ ax_acc ax_compute(ax_acc a);
  * vector becomes a rank-0 array).  f must be associative; z is combined
  * in once per row (it need not be a neutral element).  fold1 needs
  * non-empty rows (an empty row is a run-time shape error).  The order of
- * operands is preserved, so f need not be commutative. */
+ * operands is preserved, so f need not be commutative.
+ *
+ * Matrix products.  A fold with ax_fn_add and a zero of 0 over a product
+ * of two replicated matrices is a matrix product (the README's form):
+ *   ax_fold(ax_fn_add, NULL, ax_f64(0), ax_zip_with(ax_fn_mul, NULL,
+ *       ax_replicate(3, (ax_slice[]){ax_all(), ax_fixed(n), ax_all()}, a),
+ *       ax_replicate(3, (ax_slice[]){ax_fixed(m), ax_all(), ax_all()}, ax_transpose(b, NULL))))
+ * is a (m x k) times b (k x n), either operand possibly transposed, times
+ * constants, or a sum of such products (a b^T + b a^T), in f32 or f64,
+ * with several leading dimensions of a merged into its rows (a batch of
+ * rows, as PolyBench's doitgen).  Where each product sums:
+ * - the exact modes, every backend: the fold's generated loop, which
+ *   sums each element's k terms in a fixed grouping of its own (f is
+ *   associative, so any fold may group its terms; the same grouping on
+ *   every run), each term's product as written, no multiply fused into
+ *   an add;
+ * - the fast modes, CPU backend, where a BLAS is installed (OpenBLAS, BSD,
+ *   loaded at run time: libopenblas.so.0; AXLE_BLAS names another library
+ *   or, off, none): the BLAS's gemm (syrk and syr2k for a a^T and a b^T +
+ *   b a^T, the upper triangle copied from the lower), on the context's
+ *   threads.  The BLAS blocks each sum and fuses multiplies into adds,
+ *   so a sum of k terms is reassociated, within the fast mode's bound
+ *   (ax_options.fast_math); a constant factor scales the sum rather than
+ *   each term.  Integer products and the exact modes never take this
+ *   path; nor do operands whose extents are not the product's own (a
+ *   zipWith that cut them shorter);
+ * - elsewhere (no BLAS; the GPU backends): the generated loop, with the
+ *   fast mode's licence to reassociate and contract. */
 ax_acc ax_fold(ax_fn2 f, void *env, ax_exp z, ax_acc a);
 ax_acc ax_fold1(ax_fn2 f, void *env, ax_acc a);
 /* Convenience: fold all elements into a rank-0 array. */

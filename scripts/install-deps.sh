@@ -5,7 +5,8 @@
 #   install-deps.sh [--check] [PURPOSE...]
 #
 # PURPOSE is any of build, test, python, demo, docs (default: build test
-# demo; test includes python and CBC, the planner's optional ILP solver).
+# demo; test includes python, CBC, the planner's optional ILP solver, and
+# OpenBLAS, the fast modes' optional matrix products).
 # With --check nothing is installed: the missing packages are listed and
 # the exit status is 1 if there are any.  The check is quick (command -v,
 # dpkg -s and one small compile) and never runs apt-get.  Without --check,
@@ -64,6 +65,11 @@ for purpose in "$@"; do
       # is greedy and the tests that need it say so and skip), installed
       # so that they run
       have_pkg coinor-libcbc-dev || add coinor-libcbc-dev
+      # OpenBLAS (BSD): optional at build and run time (libaxle loads it
+      # with dlopen for matrix products in the fast modes; without it the
+      # generated kernel runs and the tests of the BLAS path say so and
+      # skip), installed so that they run
+      have_pkg libopenblas0-pthread || add libopenblas0-pthread
       # the GPU backends' tests: OpenCL on the CPU (PoCL and the ICD
       # loader) and Oclgrind's race checks; Doxygen for the documentation
       # test (each test is left out, with a line saying so, when its part
