@@ -753,11 +753,17 @@ ax_acc ax_compute(ax_acc a);
  * constants, or a sum of such products (a b^T + b a^T), in f32 or f64,
  * with several leading dimensions of a merged into its rows (a batch of
  * rows, as PolyBench's doitgen).  Where each product sums:
- * - the exact modes, every backend: the fold's generated loop, which
- *   sums each element's k terms in a fixed grouping of its own (f is
- *   associative, so any fold may group its terms; the same grouping on
- *   every run), each term's product as written, no multiply fused into
- *   an add;
+ * - the exact modes, CPU backend, a single product written a b, (c a) b
+ *   or a (c b) (c a constant) of at least 96 rows, 16 columns and 16
+ *   terms, whose operands' extents are the product's own (not cut shorter
+ *   by the zipWith): a register-tiled loop that sums each element's k terms strictly
+ *   in order from z, each computed as written, no multiply fused into an
+ *   add: the interpreter's value, bit for bit;
+ * - the exact modes otherwise (and every GPU backend): the fold's
+ *   generated loop, which sums each element's k terms in a fixed grouping
+ *   of its own (f is associative, so any fold may group its terms; the
+ *   same grouping on every run), each term as written, no multiply fused
+ *   into an add;
  * - the fast modes, CPU backend, where a BLAS is installed (OpenBLAS, BSD,
  *   loaded at run time: libopenblas.so.0; AXLE_BLAS names another library
  *   or, off, none): the BLAS's gemm (syrk and syr2k for a a^T and a b^T +
@@ -766,10 +772,9 @@ ax_acc ax_compute(ax_acc a);
  *   so a sum of k terms is reassociated, within the fast mode's bound
  *   (ax_options.fast_math); a constant factor scales the sum rather than
  *   each term.  Integer products and the exact modes never take this
- *   path; nor do operands whose extents are not the product's own (a
- *   zipWith that cut them shorter);
- * - elsewhere (no BLAS; the GPU backends): the generated loop, with the
- *   fast mode's licence to reassociate and contract. */
+ *   path; nor do operands whose extents are not the product's own;
+ * - the fast modes without a BLAS: the loops above, with the fast
+ *   mode's licence to reassociate and contract. */
 ax_acc ax_fold(ax_fn2 f, void *env, ax_exp z, ax_acc a);
 ax_acc ax_fold1(ax_fn2 f, void *env, ax_acc a);
 /* Convenience: fold all elements into a rank-0 array. */

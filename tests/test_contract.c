@@ -365,3 +365,138 @@ TEST(symmetric_products_and_sums_of_products)
     ax_ctx_free(ref);
     ax_ctx_free(cx);
 }
+
+static int64_t tiled_calls(ax_ctx *cx)
+{
+    CpuCounters c;
+    return cpu_counters(cx, &c) ? c.tiled : 0;
+}
+
+/* Scales written on the reads: (1.5 a) b, a (-3 b), as 2mm writes its
+ * alpha; each term then computed as written. */
+static ax_exp scaled_a(ax_exp x, ax_exp y, void *env)
+{
+    (void)env;
+    ax_exp c = ax_exp_type(x) == ax_type_scalar(AX_F64) ? ax_f64(1.5) : ax_f32(1.5f);
+    return ax_mul(ax_mul(c, x), y);
+}
+
+static ax_exp scaled_b(ax_exp x, ax_exp y, void *env)
+{
+    (void)env;
+    ax_exp c = ax_exp_type(x) == ax_type_scalar(AX_F64) ? ax_f64(-3) : ax_f32(-3);
+    return ax_mul(x, ax_mul(y, c));
+}
+
+static ax_acc product_fn(ax_ctx *cx, const Form *f, const Mats *mt, ax_exp z, ax_fn2 fn)
+{
+    ax_array *A = matrix(cx, mt->s, 2, mt->sa, mt->seed, mt->range);
+    ax_array *B = matrix(cx, mt->s, 2, mt->sb, mt->seed + 1, mt->range);
+    ax_acc a = ax_use(cx, A), b = ax_use(cx, B);
+    ax_array_release(A);
+    ax_array_release(B);
+    if (f->ta) a = ax_transpose(a, NULL);
+    if (!f->tb) b = ax_transpose(b, NULL);
+    ax_exp m = ax_index_get(ax_shape(a), 0), n = ax_index_get(ax_shape(b), 0);
+    ax_acc ar = ax_replicate(3, (ax_slice[]){ax_all(), ax_fixed(n), ax_all()}, a);
+    ax_acc br = ax_replicate(3, (ax_slice[]){ax_fixed(m), ax_all(), ax_all()}, b);
+    return ax_fold(ax_fn_add, NULL, z, ax_zip_with(fn, NULL, ar, br));
+}
+
+/* The exact mode's register-tiled kernel sums each element strictly in
+ * order from the fold's zero, each term as written: the interpreter's
+ * value bit for bit, on random reals, for every layout, scale, type,
+ * partial tile (rows, columns and sums not multiples of the tile or the
+ * block of 256) and a zero of -0; the kernel's counter says it ran. */
+TEST(tiled_products_are_the_interpreters_bits)
+{
+    ax_ctx *ref = ctx_of(AX_BACKEND_INTERP, false), *cx = ctx_of(AX_BACKEND_CPU, false);
+    REQUIRE(ref && cx);
+    static const int64_t mkn[][3] = {{96, 16, 16}, {101, 300, 53}, {193, 517, 77}, {120, 41, 250}};
+    static const ax_fn2 fns[] = {ax_fn_mul, scaled_a, scaled_b};
+    int runs = 0;
+    for (int t = 0; t < 2; t++)
+        for (int form = 0; form < 4; form++)
+            for (int fi = 0; fi < 3; fi++)
+                for (size_t d = 0; d < sizeof mkn / sizeof mkn[0]; d++) {
+                    ax_scalar s = t ? AX_F32 : AX_F64;
+                    Form f = {form & 1, (form >> 1) & 1, 0};
+                    Mats mt = mats(s, &f, mkn[d][0], mkn[d][1], mkn[d][2], 31 + d, 0);
+                    ax_exp z = (d & 1) ? (s == AX_F64 ? ax_f64(-0.0) : ax_f32(-0.0f)) : zero(s);
+                    ax_exp zr = (d & 1) ? (s == AX_F64 ? ax_f64(-0.0) : ax_f32(-0.0f)) : zero(s);
+                    ax_array *w = RUN(ref, product_fn(ref, &f, &mt, zr, fns[fi]));
+                    int64_t c0 = tiled_calls(cx);
+                    ax_array *g = RUN(cx, product_fn(cx, &f, &mt, z, fns[fi]));
+                    char what[96];
+                    snprintf(what, sizeof what, "tiled %s ta %d tb %d form %d, %lldx%lldx%lld", t ? "f32" : "f64", f.ta,
+                             f.tb, fi, (long long)mkn[d][0], (long long)mkn[d][1], (long long)mkn[d][2]);
+                    same(g, w, s, 0, 1, what);
+                    CHECKF(tiled_calls(cx) == c0 + 1, "%s: the tiled kernel did not run", what);
+                    runs++;
+                    ax_array_release(w);
+                    ax_array_release(g);
+                }
+    fprintf(stderr, "%d tiled products\n", runs);
+    ax_ctx_free(ref);
+    ax_ctx_free(cx);
+}
+
+/* The fast mode without a BLAS runs the tiled kernel too (its sums may
+ * contract): within the bound for a sum. */
+TEST(tiled_products_in_the_fast_mode)
+{
+    setenv("AXLE_BLAS", "off", 1);
+    ax_ctx *ref = ctx_of(AX_BACKEND_INTERP, false), *cx = ctx_of(AX_BACKEND_CPU, true);
+    unsetenv("AXLE_BLAS");
+    REQUIRE(ref && cx);
+    Form f = {false, false, 0};
+    Mats mt = mats(AX_F64, &f, 150, 400, 70, 5, 0);
+    ax_array *w = RUN(ref, product(ref, &f, &mt, ax_f64(0)));
+    ax_array *g = RUN(cx, product(cx, &f, &mt, ax_f64(0)));
+    same(g, w, AX_F64, 401 * 0x1p-53, 400, "fast, tiled");
+    CHECK(tiled_calls(cx) == 1 && blas_calls(cx) == 0);
+    ax_array_release(w);
+    ax_array_release(g);
+    ax_ctx_free(ref);
+    ax_ctx_free(cx);
+}
+
+/* A A^T and A^T A in the exact mode: the tiled kernel computes the lower
+ * triangle's tiles and the host copies it up; every element the
+ * interpreter's bits (random reals), the upper triangle included. */
+static ax_acc gram(ax_ctx *cx, bool at, int64_t n, int64_t k, ax_scalar s)
+{
+    int64_t sh[2] = {at ? k : n, at ? n : k};
+    ax_array *A = matrix(cx, s, 2, sh, 41, 0);
+    ax_acc a = ax_use(cx, A);
+    ax_array_release(A);
+    if (at) a = ax_transpose(a, NULL);
+    ax_exp m = ax_index_get(ax_shape(a), 0);
+    ax_acc rows = ax_replicate(3, (ax_slice[]){ax_all(), ax_fixed(m), ax_all()}, a);
+    ax_acc cols = ax_replicate(3, (ax_slice[]){ax_fixed(m), ax_all(), ax_all()}, a);
+    return ax_fold(ax_fn_add, NULL, zero(s), ax_zip_with(ax_fn_mul, NULL, rows, cols));
+}
+
+TEST(tiled_symmetric_products)
+{
+    ax_ctx *ref = ctx_of(AX_BACKEND_INTERP, false), *cx = ctx_of(AX_BACKEND_CPU, false);
+    REQUIRE(ref && cx);
+    static const int64_t nk[][2] = {{96, 16}, {131, 257}, {250, 40}};
+    for (int t = 0; t < 2; t++)
+        for (int at = 0; at < 2; at++)
+            for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++) {
+                ax_scalar s = t ? AX_F32 : AX_F64;
+                ax_array *w = RUN(ref, gram(ref, at, nk[i][0], nk[i][1], s));
+                int64_t c0 = tiled_calls(cx);
+                ax_array *g = RUN(cx, gram(cx, at, nk[i][0], nk[i][1], s));
+                char what[64];
+                snprintf(what, sizeof what, "%s %s, n %lld k %lld", t ? "f32" : "f64", at ? "A^T A" : "A A^T",
+                         (long long)nk[i][0], (long long)nk[i][1]);
+                same(g, w, s, 0, 1, what);
+                CHECKF(tiled_calls(cx) == c0 + 1, "%s: the tiled kernel did not run", what);
+                ax_array_release(w);
+                ax_array_release(g);
+            }
+    ax_ctx_free(ref);
+    ax_ctx_free(cx);
+}

@@ -103,7 +103,7 @@ bool blas_gemm(Blas *b, ax_scalar s, bool ta, bool tb, int64_t m, int64_t n, int
 
 /* The upper triangle of the n x n matrix C (leading dimension ldc) from
  * its lower, in tiles so that both sides stay in the cache. */
-static void mirror(size_t z, int64_t n, void *C, int64_t ldc)
+void mat_mirror_lower(size_t z, int64_t n, void *C, int64_t ldc)
 {
     enum { T = 64 };
     char *c = C;
@@ -135,6 +135,6 @@ bool blas_syrk(Blas *b, ax_scalar s, bool trans, int64_t n, int64_t k, double al
         b->dsyrk(CBLAS_ROW_MAJOR, CBLAS_LOWER, TR, (int)n, (int)k, alpha, A, (int)lda, 0.0, C, (int)ldc);
     else
         b->ssyrk(CBLAS_ROW_MAJOR, CBLAS_LOWER, TR, (int)n, (int)k, (float)alpha, A, (int)lda, 0.0f, C, (int)ldc);
-    mirror(ax_scalar_size(s), n, C, ldc);
+    mat_mirror_lower(ax_scalar_size(s), n, C, ldc);
     return true;
 }

@@ -39,4 +39,8 @@ bool blas_gemm(Blas *b, ax_scalar s, bool ta, bool tb, int64_t m, int64_t n, int
 bool blas_syrk(Blas *b, ax_scalar s, bool trans, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
                const void *B, int64_t ldb, void *C, int64_t ldc, int threads);
 
+/* Copies the lower triangle of the n x n matrix C (leading dimension ldc,
+ * elements of z bytes) onto its upper, in tiles. */
+void mat_mirror_lower(size_t z, int64_t n, void *C, int64_t ldc);
+
 #endif /* AX_BLAS_H */

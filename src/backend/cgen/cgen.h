@@ -72,6 +72,8 @@ typedef enum CgRole {
     R_SCAN1,    /* scan in one pass (GPU: decoupled look-back) */
     R_PPRIV,    /* permute: combine the source into per-task private copies */
     R_PMERGE,   /* permute: combine the private copies into the result */
+    R_GEMM,     /* fold that is a matrix product (CgContract): register
+                   tiles over row blocks (CPU) */
     R_NROLE
 } CgRole;
 
@@ -92,12 +94,16 @@ typedef struct CgFree {
  * dimensions and k, B's the rest and k.  ta: A is read (k, i..) (laid
  * out k x m), else (i.., k); tb: B is read (j.., k) (n x k), else
  * (k, j..).  A and B are free arrays (argument slots), or a component
- * (leaf) of a tuple array's elements. */
+ * (leaf) of a tuple array's elements.  exact: the term is written
+ * (sa a) (sb b), each scale a constant or absent (0), so that a kernel
+ * computing it so gets the element function's value bit for bit. */
 enum { CG_GEMM_TERMS = 4 };
 typedef struct CgGemm {
     int slot[2], leaf[2];
     bool ta, tb;
     double alpha;
+    bool exact;
+    double sa, sb;
 } CgGemm;
 typedef struct CgContract {
     ax_scalar s;              /* AX_F32 or AX_F64 */
@@ -132,6 +138,13 @@ typedef struct CgNode {
     int scratch_leaves;       /* leaves per partial (fold/scan) */
     const CgContract *con;    /* a fold that is a matrix product, or NULL */
 } CgNode;
+
+/* Is m A A^T or A^T A, one array read both ways (symmetric)? */
+static inline bool cg_gemm_symmetric(const CgContract *m)
+{
+    const CgGemm *g = &m->t[0];
+    return m->nterm == 1 && g->ta != g->tb && g->slot[0] == g->slot[1] && g->leaf[0] == g->leaf[1] && g->sa == g->sb;
+}
 
 /* Is cn's operation (described: its slots known) a matrix product?  Its
  * description in *out (contract.c). */

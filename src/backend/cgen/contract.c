@@ -149,6 +149,39 @@ static bool run_of(const Walk *w, int r, int k, int *lo, int *cnt, bool *kfirst)
     return true;
 }
 
+/* A read, or a constant times a read (either way round), as written:
+ * the constant in *scale (0: none). */
+static bool scaled_read(Walk *w, const Node *e, double *scale)
+{
+    *scale = 0;
+    e = lets(w, e);
+    if (e && e->op == OP_PRIM && e->a == P_MUL && e->n == 2) {
+        const Node *x = lets(w, e->kid[0]), *y = lets(w, e->kid[1]);
+        const Node *c = x && x->op == OP_CONST ? x : y && y->op == OP_CONST ? y : NULL;
+        if (!c || c->type->kind != TY_SCALAR || c->type->s != w->s) return false;
+        *scale = w->s == AX_F64 ? c->c.f64 : (double)c->c.f32;
+        if (*scale == 0) return false;
+        e = c == x ? y : x;
+    }
+    int n = w->nread;
+    w->alpha = 1;
+    return factors(w, e, 0) && w->nread == n + 1 && w->alpha == 1;
+}
+
+/* Is product e, whose reads factors found, X * Y with X and Y each a read
+ * or a constant times one (gemm's A B, 2mm's (alpha A) B)?  Then a kernel
+ * that computes each term as (sa a) (sb b) computes it as written, bit
+ * for bit; the scales of reads 0 and 1 in scale[]. */
+static bool as_written(Walk *w, const Node *e, double scale[2])
+{
+    Walk v = *w;
+    v.nread = 0;
+    e = lets(&v, e);
+    return e && e->op == OP_PRIM && e->a == P_MUL && e->n == 2 && scaled_read(&v, e->kid[0], &scale[0]) &&
+           scaled_read(&v, e->kid[1], &scale[1]) && v.nread == 2 && v.arr[0] == w->arr[0] &&
+           v.arr[1] == w->arr[1] && v.leaf[0] == w->leaf[0] && v.leaf[1] == w->leaf[1];
+}
+
 /* One product of a sum (the element function's e): its factors, and
  * its reads as A and B of a CgGemm; every product of a sum must split
  * the result's dimensions alike. */
@@ -173,6 +206,10 @@ static bool product(const CgNode *cn, Walk *w, const Node *e, int r, CgContract 
     m->ta = kf[a];
     m->tb = !kf[b];
     m->alpha = w->alpha;
+    double sc[2];
+    m->exact = as_written(w, e, sc);
+    m->sa = m->exact ? sc[a] : 0;
+    m->sb = m->exact ? sc[b] : 0;
     out->rows = cnt[a];
     out->nterm++;
     return true;

@@ -19,7 +19,7 @@ const char *const cg_role_name[R_NROLE] = {
     [R_MAIN] = "main", [R_LIN] = "lin", [R_PART] = "part", [R_COMB] = "comb",
     [R_CARRY] = "carry", [R_SCAN] = "scan", [R_SEG] = "seg", [R_COUNT] = "count",
     [R_SCATTER] = "scatter", [R_DFLT] = "dflt", [R_PERM] = "perm", [R_MAT] = "mat", [R_SCAN1] = "scan1",
-    [R_PPRIV] = "ppriv", [R_PMERGE] = "pmerge",
+    [R_PPRIV] = "ppriv", [R_PMERGE] = "pmerge", [R_GEMM] = "gemm",
 };
 
 /* The describer's state. */

@@ -105,6 +105,7 @@ typedef struct CpuCounters {
     int64_t prepared, compiled, cached;
     int64_t checked;          /* cold units loaded (checked copies, on first need) */
     int64_t blas;             /* matrix products handed to the BLAS */
+    int64_t tiled;            /* matrix products by the register-tiled kernel */
     double last_compile_ms;
 } CpuCounters;
 bool cpu_counters(ax_ctx *cx, CpuCounters *out);

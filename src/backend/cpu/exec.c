@@ -412,29 +412,36 @@ static bool same_run(const AxArg *a, int from, const int64_t *ext, int lo, int h
     return true;
 }
 
-/* A fold recognised as a matrix product (CgContract) run by the BLAS:
- * 1 done, 0 not taken (the generated kernel runs).  Only in the fast
- * modes: the BLAS blocks and reassociates each sum, within fast_math's
- * bound for a sum of n terms (axle.h), and fuses multiplies into adds;
- * the exact modes keep the fold's own order. */
-static int fold_blas(Ex *ex, Op1 *o, const AxArg *src)
+/* The extents of a fold recognised as a matrix product (CgContract):
+ * false unless every operand's are the product's own, A (i.., k) or
+ * (k, i..), B (k, j..) or (j.., k), so that the merged dimensions are
+ * the matrices' rows and every read is inside its array. */
+static bool contract_dims(const Op1 *o, const AxArg *src, int64_t *rows, int64_t *cols)
 {
     const CgContract *m = o->cn->con;
-    if (!m || !ex->cx->opt.fast_math || ex->cx->no_blas) return 0;
     int r = src->rank, k = r - 1;
-    int64_t rows = 0, cols = 0, K = src->shape[k];
-    /* A: (i.., k) or (k, i..); B: (k, j..) or (j.., k); every extent the
-     * space's, so that the merged dimensions are the matrices' rows */
+    int64_t K = src->shape[k];
     for (int t = 0; t < m->nterm; t++) {
         const CgGemm *g = &m->t[t];
         const AxArg *A = &o->args[g->slot[0]], *B = &o->args[g->slot[1]];
-        if (A->rank != m->rows + 1 || B->rank != r - m->rows) return 0;
-        if (!same_run(A, g->ta ? 1 : 0, src->shape, 0, m->rows, &rows) ||
-            !same_run(B, g->tb ? 0 : 1, src->shape, m->rows, k, &cols) ||
+        if (A->rank != m->rows + 1 || B->rank != r - m->rows) return false;
+        if (!same_run(A, g->ta ? 1 : 0, src->shape, 0, m->rows, rows) ||
+            !same_run(B, g->tb ? 0 : 1, src->shape, m->rows, k, cols) ||
             A->shape[g->ta ? 0 : A->rank - 1] != K || B->shape[g->tb ? B->rank - 1 : 0] != K)
-            return 0;
+            return false;
     }
-    if (rows == 0 || cols == 0 || K == 0) return 0;
+    return true;
+}
+
+/* A fold recognised as a matrix product run by the BLAS: 1 done, 0 not
+ * taken.  Only in the fast modes: the BLAS blocks and reassociates each
+ * sum, within fast_math's bound for a sum of n terms (axle.h), and fuses
+ * multiplies into adds; the exact modes keep the fold's own order. */
+static int fold_blas(Ex *ex, Op1 *o, const AxArg *src, int64_t rows, int64_t cols)
+{
+    const CgContract *m = o->cn->con;
+    int64_t K = src->shape[src->rank - 1];
+    if (!ex->cx->opt.fast_math || ex->cx->no_blas) return 0;
     Blas *b = ctx_blas(ex);
     if (!b) return 0;
     void *C = o->args[0].buf[0];
@@ -444,7 +451,7 @@ static int fold_blas(Ex *ex, Op1 *o, const AxArg *src)
     /* A A^T and A B^T + B A^T (PolyBench's syrk and syr2k) are symmetric:
      * the BLAS's symmetric products do half the work */
     const CgGemm *g0 = &m->t[0], *g1 = &m->t[1];
-    bool sym1 = m->nterm == 1 && g0->ta != g0->tb && g0->slot[0] == g0->slot[1] && g0->leaf[0] == g0->leaf[1];
+    bool sym1 = cg_gemm_symmetric(m);
     bool sym2 = m->nterm == 2 && g0->ta != g0->tb && g0->ta == g1->ta && g0->tb == g1->tb &&
                 g0->alpha == g1->alpha && g0->slot[0] == g1->slot[1] && g0->slot[1] == g1->slot[0] &&
                 g0->leaf[0] == g1->leaf[1] && g0->leaf[1] == g1->leaf[0];
@@ -467,6 +474,35 @@ static int fold_blas(Ex *ex, Op1 *o, const AxArg *src)
     return 1;
 }
 
+/* The register-tiled kernel's tasks are blocks of rows (fold.c
+ * emit_gemm), a multiple of its tiles' rows (4 or 6): about two per
+ * thread, since each copies B's panels once, and at least GEMM_MB. */
+enum { GEMM_MB = 48, GEMM_TILES = 12 };
+
+/* A matrix product by the BLAS, or by the register-tiled kernel (where
+ * one was made: the product written (sa a) (sb b)) when the matrices are
+ * big enough for tiles to pay (a long sum of few rows and columns is
+ * better split along k, as the fold does); 1 done, 0 not taken, -1 on an
+ * error. */
+static int fold_contract(Ex *ex, Op1 *o, const AxArg *src)
+{
+    int64_t rows = 0, cols = 0, K = src->shape[src->rank - 1];
+    if (!o->cn->con || !contract_dims(o, src, &rows, &cols) || rows == 0 || cols == 0 || K == 0) return 0;
+    if (fold_blas(ex, o, src, rows, cols)) return 1;
+    if (!o->k[R_GEMM] || rows < 2 * GEMM_MB || cols < 16 || K < 16) return 0;
+    /* a symmetric product's row blocks grow with the row: more of them */
+    bool sym = cg_gemm_symmetric(o->cn->con);
+    if (sym && rows != cols) return 0;   /* (one array both ways: never) */
+    int64_t per = sym ? 4 * ex->nthreads : 2 * ex->nthreads, mb = (rows + per - 1) / per;
+    mb = (mb + GEMM_TILES - 1) / GEMM_TILES * GEMM_TILES;
+    if (mb < GEMM_MB) mb = GEMM_MB;
+    o->call.chunk = mb;
+    ex->cc->counters.tiled++;
+    if (run_kernel(ex, o->k[R_GEMM], &o->call, (rows + mb - 1) / mb, 1)) return -1;
+    if (sym) mat_mirror_lower(ax_scalar_size(o->cn->con->s), rows, o->args[0].buf[0], cols);
+    return 1;
+}
+
 static int ex_fold(Host *h, const Node *x, void *ov)
 {
     Ex *ex = h->self;
@@ -481,7 +517,8 @@ static int ex_fold(Host *h, const Node *x, void *ov)
     if (rows == 0) return 0;
     if (!z && n == 0)
         return fail(ex, AX_ERR_SHAPE, "%s: cannot reduce an empty row (the innermost extent is 0)", api_name(x->op));
-    if (z && fold_blas(ex, o, src)) return 0;
+    int mp = z ? fold_contract(ex, o, src) : 0;
+    if (mp) return mp < 0 ? -1 : 0;
     plan_rows(ex, o, rows, n);
     o->call.s1 = &o->call;   /* never read without partials; not NULL */
     if (n == 0) return run_kernel(ex, o->k[R_COMB], &o->call, rows, GRAIN);   /* every row is z */

@@ -479,6 +479,134 @@ static const char *fold_rows_across(G *g, const Node *f, const Type *elt)
     return b;
 }
 
+/* A fold that is a matrix product computed as written (CgGemm.exact, one
+ * term): register tiles of MR rows by NV vectors of columns, each element
+ * of the tile summed along k strictly in order from z, each term
+ * (sa a) (sb b) as the element function writes it, so the result is the
+ * interpreter's bit for bit in the exact modes (the fast modes may
+ * contract, as they do everywhere).  The sum's dimension runs in blocks
+ * of KC; B's panel of the block (KC x NR) is read in place where B is
+ * laid out (k, j), else copied into a local buffer (scaled, zero-padded
+ * past the last column), so that the tile reads it along its rows; a
+ * tile's sums cross blocks through C (a stored value is the register's,
+ * exactly).  Task t is the row block [t MB, t MB + MB), MB = c->chunk, a
+ * multiple of the tile's rows (a panel is copied once per task).  The host runs it only where A's and B's
+ * extents are the product's (exec.c), so every read is in bounds, and it
+ * has no checked copy.  The tile's size follows the vector registers the
+ * C compiler targets (its macros, which follow -march): 6 x 3 vectors
+ * where AVX-512 gives 32 registers, 4 x 3 where there are 16. */
+static void emit_gemm(G *g)
+{
+    const CgNode *cn = g->cn;
+    const CgGemm *m = &cn->con->t[0];
+    const Type *elt = cn->x->type->elt;
+    ax_scalar s = cn->con->s;
+    const char *T = cg_ctype(s), *V = "gv", *W = "W";
+    int r = cn->x->type->rank + 1, src = cn->nout;   /* the DELAYED operand's slot: the space */
+    cpu_kernel_begin(g, R_GEMM, 0, true);
+    Val z = cpu_zval(g, elt);
+    Buf mb = {0}, nb = {0};
+    for (int d = 0; d < r - 1; d++) {
+        Buf *b = d < cn->con->rows ? &mb : &nb;
+        buf_printf(b, "%ss%d_%d", b->s ? " * " : "", src, d);
+    }
+    cg_line(g, "const i64 M = %s, N = %s, K = s%d_%d;", cg_buf_text(g, &mb, "1"), cg_buf_text(g, &nb, "1"), src, r - 1);
+    free(mb.s);
+    free(nb.s);
+    cg_line(g, "const %s *A = a%d_%d, *B = a%d_%d;", T, m->slot[0], m->leaf[0], m->slot[1], m->leaf[1]);
+    cg_line(g, "%s *C = a0_0;", T);
+    cg_line(g, "#if defined(__AVX512F__)");
+    cg_line(g, "enum { MR = 6, VB = 64 };");
+    cg_line(g, "#elif defined(__AVX__)");
+    cg_line(g, "enum { MR = 4, VB = 32 };");
+    cg_line(g, "#else");
+    cg_line(g, "enum { MR = 4, VB = 16 };");
+    cg_line(g, "#endif");
+    cg_line(g, "typedef %s gv __attribute__((vector_size(VB)));", T);
+    cg_line(g, "enum { W = VB / sizeof(%s), NV = 3, NR = NV * W, KC = 256 };", T);
+    cg_line(g, "const i64 MB = c->chunk;");
+    cg_line(g, "%s P[KC * NR] __attribute__((aligned(64)));", T);
+    const char *sa = m->sa ? cg_fmt(g, "(%s)%a * ", T, m->sa) : "";
+    const char *sb = m->sb ? cg_fmt(g, "(%s)%a * ", T, m->sb) : "";
+    cg_line(g, "for (i64 t = start; t < end; t++) {");
+    g->ind++;
+    cg_line(g, "const i64 i0 = t * MB, i1 = ax_min64(i0 + MB, M);");
+    cg_line(g, "for (i64 j0 = 0; j0 < N; j0 += NR) {");
+    g->ind++;
+    cg_line(g, "const i64 nc = ax_min64(NR, N - j0);");
+    cg_line(g, "for (i64 k0 = 0; k0 < K; k0 += KC) {");
+    g->ind++;
+    cg_line(g, "const i64 kc = ax_min64(KC, K - k0);");
+    /* the panel: B's rows themselves where they hold it as the tile reads
+     * it (B laid out (k, j), a whole panel, no scale), else a copy */
+    if (!m->tb && !m->sb) {
+        cg_line(g, "const %s *Pp = B + k0 * N + j0;", T);
+        cg_line(g, "i64 ldp = N;");
+        cg_line(g, "if (nc < NR) {");
+        g->ind++;
+        cg_line(g, "for (i64 k = 0; k < kc; k++)");
+        cg_line(g, "    for (i64 q = 0; q < NR; q++) P[k * NR + q] = q < nc ? B[(k0 + k) * N + j0 + q] : (%s)0;", T);
+        cg_line(g, "Pp = P;");
+        cg_line(g, "ldp = NR;");
+        cg_close(g);
+    } else {
+        cg_line(g, "const %s *Pp = P;", T);
+        cg_line(g, "const i64 ldp = NR;");
+        if (m->tb) {   /* B laid out (j, k): each column read along k */
+            cg_line(g, "for (i64 q = 0; q < nc; q++) {");
+            cg_line(g, "    const %s *bq = B + (j0 + q) * K + k0;", T);
+            cg_line(g, "    for (i64 k = 0; k < kc; k++) P[k * NR + q] = %sbq[k];", sb);
+            cg_line(g, "}");
+        } else {
+            cg_line(g, "for (i64 k = 0; k < kc; k++)");
+            cg_line(g, "    for (i64 q = 0; q < nc; q++) P[k * NR + q] = %sB[(k0 + k) * N + j0 + q];", sb);
+        }
+        cg_line(g, "for (i64 k = 0; k < kc; k++)");
+        cg_line(g, "    for (i64 q = nc; q < NR; q++) P[k * NR + q] = (%s)0;", T);
+    }
+    cg_line(g, "for (i64 i = i0; i < i1; i += MR) {");
+    g->ind++;
+    cg_line(g, "const i64 nr = ax_min64(MR, i1 - i);");
+    if (cg_gemm_symmetric(cn->con))   /* the host copies the lower triangle up */
+        cg_line(g, "if (j0 >= i + nr) continue;");
+    cg_line(g, "const %s *ar[MR];", T);
+    cg_line(g, "for (int q = 0; q < MR; q++) ar[q] = A + %s;",
+            m->ta ? "k0 * M + (i + (q < nr ? q : nr - 1))" : "(i + (q < nr ? q : nr - 1)) * K + k0");
+    cg_line(g, "%s acc[MR][NV];", V);
+    cg_line(g, "const int whole = nr == MR && nc == NR;");
+    /* x - 0 is x, -0 and NaN included: a splat that keeps z's bits */
+    cg_line(g, "for (int q = 0; q < MR; q++)");
+    cg_line(g, "    for (int v = 0; v < NV; v++) {");
+    cg_line(g, "        if (k0 == 0) acc[q][v] = %s - (%s){0};", z.v[0], V);
+    cg_line(g, "        else if (whole) __builtin_memcpy(&acc[q][v], C + (i + q) * N + j0 + v * %s, sizeof(%s));", W, V);
+    cg_line(g, "        else for (int l = 0; l < %s; l++) {", W);
+    cg_line(g, "            const i64 jj = v * %s + l;", W);
+    cg_line(g, "            acc[q][v][l] = q < nr && jj < nc ? C[(i + q) * N + j0 + jj] : (%s)0;", T);
+    cg_line(g, "        }");
+    cg_line(g, "    }");
+    cg_line(g, "for (i64 k = 0; k < kc; k++) {");
+    g->ind++;
+    cg_line(g, "%s b[NV];", V);
+    cg_line(g, "for (int v = 0; v < NV; v++) __builtin_memcpy(&b[v], Pp + k * ldp + v * %s, sizeof(%s));", W, V);
+    cg_line(g, "for (int q = 0; q < MR; q++) {");
+    g->ind++;
+    cg_line(g, "const %s a = (%sar[q][%s]) - (%s){0};", V, sa, m->ta ? "k * M" : "k", V);
+    cg_line(g, "for (int v = 0; v < NV; v++) acc[q][v] += a * b[v];");
+    cg_close(g);
+    cg_close(g);
+    cg_line(g, "for (int q = 0; q < MR; q++)");
+    cg_line(g, "    for (int v = 0; v < NV; v++) {");
+    cg_line(g, "        if (whole) __builtin_memcpy(C + (i + q) * N + j0 + v * %s, &acc[q][v], sizeof(%s));", W, V);
+    cg_line(g, "        else for (int l = 0; l < %s; l++)", W);
+    cg_line(g, "            if (q < nr && v * %s + l < nc) C[(i + q) * N + j0 + v * %s + l] = acc[q][v][l];", W, W);
+    cg_line(g, "    }");
+    cg_close(g);
+    cg_close(g);
+    cg_close(g);
+    cg_close(g);
+    cpu_kernel_end(g);
+}
+
 /* fold, fold1.  part: task t is (row, chunk) over c->nchunk chunks per
  * row; with one chunk per row (many rows) it writes the row's result,
  * else the chunk's partial.  comb: per row, z and the partials in chunk
@@ -535,6 +663,7 @@ void cpu_emit_fold(G *g)
     cg_store(g, 0, elt, "r", acc);
     cg_close(g);
     cpu_kernel_end(g);
+    if (z && cn->con && cn->con->nterm == 1 && cn->con->t[0].exact && !g->chk) emit_gemm(g);
 }
 
 void cpu_emit_foldseg(G *g)
