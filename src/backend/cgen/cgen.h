@@ -146,6 +146,13 @@ static inline bool cg_gemm_symmetric(const CgContract *m)
     return m->nterm == 1 && g->ta != g->tb && g->slot[0] == g->slot[1] && g->leaf[0] == g->leaf[1] && g->sa == g->sb;
 }
 
+/* Does m's every term compute as written (CgGemm.exact), one or two of
+ * them (cpu/fold.c's register-tiled kernel)? */
+static inline bool cg_gemm_tiled(const CgContract *m)
+{
+    return (m->nterm == 1 && m->t[0].exact) || (m->nterm == 2 && m->t[0].exact && m->t[1].exact);
+}
+
 /* Is cn's operation (described: its slots known) a matrix product?  Its
  * description in *out (contract.c). */
 bool cg_contraction(const CgNode *cn, CgContract *out);

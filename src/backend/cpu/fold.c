@@ -479,10 +479,11 @@ static const char *fold_rows_across(G *g, const Node *f, const Type *elt)
     return b;
 }
 
-/* A fold that is a matrix product computed as written (CgGemm.exact, one
- * term): register tiles of MR rows by NV vectors of columns, each element
+/* A fold that is a matrix product computed as written (cg_gemm_tiled: one
+ * term, or two, each (sa a) (sb b)): register tiles of MR rows by NV vectors of columns, each element
  * of the tile summed along k strictly in order from z, each term
- * (sa a) (sb b) as the element function writes it, so the result is the
+ * (sa a) (sb b) as the element function writes it (two: their sum, then
+ * added), so the result is the
  * interpreter's bit for bit in the exact modes (the fast modes may
  * contract, as they do everywhere).  The sum's dimension runs in blocks
  * of KC; B's panel of the block (KC x NR) is read in place where B is
@@ -498,23 +499,26 @@ static const char *fold_rows_across(G *g, const Node *f, const Type *elt)
 static void emit_gemm(G *g)
 {
     const CgNode *cn = g->cn;
-    const CgGemm *m = &cn->con->t[0];
+    const CgContract *con = cn->con;
+    const int nt = con->nterm;
     const Type *elt = cn->x->type->elt;
-    ax_scalar s = cn->con->s;
-    const char *T = cg_ctype(s), *V = "gv", *W = "W";
+    const char *T = cg_ctype(con->s);
     int r = cn->x->type->rank + 1, src = cn->nout;   /* the DELAYED operand's slot: the space */
     cpu_kernel_begin(g, R_GEMM, 0, true);
     Val z = cpu_zval(g, elt);
     Buf mb = {0}, nb = {0};
     for (int d = 0; d < r - 1; d++) {
-        Buf *b = d < cn->con->rows ? &mb : &nb;
+        Buf *b = d < con->rows ? &mb : &nb;
         buf_printf(b, "%ss%d_%d", b->s ? " * " : "", src, d);
     }
     cg_line(g, "const i64 M = %s, N = %s, K = s%d_%d;", cg_buf_text(g, &mb, "1"), cg_buf_text(g, &nb, "1"), src, r - 1);
     free(mb.s);
     free(nb.s);
-    cg_line(g, "const %s *A = a%d_%d, *B = a%d_%d;", T, m->slot[0], m->leaf[0], m->slot[1], m->leaf[1]);
+    for (int t = 0; t < nt; t++)
+        cg_line(g, "const %s *A%d = a%d_%d, *B%d = a%d_%d;", T, t, con->t[t].slot[0], con->t[t].leaf[0], t,
+                con->t[t].slot[1], con->t[t].leaf[1]);
     cg_line(g, "%s *C = a0_0;", T);
+    /* two terms hold twice the panel vectors and broadcasts: fewer columns */
     cg_line(g, "#if defined(__AVX512F__)");
     cg_line(g, "enum { MR = 6, VB = 64 };");
     cg_line(g, "#elif defined(__AVX__)");
@@ -523,11 +527,9 @@ static void emit_gemm(G *g)
     cg_line(g, "enum { MR = 4, VB = 16 };");
     cg_line(g, "#endif");
     cg_line(g, "typedef %s gv __attribute__((vector_size(VB)));", T);
-    cg_line(g, "enum { W = VB / sizeof(%s), NV = 3, NR = NV * W, KC = 256 };", T);
+    cg_line(g, "enum { W = VB / sizeof(%s), NV = %d, NR = NV * W, KC = 256 };", T, nt == 1 ? 3 : 2);
     cg_line(g, "const i64 MB = c->chunk;");
-    cg_line(g, "%s P[KC * NR] __attribute__((aligned(64)));", T);
-    const char *sa = m->sa ? cg_fmt(g, "(%s)%a * ", T, m->sa) : "";
-    const char *sb = m->sb ? cg_fmt(g, "(%s)%a * ", T, m->sb) : "";
+    for (int t = 0; t < nt; t++) cg_line(g, "%s P%d[KC * NR] __attribute__((aligned(64)));", T, t);
     cg_line(g, "for (i64 t = start; t < end; t++) {");
     g->ind++;
     cg_line(g, "const i64 i0 = t * MB, i1 = ax_min64(i0 + MB, M);");
@@ -537,68 +539,84 @@ static void emit_gemm(G *g)
     cg_line(g, "for (i64 k0 = 0; k0 < K; k0 += KC) {");
     g->ind++;
     cg_line(g, "const i64 kc = ax_min64(KC, K - k0);");
-    /* the panel: B's rows themselves where they hold it as the tile reads
-     * it (B laid out (k, j), a whole panel, no scale), else a copy */
-    if (!m->tb && !m->sb) {
-        cg_line(g, "const %s *Pp = B + k0 * N + j0;", T);
-        cg_line(g, "i64 ldp = N;");
-        cg_line(g, "if (nc < NR) {");
-        g->ind++;
-        cg_line(g, "for (i64 k = 0; k < kc; k++)");
-        cg_line(g, "    for (i64 q = 0; q < NR; q++) P[k * NR + q] = q < nc ? B[(k0 + k) * N + j0 + q] : (%s)0;", T);
-        cg_line(g, "Pp = P;");
-        cg_line(g, "ldp = NR;");
-        cg_close(g);
-    } else {
-        cg_line(g, "const %s *Pp = P;", T);
-        cg_line(g, "const i64 ldp = NR;");
+    /* each term's panel: B's rows themselves where they hold it as the
+     * tile reads it (B laid out (k, j), a whole panel, no scale), else a
+     * copy */
+    for (int t = 0; t < nt; t++) {
+        const CgGemm *m = &con->t[t];
+        const char *sb = m->sb ? cg_fmt(g, "(%s)%a * ", T, m->sb) : "";
+        if (!m->tb && !m->sb) {
+            cg_line(g, "const %s *Q%d = B%d + k0 * N + j0;", T, t, t);
+            cg_line(g, "i64 ld%d = N;", t);
+            cg_line(g, "if (nc < NR) {");
+            g->ind++;
+            cg_line(g, "for (i64 k = 0; k < kc; k++)");
+            cg_line(g, "    for (i64 q = 0; q < NR; q++) P%d[k * NR + q] = q < nc ? B%d[(k0 + k) * N + j0 + q] : (%s)0;",
+                    t, t, T);
+            cg_line(g, "Q%d = P%d;", t, t);
+            cg_line(g, "ld%d = NR;", t);
+            cg_close(g);
+            continue;
+        }
+        cg_line(g, "const %s *Q%d = P%d;", T, t, t);
+        cg_line(g, "const i64 ld%d = NR;", t);
         if (m->tb) {   /* B laid out (j, k): each column read along k */
             cg_line(g, "for (i64 q = 0; q < nc; q++) {");
-            cg_line(g, "    const %s *bq = B + (j0 + q) * K + k0;", T);
-            cg_line(g, "    for (i64 k = 0; k < kc; k++) P[k * NR + q] = %sbq[k];", sb);
+            cg_line(g, "    const %s *bq = B%d + (j0 + q) * K + k0;", T, t);
+            cg_line(g, "    for (i64 k = 0; k < kc; k++) P%d[k * NR + q] = %sbq[k];", t, sb);
             cg_line(g, "}");
         } else {
             cg_line(g, "for (i64 k = 0; k < kc; k++)");
-            cg_line(g, "    for (i64 q = 0; q < nc; q++) P[k * NR + q] = %sB[(k0 + k) * N + j0 + q];", sb);
+            cg_line(g, "    for (i64 q = 0; q < nc; q++) P%d[k * NR + q] = %sB%d[(k0 + k) * N + j0 + q];", t, sb, t);
         }
         cg_line(g, "for (i64 k = 0; k < kc; k++)");
-        cg_line(g, "    for (i64 q = nc; q < NR; q++) P[k * NR + q] = (%s)0;", T);
+        cg_line(g, "    for (i64 q = nc; q < NR; q++) P%d[k * NR + q] = (%s)0;", t, T);
     }
     cg_line(g, "for (i64 i = i0; i < i1; i += MR) {");
     g->ind++;
     cg_line(g, "const i64 nr = ax_min64(MR, i1 - i);");
-    if (cg_gemm_symmetric(cn->con))   /* the host copies the lower triangle up */
+    if (cg_gemm_symmetric(con))   /* the host copies the lower triangle up */
         cg_line(g, "if (j0 >= i + nr) continue;");
-    cg_line(g, "const %s *ar[MR];", T);
-    cg_line(g, "for (int q = 0; q < MR; q++) ar[q] = A + %s;",
-            m->ta ? "k0 * M + (i + (q < nr ? q : nr - 1))" : "(i + (q < nr ? q : nr - 1)) * K + k0");
-    cg_line(g, "%s acc[MR][NV];", V);
+    for (int t = 0; t < nt; t++) {
+        cg_line(g, "const %s *ar%d[MR];", T, t);
+        cg_line(g, "for (int q = 0; q < MR; q++) ar%d[q] = A%d + %s;", t, t,
+                con->t[t].ta ? "k0 * M + (i + (q < nr ? q : nr - 1))" : "(i + (q < nr ? q : nr - 1)) * K + k0");
+    }
+    cg_line(g, "gv acc[MR][NV];");
     cg_line(g, "const int whole = nr == MR && nc == NR;");
     /* x - 0 is x, -0 and NaN included: a splat that keeps z's bits */
     cg_line(g, "for (int q = 0; q < MR; q++)");
     cg_line(g, "    for (int v = 0; v < NV; v++) {");
-    cg_line(g, "        if (k0 == 0) acc[q][v] = %s - (%s){0};", z.v[0], V);
-    cg_line(g, "        else if (whole) __builtin_memcpy(&acc[q][v], C + (i + q) * N + j0 + v * %s, sizeof(%s));", W, V);
-    cg_line(g, "        else for (int l = 0; l < %s; l++) {", W);
-    cg_line(g, "            const i64 jj = v * %s + l;", W);
+    cg_line(g, "        if (k0 == 0) acc[q][v] = %s - (gv){0};", z.v[0]);
+    cg_line(g, "        else if (whole) __builtin_memcpy(&acc[q][v], C + (i + q) * N + j0 + v * W, sizeof(gv));");
+    cg_line(g, "        else for (int l = 0; l < W; l++) {");
+    cg_line(g, "            const i64 jj = v * W + l;");
     cg_line(g, "            acc[q][v][l] = q < nr && jj < nc ? C[(i + q) * N + j0 + jj] : (%s)0;", T);
     cg_line(g, "        }");
     cg_line(g, "    }");
     cg_line(g, "for (i64 k = 0; k < kc; k++) {");
     g->ind++;
-    cg_line(g, "%s b[NV];", V);
-    cg_line(g, "for (int v = 0; v < NV; v++) __builtin_memcpy(&b[v], Pp + k * ldp + v * %s, sizeof(%s));", W, V);
+    for (int t = 0; t < nt; t++) {
+        cg_line(g, "gv b%d[NV];", t);
+        cg_line(g, "for (int v = 0; v < NV; v++) __builtin_memcpy(&b%d[v], Q%d + k * ld%d + v * W, sizeof(gv));", t, t, t);
+    }
     cg_line(g, "for (int q = 0; q < MR; q++) {");
     g->ind++;
-    cg_line(g, "const %s a = (%sar[q][%s]) - (%s){0};", V, sa, m->ta ? "k * M" : "k", V);
-    cg_line(g, "for (int v = 0; v < NV; v++) acc[q][v] += a * b[v];");
+    for (int t = 0; t < nt; t++) {
+        const CgGemm *m = &con->t[t];
+        const char *sa = m->sa ? cg_fmt(g, "(%s)%a * ", T, m->sa) : "";
+        cg_line(g, "const gv x%d = (%sar%d[q][%s]) - (gv){0};", t, sa, t, m->ta ? "k * M" : "k");
+    }
+    /* the element is the sum of the terms, then added to the row's sum */
+    if (nt == 1) cg_line(g, "for (int v = 0; v < NV; v++) acc[q][v] += x0 * b0[v];");
+    else cg_line(g, "for (int v = 0; v < NV; v++) acc[q][v] += x0 * b0[v] + x1 * b1[v];");
     cg_close(g);
     cg_close(g);
     cg_line(g, "for (int q = 0; q < MR; q++)");
     cg_line(g, "    for (int v = 0; v < NV; v++) {");
-    cg_line(g, "        if (whole) __builtin_memcpy(C + (i + q) * N + j0 + v * %s, &acc[q][v], sizeof(%s));", W, V);
-    cg_line(g, "        else for (int l = 0; l < %s; l++)", W);
-    cg_line(g, "            if (q < nr && v * %s + l < nc) C[(i + q) * N + j0 + v * %s + l] = acc[q][v][l];", W, W);
+    cg_line(g, "        if (whole) __builtin_memcpy(C + (i + q) * N + j0 + v * W, &acc[q][v], sizeof(gv));");
+    cg_line(g, "        else for (int l = 0; l < W; l++)");
+    cg_line(g, "            if (q < nr && v * W + l < nc) C[(i + q) * N + j0 + v * W + l] = acc[q][v][l];");
     cg_line(g, "    }");
     cg_close(g);
     cg_close(g);
@@ -663,7 +681,7 @@ void cpu_emit_fold(G *g)
     cg_store(g, 0, elt, "r", acc);
     cg_close(g);
     cpu_kernel_end(g);
-    if (z && cn->con && cn->con->nterm == 1 && cn->con->t[0].exact && !g->chk) emit_gemm(g);
+    if (z && cn->con && !g->chk && cg_gemm_tiled(cn->con)) emit_gemm(g);
 }
 
 void cpu_emit_foldseg(G *g)
