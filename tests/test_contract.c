@@ -93,8 +93,9 @@ typedef struct Mats {
 } Mats;
 
 /* C = alpha op(A) op(B) for A, B as the form gives them: op(A) m x k,
- * op(B) k x n, the fold summing along k; z the fold's zero. */
-static ax_acc product(ax_ctx *cx, const Form *f, const Mats *mt, ax_exp z)
+ * op(B) k x n, the fold summing along k of fn's products (env its
+ * environment); z the fold's zero. */
+static ax_acc product_fn(ax_ctx *cx, const Form *f, const Mats *mt, ax_exp z, ax_fn2 fn, void *env)
 {
     ax_array *A = matrix(cx, mt->s, 2, mt->sa, mt->seed, mt->range);
     ax_array *B = matrix(cx, mt->s, 2, mt->sb, mt->seed + 1, mt->range);
@@ -106,8 +107,13 @@ static ax_acc product(ax_ctx *cx, const Form *f, const Mats *mt, ax_exp z)
     ax_exp m = ax_index_get(ax_shape(a), 0), n = ax_index_get(ax_shape(b), 0);
     ax_acc ar = ax_replicate(3, (ax_slice[]){ax_all(), ax_fixed(n), ax_all()}, a);
     ax_acc br = ax_replicate(3, (ax_slice[]){ax_fixed(m), ax_all(), ax_all()}, b);
-    ax_acc prod = f->alpha ? ax_zip_with(scaled, (void *)f, ar, br) : ax_zip_with(ax_fn_mul, NULL, ar, br);
-    return ax_fold(ax_fn_add, NULL, z, prod);
+    return ax_fold(ax_fn_add, NULL, z, ax_zip_with(fn, env, ar, br));
+}
+
+/* The form's product: a b, or alpha (a b) with the form's alpha. */
+static ax_acc product(ax_ctx *cx, const Form *f, const Mats *mt, ax_exp z)
+{
+    return f->alpha ? product_fn(cx, f, mt, z, scaled, (void *)f) : product_fn(cx, f, mt, z, ax_fn_mul, NULL);
 }
 
 static ax_exp zero(ax_scalar s) { return s == AX_F64 ? ax_f64(0) : ax_f32(0); }
@@ -388,21 +394,6 @@ static ax_exp scaled_b(ax_exp x, ax_exp y, void *env)
     return ax_mul(x, ax_mul(y, c));
 }
 
-static ax_acc product_fn(ax_ctx *cx, const Form *f, const Mats *mt, ax_exp z, ax_fn2 fn)
-{
-    ax_array *A = matrix(cx, mt->s, 2, mt->sa, mt->seed, mt->range);
-    ax_array *B = matrix(cx, mt->s, 2, mt->sb, mt->seed + 1, mt->range);
-    ax_acc a = ax_use(cx, A), b = ax_use(cx, B);
-    ax_array_release(A);
-    ax_array_release(B);
-    if (f->ta) a = ax_transpose(a, NULL);
-    if (!f->tb) b = ax_transpose(b, NULL);
-    ax_exp m = ax_index_get(ax_shape(a), 0), n = ax_index_get(ax_shape(b), 0);
-    ax_acc ar = ax_replicate(3, (ax_slice[]){ax_all(), ax_fixed(n), ax_all()}, a);
-    ax_acc br = ax_replicate(3, (ax_slice[]){ax_fixed(m), ax_all(), ax_all()}, b);
-    return ax_fold(ax_fn_add, NULL, z, ax_zip_with(fn, NULL, ar, br));
-}
-
 /* The exact mode's register-tiled kernel sums each element strictly in
  * order from the fold's zero, each term as written: the interpreter's
  * value bit for bit, on random reals, for every layout, scale, type,
@@ -424,9 +415,9 @@ TEST(tiled_products_are_the_interpreters_bits)
                     Mats mt = mats(s, &f, mkn[d][0], mkn[d][1], mkn[d][2], 31 + d, 0);
                     ax_exp z = (d & 1) ? (s == AX_F64 ? ax_f64(-0.0) : ax_f32(-0.0f)) : zero(s);
                     ax_exp zr = (d & 1) ? (s == AX_F64 ? ax_f64(-0.0) : ax_f32(-0.0f)) : zero(s);
-                    ax_array *w = RUN(ref, product_fn(ref, &f, &mt, zr, fns[fi]));
+                    ax_array *w = RUN(ref, product_fn(ref, &f, &mt, zr, fns[fi], NULL));
                     int64_t c0 = tiled_calls(cx);
-                    ax_array *g = RUN(cx, product_fn(cx, &f, &mt, z, fns[fi]));
+                    ax_array *g = RUN(cx, product_fn(cx, &f, &mt, z, fns[fi], NULL));
                     char what[96];
                     snprintf(what, sizeof what, "tiled %s ta %d tb %d form %d, %lldx%lldx%lld", t ? "f32" : "f64", f.ta,
                              f.tb, fi, (long long)mkn[d][0], (long long)mkn[d][1], (long long)mkn[d][2]);
