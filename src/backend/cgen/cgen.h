@@ -146,6 +146,17 @@ static inline bool cg_gemm_symmetric(const CgContract *m)
     return m->nterm == 1 && g->ta != g->tb && g->slot[0] == g->slot[1] && g->leaf[0] == g->leaf[1] && g->sa == g->sb;
 }
 
+/* Is m A B^T + B A^T or A^T B + B^T A, the same constant on both terms
+ * (mathematically symmetric, though not bit for bit as each term is
+ * written: a BLAS's syr2k)? */
+static inline bool cg_gemm_symmetric2(const CgContract *m)
+{
+    const CgGemm *g0 = &m->t[0], *g1 = &m->t[1];
+    return m->nterm == 2 && g0->ta != g0->tb && g0->ta == g1->ta && g0->tb == g1->tb && g0->alpha == g1->alpha &&
+           g0->slot[0] == g1->slot[1] && g0->slot[1] == g1->slot[0] && g0->leaf[0] == g1->leaf[1] &&
+           g0->leaf[1] == g1->leaf[0];
+}
+
 /* Does m's every term compute as written (CgGemm.exact), one or two of
  * them (cpu/fold.c's register-tiled kernel)? */
 static inline bool cg_gemm_tiled(const CgContract *m)

@@ -395,7 +395,8 @@ static Blas *ctx_blas(Ex *ex)
         cc->blas_tried = true;
         cc->blas = blas_load(ex->cx->blas, why, sizeof why);
         /* a BLAS named by AXLE_BLAS that cannot be loaded is worth a word */
-        if (!cc->blas && ex->cx->blas) ctx_notice(ex->cx, NOTICE_BLAS, "AXLE_BLAS: %s; matrix products use axle's own kernels", why);
+        if (!cc->blas && ex->cx->blas)
+            ctx_notice(ex->cx, NOTICE_BLAS, "AXLE_BLAS: %s; matrix products use axle's own kernels", why);
     }
     return cc->blas;
 }
@@ -440,8 +441,8 @@ static bool contract_dims(const Op1 *o, const AxArg *src, int64_t *rows, int64_t
 static int fold_blas(Ex *ex, Op1 *o, const AxArg *src, int64_t rows, int64_t cols)
 {
     const CgContract *m = o->cn->con;
-    int64_t K = src->shape[src->rank - 1];
     if (!ex->cx->opt.fast_math || ex->cx->no_blas) return 0;
+    int64_t K = src->shape[src->rank - 1];
     Blas *b = ctx_blas(ex);
     if (!b) return 0;
     void *C = o->args[0].buf[0];
@@ -450,12 +451,9 @@ static int fold_blas(Ex *ex, Op1 *o, const AxArg *src, int64_t rows, int64_t col
     memset(C, 0, (size_t)(rows * cols) * ax_scalar_size(m->s));
     /* A A^T and A B^T + B A^T (PolyBench's syrk and syr2k) are symmetric:
      * the BLAS's symmetric products do half the work */
-    const CgGemm *g0 = &m->t[0], *g1 = &m->t[1];
-    bool sym1 = cg_gemm_symmetric(m);
-    bool sym2 = m->nterm == 2 && g0->ta != g0->tb && g0->ta == g1->ta && g0->tb == g1->tb &&
-                g0->alpha == g1->alpha && g0->slot[0] == g1->slot[1] && g0->slot[1] == g1->slot[0] &&
-                g0->leaf[0] == g1->leaf[1] && g0->leaf[1] == g1->leaf[0];
-    if ((sym1 || sym2) && rows == cols) {
+    const CgGemm *g0 = &m->t[0];
+    bool sym2 = cg_gemm_symmetric2(m);
+    if ((cg_gemm_symmetric(m) || sym2) && rows == cols) {
         const AxArg *A = &o->args[g0->slot[0]], *B = &o->args[g0->slot[1]];
         if (blas_syrk(b, m->s, g0->ta, rows, K, g0->alpha, A->buf[g0->leaf[0]], g0->ta ? rows : K,
                       sym2 ? B->buf[g0->leaf[1]] : NULL, g0->ta ? rows : K, C, cols, ex->nthreads)) {
