@@ -250,8 +250,11 @@ typedef struct ax_options {
      * 3u(|a*b| + |c|) (one rounding fewer when fused); a sum or product of
      * n terms within the usual
      * reassociation bound, (n-1)u times the sum of magnitudes; the maths
-     * functions (exp, log, sin, cos, pow, ...) and sqrt unchanged, bit for
-     * bit (the exact mode's vector library, vectorised in both modes);
+     * functions (sin, cos, pow, ...) and sqrt unchanged, bit for bit (the
+     * exact mode's vector library, vectorised in both modes), except exp
+     * and log on the CPU, which are the C library's vector versions
+     * (faster than axle's own) where the exact mode's are axle's own:
+     * within 5 ulp of the exact mode's (glibc's 4 and axle's 1);
      * 1/sqrt(x) stays a square root and a division, within x/y's bound (no
      * approximate reciprocal or reciprocal square root: with NaN and
      * infinities kept they measured slower than the divider).  On OpenCL
@@ -282,8 +285,8 @@ typedef struct ax_options {
      * within 6.2u|exact|; f64 sqrt and 1/sqrt, and f32 sqrt in scalar
      * code, keep the correctly rounded square root; x/y, a*b+c,
      * sums and products within fast_math's bounds (division stays a
-     * divide: no approximate reciprocal); exp, log, sin, cos, pow
-     * unchanged bit for bit; comparisons and conversions exact.  The C
+     * divide: no approximate reciprocal); sin, cos, pow unchanged bit for
+     * bit, exp and log as in fast_math; comparisons and conversions exact.  The C
      * unit asks for GCC's -funsafe-math-optimizations with a pragma of its
      * own, not on the command line, so no crtfastmath.o is linked in:
      * loading a kernel leaves the caller's denormals on.  On OpenCL it adds
@@ -543,7 +546,21 @@ ax_exp ax_and(ax_exp a, ax_exp b);
 ax_exp ax_or(ax_exp a, ax_exp b);
 ax_exp ax_not(ax_exp a);
 
-/* Floating point (f32 or f64; the result has the operand's type). */
+/* Floating point (f32 or f64; the result has the operand's type).
+ *
+ * exp, log and logbase (log x / log b) are axle's own implementation, the
+ * same on every backend: in the exact mode the interpreter, the CPU
+ * backend (at any vector width, in a loop's body or its tail, in scalar
+ * code) and the GPU backends compute the same bits, within 1 ulp of the
+ * exact value for f32 and f64 (measured over every float class,
+ * tests/test_vmath.c), with C99's special values (exp: overflow to +inf,
+ * gradual underflow, exp(-inf) = +0; log: log(+-0) = -inf, log of a
+ * negative number NaN).  The fast modes (ax_options.fast_math) call the C
+ * library's instead on the CPU (glibc's vector versions, within 4 ulp).
+ * The other functions are the C library's on the CPU (its vector
+ * versions, libmvec, where glibc has them) and the device's on a GPU:
+ * within a few ulp of the interpreter's (tests/test_mathfns.c states each
+ * bound). */
 ax_exp ax_exp_(ax_exp a);            /* e^a (ax_exp is the type's name) */
 ax_exp ax_log(ax_exp a);
 ax_exp ax_sqrt(ax_exp a);

@@ -40,8 +40,8 @@ static ax_exp logbase_(ax_exp b, ax_exp x) { return ax_logbase(b, x); }
  *                         measured max      stated
  *             f32  f64       f32 f64       f32 f64 */
 static const Fn fns[] = {
-    {"exp", ax_exp_, NULL, -80, 80, /* 3 2 */ 4, 3},
-    {"log", ax_log, NULL, 1e-30, 1e30, /* 4 1 */ 5, 2},
+    {"exp", ax_exp_, NULL, -80, 80, /* 0 0 */ 0, 0},
+    {"log", ax_log, NULL, 1e-30, 1e30, /* 0 0 */ 0, 0},
     {"sin", ax_sin, NULL, -100, 100, /* 2 3 */ 3, 4},
     {"cos", ax_cos, NULL, -100, 100, /* 2 3 */ 3, 4},
     {"tan", ax_tan, NULL, -100, 100, /* 3 3 */ 4, 4},
@@ -56,7 +56,7 @@ static const Fn fns[] = {
     {"atanh", ax_atanh, NULL, -1, 1, /* 2 2 */ 3, 3},
     {"pow", NULL, ax_pow, 0, 50, /* 1 1 */ 2, 2},
     {"atan2", NULL, ax_atan2, -1e3, 1e3, /* 2 2 */ 3, 3},
-    {"logbase", NULL, logbase_, 0, 1e6, /* 3 4 */ 11, 5},
+    {"logbase", NULL, logbase_, 0, 1e6, /* 0 0 */ 0, 0},
 };
 #define NFNS ((int)(sizeof fns / sizeof *fns))
 

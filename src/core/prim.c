@@ -42,6 +42,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ir.h"
+#include "vmath.h"
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
@@ -598,8 +599,8 @@ static int eval_f32(Prim p, float x, float y, Scalar *out)
     case P_NEG: r = -x; break;
     case P_ABS: r = fabsf(x); break;
     case P_SIGNUM: r = isnan(x) || x == 0 ? x : copysignf(1.0f, x); break;
-    case P_EXP: r = expf(x); break;
-    case P_LOG: r = logf(x); break;
+    case P_EXP: r = vm_exp_f32(x); break;   /* axle's own (vmath.h) */
+    case P_LOG: r = vm_log_f32(x); break;
     case P_SQRT: r = sqrtf(x); break;
     case P_SIN: r = sinf(x); break;
     case P_COS: r = cosf(x); break;
@@ -614,7 +615,7 @@ static int eval_f32(Prim p, float x, float y, Scalar *out)
     case P_ACOSH: r = acoshf(x); break;
     case P_ATANH: r = atanhf(x); break;
     case P_POW: r = powf(x, y); break;
-    case P_LOGBASE: r = logf(y) / logf(x); break;   /* logbase b x = log x / log b */
+    case P_LOGBASE: r = vm_log_f32(y) / vm_log_f32(x); break;   /* logbase b x = log x / log b */
     case P_ATAN2: r = atan2f(x, y); break;
     default: return AX_ERR_BUILD;
     }
@@ -635,8 +636,8 @@ static int eval_f64(Prim p, double x, double y, Scalar *out)
     case P_NEG: r = -x; break;
     case P_ABS: r = fabs(x); break;
     case P_SIGNUM: r = isnan(x) || x == 0 ? x : copysign(1.0, x); break;
-    case P_EXP: r = exp(x); break;
-    case P_LOG: r = log(x); break;
+    case P_EXP: r = vm_exp_f64(x); break;
+    case P_LOG: r = vm_log_f64(x); break;
     case P_SQRT: r = sqrt(x); break;
     case P_SIN: r = sin(x); break;
     case P_COS: r = cos(x); break;
@@ -651,7 +652,7 @@ static int eval_f64(Prim p, double x, double y, Scalar *out)
     case P_ACOSH: r = acosh(x); break;
     case P_ATANH: r = atanh(x); break;
     case P_POW: r = pow(x, y); break;
-    case P_LOGBASE: r = log(y) / log(x); break;
+    case P_LOGBASE: r = vm_log_f64(y) / vm_log_f64(x); break;
     case P_ATAN2: r = atan2(x, y); break;
     default: return AX_ERR_BUILD;
     }

@@ -168,8 +168,11 @@ static inline bool cg_gemm_tiled(const CgContract *m)
  * description in *out (contract.c). */
 bool cg_contraction(const CgNode *cn, CgContract *out);
 
-/* The maths functions axle calls, as a bit per name (cg_math_names). */
-enum { CG_NMATH = 16 };
+/* The maths functions axle calls, as a bit per name (cg_math_names): the
+ * C library's (on the CPU, through libmvec where it has them), except
+ * that the first CG_NOWN (exp, log) are axle's own (core/vmath.h) in the
+ * exact modes (exp.c math_fn). */
+enum { CG_NMATH = 16, CG_NOWN = 2 };
 extern const char *const cg_math_names[CG_NMATH];
 
 /* One translation unit of the CPU's C (cpu/codegen.c): the code of the

@@ -637,30 +637,42 @@ const char *const cg_math_names[CG_NMATH] = {
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "pow", "atan2",
 };
 
+/* The C library's functions the CPU's code calls (exp and log: in the
+ * fast modes only, math_fn). */
 static const char *const fn_f32[P_NPRIM] = {
-    [P_EXP] = "expf", [P_LOG] = "logf", [P_SQRT] = "__builtin_sqrtf", [P_SIN] = "sinf", [P_COS] = "cosf",
+    [P_EXP] = "expf", [P_LOG] = "logf", [P_LOGBASE] = "logf", [P_SQRT] = "__builtin_sqrtf", [P_SIN] = "sinf", [P_COS] = "cosf",
     [P_TAN] = "tanf", [P_ASIN] = "asinf", [P_ACOS] = "acosf", [P_ATAN] = "atanf", [P_SINH] = "sinhf",
     [P_COSH] = "coshf", [P_TANH] = "tanhf", [P_ASINH] = "asinhf", [P_ACOSH] = "acoshf", [P_ATANH] = "atanhf",
-    [P_POW] = "powf", [P_ATAN2] = "atan2f", [P_LOGBASE] = "logf",
+    [P_POW] = "powf", [P_ATAN2] = "atan2f",
 };
 static const char *const fn_f64[P_NPRIM] = {
-    [P_EXP] = "exp", [P_LOG] = "log", [P_SQRT] = "__builtin_sqrt", [P_SIN] = "sin", [P_COS] = "cos",
+    [P_EXP] = "exp", [P_LOG] = "log", [P_LOGBASE] = "log", [P_SQRT] = "__builtin_sqrt", [P_SIN] = "sin", [P_COS] = "cos",
     [P_TAN] = "tan", [P_ASIN] = "asin", [P_ACOS] = "acos", [P_ATAN] = "atan", [P_SINH] = "sinh",
     [P_COSH] = "cosh", [P_TANH] = "tanh", [P_ASINH] = "asinh", [P_ACOSH] = "acosh", [P_ATANH] = "atanh",
-    [P_POW] = "pow", [P_ATAN2] = "atan2", [P_LOGBASE] = "log",
+    [P_POW] = "pow", [P_ATAN2] = "atan2",
 };
 
 /* The C function of maths primitive p on type s, noted in G.math_used
  * (the CPU's prelude declares what a unit calls). */
 static const char *math_fn(G *g, Prim p, ax_scalar s)
 {
-    /* GPU: sqrt is the device's (correctly rounded), the others the
-       prelude's ax_exp_f32, ..., ax_atan2_f64 (the device's functions
-       behind a NaN guard that PoCL needs: gpu/codegen.c); logbase is two
-       logs */
+    /* exp and log (logbase is two logs): axle's own, ax_exp_f32 ...
+       ax_log_f64 (core/vmath.h), which the preludes define: the
+       interpreter's bits.  The CPU's fast modes, which promise no bits,
+       call the C library's instead (through libmvec where the context
+       found it, cpu/codegen.c emit_prelude: faster than axle's on the
+       x86 targets measured, bench/fastmath/explog.c).  GPU: sqrt is the
+       device's (correctly rounded), the others the prelude's ax_sin_f32,
+       ..., ax_atan2_f64 (the device's functions behind a NaN guard that
+       PoCL needs: gpu/codegen.c) */
+    Prim q = p == P_LOGBASE ? P_LOG : p;
+    if ((q == P_EXP || q == P_LOG) && (g->dialect == CG_GPU || !g->fast)) {
+        if (g->math_used) *g->math_used |= (uint64_t)1 << (2 * (q == P_LOG) + (s == AX_F32 ? 0 : 1));
+        g->wide = true;
+        return cg_fmt(g, "ax_%s_%s", prim_info[q].name, cg_ctype(s));
+    }
     if (g->dialect == CG_GPU)
-        return p == P_SQRT ? (s == AX_F32 ? "sqrtf" : "sqrt")
-                           : cg_fmt(g, "ax_%s_%s", prim_info[p == P_LOGBASE ? P_LOG : p].name, cg_ctype(s));
+        return p == P_SQRT ? (s == AX_F32 ? "sqrtf" : "sqrt") : cg_fmt(g, "ax_%s_%s", prim_info[p].name, cg_ctype(s));
     const char *f = (s == AX_F32 ? fn_f32 : fn_f64)[p];
     for (int k = 0; k < CG_NMATH && g->math_used; k++) {
         size_t n = strlen(cg_math_names[k]);

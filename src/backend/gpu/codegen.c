@@ -22,6 +22,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "gpu.h"
+#include "vmath.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,7 @@
     "AX_DEV u64 ax_bits_f64(f64 x) { return (u64)__double_as_longlong(x); }\n"                       \
     "AX_DEV f64 ax_f64_of(u64 b) { return __longlong_as_double((long long)b); }\n"                   \
     "#define AX_POPC64(x) __popcll(x)\n"                                                             \
+    "#define AXM_FMAF fmaf\n"                                                                        \
     "#define AX_CLZ64(x) __clzll((long long)(x))\n"                                                  \
     "#define AX_CTZ64(x) (__ffsll((long long)(x)) - 1)\n"                                            \
     "AX_DEV u32 ax_cas32(AX_G u32 *p, u32 c, u32 v) { return atomicCAS(p, c, v); }\n"                \
@@ -122,6 +124,7 @@
     "AX_DEV f64 ax_f64_of(u64 b) { return as_double(b); }\n"                                         \
     "#endif\n"                                                                                       \
     "#define AX_POPC64(x) ((int)popcount((u64)(x)))\n"                                               \
+    "#define AXM_FMAF fma\n"                                                                         \
     "#define AX_CLZ64(x) ((int)clz((u64)(x)))\n"                                                     \
     "#define AX_CTZ64(x) (63 - (int)clz((u64)(x) & ((u64)0 - (u64)(x))))\n"                             \
     /* the C library's names for OpenCL C's overloaded built-ins */                                 \
@@ -223,12 +226,15 @@
     "   (C99 Annex F): pow(x, 0) = pow(1, y) = 1 for every x, y. */\n"                               \
     "#define AX_M1(F, S, N) AXI F ax_##N##_##F(F x) { return x != x ? x + x : N##S(x); }\n"          \
     "#define AX_MATHS(F, S) \\\n"                                                                    \
-    "AX_M1(F, S, exp) AX_M1(F, S, log) AX_M1(F, S, sin) AX_M1(F, S, cos) AX_M1(F, S, tan) \\\n"      \
+    "AX_M1(F, S, sin) AX_M1(F, S, cos) AX_M1(F, S, tan) \\\n"                                      \
     "AX_M1(F, S, asin) AX_M1(F, S, acos) AX_M1(F, S, atan) AX_M1(F, S, sinh) AX_M1(F, S, cosh) \\\n" \
     "AX_M1(F, S, tanh) AX_M1(F, S, asinh) AX_M1(F, S, acosh) AX_M1(F, S, atanh) \\\n"                \
     "AXI F ax_pow_##F(F x, F y) { \\\n"                                                              \
     "    return ((x != x) | (y != y)) ? (((y == (F)0) | (x == (F)1)) ? (F)1 : x + y) : pow##S(x, y); } \\\n" \
     "AXI F ax_atan2_##F(F y, F x) { return ((x != x) | (y != y)) ? x + y : atan2##S(y, x); }\n"    \
+    "/* exp and log: axle's own (core/vmath.h), the interpreter's bits */\n"                        \
+    "#define AXM_FMA fma\n"                                                                          \
+    AXM_STR(AXM_TEXT_F32) "\n"                                                                        \
     "AX_MATHS(f32, f)\n"                                                                             \
     "#if AX_FP64\n"                                                                                  \
     "AXI f64 ax_min_f64(f64 x, f64 y) {\n"                                                           \
@@ -240,6 +246,7 @@
     "AX_F2S(f64, i32, -0x1p31, 0x1p31, 2147483647) AX_F2S(f64, i64, -0x1p63, 0x1p63, 9223372036854775807L)\n" \
     "AX_F2U(f64, u8, 1.0, 0x1p8) AX_F2U(f64, u16, 1.0, 0x1p16) AX_F2U(f64, u32, 1.0, 0x1p32) AX_F2U(f64, u64, 1.0, 0x1p64)\n" \
     "AX_RND(f64, , 0x1p52)\n"                                                                        \
+    AXM_STR(AXM_TEXT_F64) "\n"                                                                        \
     "AX_MATHS(f64, )\n"                                                                              \
     "#endif\n"                                                                                       \
     "/* A shape's size: 1 on overflow (a, b >= 0 where it counts). */\n"                             \
