@@ -1,9 +1,11 @@
 /*
  * The floating-point maths functions across backends.
  *
- * The interpreter computes exp, log, sin, ... with the C library (libm);
+ * The interpreter computes sin, cos, pow, ... with the C library (libm);
  * the CPU backend with glibc's vector library (libmvec), whose results may
- * differ in the last bits.  Two promises are tested here:
+ * differ in the last bits.  exp, log and logbase are axle's own on both
+ * (src/core/vmath.h; tests/test_vmath.c): their bound is 0.  Two promises
+ * are tested here:
  *
  *  - Position: a result does not depend on where its element sits.  The
  *    same input gives the same bits in a vector loop's body and its tail,

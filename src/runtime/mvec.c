@@ -1,8 +1,10 @@
 /*
  * The CPU backend's maths, for the interpreter, in tests (mvec.h).
  *
- * The reference interpreter computes exp, log, sin, ... with the C
- * library; the CPU backend with one version of glibc's vector library,
+ * The reference interpreter computes sin, cos, pow, ... with the C
+ * library (exp, log and logbase are axle's own on every backend,
+ * core/vmath.h, so they are not here); the CPU backend with one version
+ * of glibc's vector library,
  * libmvec (codegen.c, prelude_mvec: the widest of AVX-512, AVX2, AVX and
  * SSE that the compiled code targets, which for -march=native is the
  * widest the host runs).  Their last bits may differ (tests/test_mathfns.c

@@ -1,6 +1,7 @@
 /*
  * The CPU backend's maths (libmvec, one version), for the interpreter in
- * differential tests (mvec.c explains why).  Test-only: a context computes
+ * differential tests (mvec.c explains why); not exp, log and logbase,
+ * which are axle's own everywhere (vmath.h).  Test-only: a context computes
  * with it after ax__ctx_vecmath; by default the interpreter uses libm.
  * SPDX-License-Identifier: BSD-3-Clause
  */

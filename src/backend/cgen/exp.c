@@ -661,7 +661,7 @@ static const char *math_fn(G *g, Prim p, ax_scalar s)
        interpreter's bits.  The CPU's fast modes, which promise no bits,
        call the C library's instead (through libmvec where the context
        found it, cpu/codegen.c emit_prelude: faster than axle's on the
-       x86 targets measured, bench/fastmath/explog.c).  GPU: sqrt is the
+       x86 targets measured, bench/fastmath/vmath.c).  GPU: sqrt is the
        device's (correctly rounded), the others the prelude's ax_sin_f32,
        ..., ax_atan2_f64 (the device's functions behind a NaN guard that
        PoCL needs: gpu/codegen.c) */

@@ -17,6 +17,9 @@
  * found in libmvec are so declared: an older glibc lacks some); every
  * call, vector or scalar, goes through one libmvec version (prelude_mvec
  * below), so that a result does not depend on where its element sits.
+ * exp and log are axle's own in the exact modes (core/vmath.h: inline,
+ * branch-free C that GCC vectorises like any arithmetic), the C
+ * library's in the fast modes (cgen/exp.c math_fn says why).
  *
  * SPDX-License-Identifier: BSD-3-Clause
  */
