@@ -128,7 +128,7 @@
         p = AXM_FMA(p, r, 0.5);                                                                         \
         p = AXM_FMA(p, r, 1.0);                                                                         \
         p = AXM_FMA(p, r, 1.0);                                                                         \
-        i64 k1 = k >> 1;                                                                                \
+        i64 k1 = (i64)((u64)(k + 2048) >> 1) - 1024;   /* k >> 1, no 64-bit arithmetic shift in AVX2 */ \
         f64 y = ax_f64_of(ax_bits_f64(p) + ((u64)k1 << 52)) * ax_f64_of((u64)(k - k1 + 1023) << 52);    \
         return x != x ? x + x : y;                                                                      \
     }                                                                                                   \
