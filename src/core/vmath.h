@@ -99,7 +99,7 @@
         f32 a = AXM_FMAF(ed, 0x1.7f7d1cp-20f, s * (hfsq + R));                                          \
         f32 y = AXM_FMAF(ed, 0x1.62e4p-1f, (a - hfsq) + f);                                             \
         f32 sv = x == 0.0f ? ax_f32_of(0xff800000u) : x > 0.0f ? x : ax_f32_of(0x7fc00000u);            \
-        return (x > 0.0f) & (x < ax_f32_of(0x7f800000u)) ? y : sv;                                      \
+        return ((x > 0.0f) & (x < ax_f32_of(0x7f800000u))) ? y : sv;                                    \
     }
 
 /* f64: ln 2 = 0x1.62e42feep-1 + 0x1.a39ef35793c76p-33 (32 bits times
@@ -156,7 +156,7 @@
         f64 a = AXM_FMA(ed, 0x1.a39ef35793c76p-33, s * (hfsq + R));                                     \
         f64 y = AXM_FMA(ed, 0x1.62e42feep-1, (a - hfsq) + f);                                           \
         f64 sv = x == 0.0 ? ax_f64_of((u64)0xfff0000000000000) : x > 0.0 ? x : ax_f64_of((u64)0x7ff8000000000000); \
-        return (x > 0.0) & (x < ax_f64_of((u64)0x7ff0000000000000)) ? y : sv;                           \
+        return ((x > 0.0) & (x < ax_f64_of((u64)0x7ff0000000000000))) ? y : sv;                         \
     }
 
 /* The interpreter's (and the constant folder's) calls: vmath.c. */
