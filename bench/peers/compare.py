@@ -250,7 +250,7 @@ def axle_bench(axle, program, size, threads, extra=()):
             o = json.loads(line)
         except ValueError:
             continue
-        if o.get("program") == program:
+        if o.get("program") == program and "config" in o:   # (not the ablation's summary line)
             rows[o["config"]] = (o.get("run_ms"), o.get("check", "?") + ("" if o.get("check") == "ok" else
                                                                           ": " + str(o.get("error", ""))))
     if not rows:
