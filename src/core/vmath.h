@@ -9,8 +9,10 @@
  *
  * Why not the C library's: GCC vectorises a loop of exp only by calling
  * libmvec, whose results differ from libm's in the last bits (so the
- * interpreter and the CPU backend disagree), and whose AVX2 versions are
- * slow; a GPU's exp is its vendor's.  Written as branch-free C (selects,
+ * interpreter and the CPU backend disagree); a GPU's exp is its vendor's.
+ * libmvec is faster (tables, AVX-512's own instructions:
+ * bench/fastmath/vmath.c), so the CPU's fast modes, which promise no
+ * bits, call it instead (cgen/exp.c math_fn).  Written as branch-free C (selects,
  * integer operations on the bits, fused multiply-adds), the functions
  * inline into the kernels' loops, and GCC vectorises them at the target's
  * width like any other arithmetic.
@@ -19,9 +21,10 @@
  * Muller, "Elementary Functions", ch. 11):
  *   exp x = 2^k e^r, k = round(x / ln 2), r = x - k ln 2 with ln 2 split
  *     in two (k ln2_hi exact), |r| <= ln 2 / 2; e^r by its Taylor series
- *     to r^13 (f64) or r^7 (f32), in Horner's form; 2^k added to the
- *     exponent field, results below the normal range scaled in two steps
- *     (one rounding).
+ *     to r^13 (f64) or r^7 (f32), in Horner's form; times 2^k as
+ *     2^floor(k/2) added to the exponent field (exact) and a multiply by
+ *     2^(k - floor(k/2)), so that overflow and gradual underflow round
+ *     once.
  *   log x = e ln 2 + log m, x = 2^e m, m in [sqrt(2)/2, sqrt(2)); with
  *     f = m - 1 and s = f / (2 + f), log m = 2 atanh s = f - f^2/2 +
  *     s (f^2/2 + R), R = sum over n >= 1 of 2 s^2n / (2n + 1) to n = 10
@@ -37,9 +40,10 @@
  * +inf, gradual underflow; log(NaN) = NaN, log(x < 0) = NaN, log(+-0) =
  * -inf, log(+inf) = +inf.
  *
- * The fast modes may compile the text with contraction and reassociation
- * (cpu/cpu.c CPU_FAST_CFLAGS; CUDA's --fmad=true): the same algorithm,
- * but the bits are then promised only within the bound.
+ * CUDA's fast mode compiles the text with contraction (--fmad=true, which
+ * finds no a * b + c here) and approximate division (--prec-div=false,
+ * log's one division): the same algorithm, the bits promised only within
+ * the bound.
  *
  * The text (AXM_TEXT_F32, AXM_TEXT_F64: the f64 half apart, for devices
  * without doubles) names what its includer defines: the type names f32,
