@@ -145,7 +145,8 @@ bool mvec_eval(const Mvec *m, Prim p, ax_scalar s, Scalar x, Scalar y, Scalar *o
     bool f32 = s == AX_F32;
     /* exp, log and logbase are axle's own on every backend (vmath.h):
        the interpreter's already */
-    for (int k = 2; k < MVEC_NFN; k++) {
+    if (p == P_EXP || p == P_LOG || p == P_LOGBASE) return false;
+    for (int k = 0; k < MVEC_NFN; k++) {
         if (prims[k] != p) continue;
         void *f = f32 ? m->f32[k] : m->f64[k];
         if (!f) return false;

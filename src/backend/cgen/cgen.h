@@ -168,11 +168,12 @@ static inline bool cg_gemm_tiled(const CgContract *m)
  * description in *out (contract.c). */
 bool cg_contraction(const CgNode *cn, CgContract *out);
 
-/* The maths functions axle calls, as a bit per name (cg_math_names): the
- * C library's (on the CPU, through libmvec where it has them), except
- * that the first CG_NOWN (exp, log) are axle's own (core/vmath.h) in the
- * exact modes (exp.c math_fn). */
-enum { CG_NMATH = 16, CG_NOWN = 2 };
+/* The maths functions a unit calls (G.math_used): bits 2k (f32) and
+ * 2k + 1 (f64) for the C library's cg_math_names[k] (on the CPU through
+ * libmvec where it has them); bits CG_OWN_BIT + 2j (+ 1) for axle's own
+ * exp (j = 0) and log (j = 1), core/vmath.h, which exp.c math_fn picks in
+ * the exact modes. */
+enum { CG_NMATH = 16, CG_OWN_BIT = 2 * CG_NMATH };
 extern const char *const cg_math_names[CG_NMATH];
 
 /* One translation unit of the CPU's C (cpu/codegen.c): the code of the
@@ -345,9 +346,9 @@ typedef struct G {
     const char *lane, *lane_n;
     int nlane;
     bool lane_arr;
-    /* The maths functions the unit calls, bit 2k (f32) or 2k+1 (f64) for
-     * cg_math_names[k]: the prelude declares and defines only those (each
-     * costs compile time, cpu/codegen.c prelude_mvec). */
+    /* The maths functions the unit calls (bits as CG_OWN_BIT says): the
+     * prelude declares and defines only those (each costs compile time,
+     * cpu/codegen.c prelude_mvec). */
     uint64_t *math_used;
     bool *gather;             /* set when a read is a guarded gather (cpu/codegen.c GATHER_CFLAGS) */
     /* The kernel being emitted prefers 256-bit vectors (cpu/skel.c

@@ -667,7 +667,7 @@ static const char *math_fn(G *g, Prim p, ax_scalar s)
        PoCL needs: gpu/codegen.c) */
     Prim q = p == P_LOGBASE ? P_LOG : p;
     if ((q == P_EXP || q == P_LOG) && (g->dialect == CG_GPU || !g->fast)) {
-        if (g->math_used) *g->math_used |= (uint64_t)1 << (2 * (q == P_LOG) + (s == AX_F32 ? 0 : 1));
+        if (g->math_used) *g->math_used |= (uint64_t)1 << (CG_OWN_BIT + 2 * (q == P_LOG) + (s == AX_F32 ? 0 : 1));
         g->wide = true;
         return cg_fmt(g, "ax_%s_%s", prim_info[q].name, cg_ctype(s));
     }

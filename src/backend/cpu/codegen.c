@@ -337,14 +337,11 @@ static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used, const char 
     buf_put(b, prelude_types);
     buf_put(b, AXC_STR(AXC_SHARED));
     buf_put(b, "\n");
-    /* exp and log are axle's own in the exact modes (exp.c math_fn) */
-    int lib0 = cfg->fast ? 0 : CG_NOWN;
-    uint64_t own = cfg->fast ? 0 : used & (((uint64_t)1 << (2 * CG_NOWN)) - 1);
     unsigned vec = 0;   /* functions used that have vector versions */
-    for (int k = lib0; k < CG_NMATH; k++)
+    for (int k = 0; k < CG_NMATH; k++)
         if ((cfg->simd_mask & (1u << k)) && (used >> (2 * k) & 3)) vec |= 1u << k;
     if (vec) buf_put(b, prelude_mvec);
-    for (int k = lib0; k < CG_NMATH; k++) {
+    for (int k = 0; k < CG_NMATH; k++) {
         bool two = k >= 14;   /* pow, atan2 */
         for (int d = 0; d < 2; d++) {
             if (!(used >> (2 * k + d) & 1)) continue;
@@ -371,7 +368,8 @@ static void emit_prelude(Buf *b, const CgConfig *cfg, uint64_t used, const char 
                 buf_printf(b, "#define %s%s ax_v%s%s\n", cg_math_names[k], d ? "" : "f", cg_math_names[k], d ? "" : "f");
     buf_put(b, prelude_helpers);
     /* exp and log, axle's own (vmath.h): both of a type where the unit
-     * calls either */
+     * calls either (bits: f32 exp, f64 exp, f32 log, f64 log) */
+    unsigned own = (unsigned)(used >> CG_OWN_BIT) & 0xf;
     if (own) buf_put(b, "#define AXM_FMA __builtin_fma\n#define AXM_FMAF __builtin_fmaf\n");
     if (own & 0x5) buf_put(b, AXM_STR(AXM_TEXT_F32) "\n");
     if (own & 0xa) buf_put(b, AXM_STR(AXM_TEXT_F64) "\n");

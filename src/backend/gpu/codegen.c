@@ -56,6 +56,7 @@
     "AX_DEV u64 ax_bits_f64(f64 x) { return (u64)__double_as_longlong(x); }\n"                       \
     "AX_DEV f64 ax_f64_of(u64 b) { return __longlong_as_double((long long)b); }\n"                   \
     "#define AX_POPC64(x) __popcll(x)\n"                                                             \
+    "#define AXM_FMA fma\n"                                                                          \
     "#define AXM_FMAF fmaf\n"                                                                        \
     "#define AX_CLZ64(x) __clzll((long long)(x))\n"                                                  \
     "#define AX_CTZ64(x) (__ffsll((long long)(x)) - 1)\n"                                            \
@@ -124,6 +125,7 @@
     "AX_DEV f64 ax_f64_of(u64 b) { return as_double(b); }\n"                                         \
     "#endif\n"                                                                                       \
     "#define AX_POPC64(x) ((int)popcount((u64)(x)))\n"                                               \
+    "#define AXM_FMA fma\n"                                                                          \
     "#define AXM_FMAF fma\n"                                                                         \
     "#define AX_CLZ64(x) ((int)clz((u64)(x)))\n"                                                     \
     "#define AX_CTZ64(x) (63 - (int)clz((u64)(x) & ((u64)0 - (u64)(x))))\n"                             \
@@ -233,7 +235,6 @@
     "    return ((x != x) | (y != y)) ? (((y == (F)0) | (x == (F)1)) ? (F)1 : x + y) : pow##S(x, y); } \\\n" \
     "AXI F ax_atan2_##F(F y, F x) { return ((x != x) | (y != y)) ? x + y : atan2##S(y, x); }\n"    \
     "/* exp and log: axle's own (core/vmath.h), the interpreter's bits */\n"                        \
-    "#define AXM_FMA fma\n"                                                                          \
     AXM_STR(AXM_TEXT_F32) "\n"                                                                        \
     "AX_MATHS(f32, f)\n"                                                                             \
     "#if AX_FP64\n"                                                                                  \
