@@ -400,6 +400,76 @@ COMPILED_TEST(let_chains_release_arrays_after_their_last_read)
     free(x);
 }
 
+/* A loop's state goes component by component (liveness.c counts the
+ * leaves of an awhile body's parameter): a step of two stencils over
+ * (grid, counter) drops the old grid once the first stencil has read it,
+ * before the second one's grid is made, although the counter is read
+ * after.  Kept to the step's end, the old grid would make three grids of
+ * the step's own (plus the input's) where two are enough: 1M f32 (4 MB)
+ * grids under a 15 MB limit hold the input and two grids, not three (a
+ * GPU backend also holds the input's device copy: 19 MB).  The
+ * interpreter gives the result to compare (no limit). */
+static ax_exp lt_six(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_lt(x, ax_i32(6));
+}
+
+static ax_exp succ_i32(ax_exp x, void *env)
+{
+    (void)env;
+    return ax_add(x, ax_i32(1));
+}
+
+static ax_acc sweep_cond(ax_acc st, void *env)
+{
+    (void)env;
+    return ax_map(lt_six, NULL, ax_aget(st, 1));
+}
+
+static ax_acc sweep_step(ax_acc st, void *env)
+{
+    (void)env;
+    const int size = 3;
+    ax_acc g = ax_stencil(blur3, NULL, &size, ax_constant(ax_f32(0)), ax_aget(st, 0));
+    g = ax_stencil(blur3, NULL, &size, ax_constant(ax_f32(1)), g);
+    return ax_atuple2(g, ax_map(succ_i32, NULL, ax_aget(st, 1)));
+}
+
+COMPILED_TEST(loop_state_released_leaf_by_leaf)
+{
+    if (ops_small()) {
+        printf("skip loop_state_released_leaf_by_leaf: AXLE_TEST_SMALL\n");
+        return;
+    }
+    const int64_t n = 1000000;
+    float *x = malloc(sizeof *x * (size_t)n);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 5) - 2.0f;
+    ax_array *out[2] = {0, 0};
+    for (int b = 0; b < 2; b++) {
+        ax_options o = {0};
+        o.backend = b ? be->kind : AX_BACKEND_INTERP;
+        bool gpu = be->kind == AX_BACKEND_OPENCL || be->kind == AX_BACKEND_CUDA;
+        o.mem_limit = b ? (gpu ? 19 : 15) << 20 : 0;
+        ax_ctx *cx = ax_ctx_new(&o);
+        ax_acc init = ax_atuple2(ax_use(cx, ax_array_from(cx, AX_F32, 1, &n, x)), ax_unit(cx, ax_i32(0)));
+        ax_acc loop = ax_aget(ax_awhile(sweep_cond, sweep_step, NULL, init), 0);
+        ax_array *r = NULL;
+        int got = ax_run_n(cx, loop, &r, 1);
+        CHECKF(got == 1, "%s: %s", b ? be->name : "interp", ax_error(cx));
+        if (got == 1) {
+            out[b] = malloc(sizeof(float) * (size_t)n);
+            ax_array_copy_out(r, 0, out[b]);
+            ax_array_release(r);
+        }
+        ax_ctx_free(cx);
+    }
+    if (out[0] && out[1]) CHECK(!memcmp(out[0], out[1], sizeof(float) * (size_t)n));
+    free(out[0]);
+    free(out[1]);
+    free(x);
+}
+
 /* ================================================================ programs run again */
 
 BE_TEST(program_run_again_reads_its_wrapped_buffer)

@@ -395,10 +395,18 @@ typedef struct Program {
                                  the arena (fusion's cost model); `--stage plan` prints them */
 } Program;
 
-/* Per array variable id, the number of reads of a let's variable in its
- * body, -1 for one never to be released early (liveness.c); malloc'd, or
- * NULL when out of memory. */
-int *liveness_counts(const Program *p);
+/* Per leaf (each array) of each array binder (lets, awhile bodies'
+ * parameters), the number of reads of it in the binder's scope, -1 for
+ * one never to be released early (liveness.c). */
+typedef struct Liveness {
+    int nvars;
+    int *first;    /* per variable id: the index in count of its first leaf, -1 none */
+    int *width;    /* per variable id: its arrays (leaves) */
+    int *count;    /* per leaf */
+    int nleaves;
+} Liveness;
+/* One block (free() frees it), or NULL when out of memory. */
+Liveness *liveness_counts(const Program *p);
 
 /* The coordinate a stencil reads for position c of a dimension of extent
  * n >= 1 under boundary rule b, or -1 for "the constant" (node.c): what

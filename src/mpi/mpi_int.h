@@ -284,7 +284,7 @@ struct ax_mpi_program {
     MOp *ops;
     int nops, capops;
     HMap opmap;                 /* node -> index in ops */
-    int *live;                  /* liveness_counts(p) */
+    Liveness *live;             /* liveness_counts(p) */
     int64_t depth;
     ax_array **held;            /* arrays the program embeds (a reference each) */
     ax_darray **dheld;          /* distributed arrays it embeds, by held index (or NULL) */

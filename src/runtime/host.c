@@ -124,7 +124,7 @@ void host_fmt_ints(char *buf, size_t size, int n, const int64_t *v)
         off += (size_t)snprintf(buf + off, size - off, d ? ",%" PRId64 : "%" PRId64, v[d]);
 }
 
-bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const int *live)
+bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const Liveness *live)
 {
     memset(h, 0, sizeof *h);
     h->ops = ops;
@@ -133,11 +133,11 @@ bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Progra
     h->nvars = p->nvars;
     h->live = live;
     size_t n = (size_t)(p->nvars > 0 ? p->nvars : 1);
+    if (live && live->nvars != p->nvars) h->live = live = NULL;   /* not this program's: no early release */
     h->aenv = ax__calloc(n, sizeof *h->aenv);
-    h->left = ax__calloc(n, sizeof *h->left);
-    h->width = ax__calloc(n, sizeof *h->width);
+    h->left = ax__calloc((size_t)(live && live->nleaves > 0 ? live->nleaves : 1), sizeof *h->left);
     h->memo = ax__calloc(1, sizeof *h->memo);   /* optional: drop_reads walks without it */
-    if (h->aenv && h->left && h->width) return true;
+    if (h->aenv && h->left) return true;
     host_nomem(h);
     host_free(h);
     return false;
@@ -147,38 +147,73 @@ void host_free(Host *h)
 {
     free(h->aenv);
     free(h->left);
-    free(h->width);
     if (h->memo) {
         hmap_free(&h->memo->reads);
         free(h->memo->ids);
         free(h->memo);
     }
     h->aenv = NULL;
-    h->left = h->width = NULL;
+    h->left = NULL;
     h->memo = NULL;
 }
 
-/* One read of let variable id done: after the last one its arrays go. */
-static void drop(Host *h, int id)
+/* The leaves [*off, *off + *n) of a variable that read x reads: an AVAR
+ * (all of them) or an APROJ straight over one (that component), the reads
+ * liveness.c counts; false for any other node. */
+static bool read_of(const Node *x, int *id, int *off, int *n)
 {
-    if ((unsigned)id >= (unsigned)h->nvars || h->left[id] <= 0) return;
-    if (--h->left[id] == 0 && h->aenv[id]) host_release(h->aenv[id], h->width[id]);
+    if (x->op == OP_AVAR) {
+        *id = x->id;
+        *off = 0;
+        *n = host_width(x->type);
+        return true;
+    }
+    if (x->op == OP_APROJ && x->n == 1 && x->kid[0] && x->kid[0]->op == OP_AVAR) {
+        const Type *tt = x->kid[0]->type;
+        if (!tt || tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return false;
+        *id = x->kid[0]->id;
+        *off = host_offset(tt, x->a);
+        *n = host_width(tt->elts[x->a]);
+        return true;
+    }
+    return false;
 }
 
-/* Appends the array variables y reads to m->ids; false when out of
+/* One read of leaves [off, off + n) of binder id done: each leaf's array
+ * goes after its last read. */
+static void drop(Host *h, int id, int off, int n)
+{
+    if (!h->live || (unsigned)id >= (unsigned)h->nvars || h->live->first[id] < 0) return;
+    int *left = h->left + h->live->first[id];
+    for (int j = off; j < off + n && j < h->live->width[id]; j++)
+        if (left[j] > 0 && --left[j] == 0 && h->aenv[id]) host_release(h->aenv[id] + j, 1);
+}
+
+/* Starts binder id's counters (it was just bound). */
+static void count_reads(Host *h, int id)
+{
+    if (!h->live || (unsigned)id >= (unsigned)h->nvars || h->live->first[id] < 0) return;
+    int f = h->live->first[id];
+    memcpy(h->left + f, h->live->count + f, sizeof *h->left * (size_t)h->live->width[id]);
+}
+
+/* Appends the reads of array variables in y to m->ids; false when out of
  * memory. */
 static bool collect_tree(HostMemo *m, const Node *y)
 {
     if (!y) return true;
-    if (y->op == OP_AVAR) {
-        if (m->nids == m->ids_cap) {
-            int cap = m->ids_cap ? 2 * m->ids_cap : 64;
-            int *n = cap > m->ids_cap ? ax__realloc(m->ids, sizeof *n * (size_t)cap) : NULL;
-            if (!n) return false;
-            m->ids = n;
+    int id, off, n;
+    if (read_of(y, &id, &off, &n)) {
+        if (m->nids > m->ids_cap - 3) {
+            int cap = m->ids_cap ? 2 * m->ids_cap : 63;
+            int *nw = cap > m->ids_cap ? ax__realloc(m->ids, sizeof *nw * (size_t)cap) : NULL;
+            if (!nw) return false;
+            m->ids = nw;
             m->ids_cap = cap;
         }
-        m->ids[m->nids++] = y->id;
+        m->ids[m->nids++] = id;
+        m->ids[m->nids++] = off;
+        m->ids[m->nids++] = n;
         return true;
     }
     for (int i = 0; i < y->n; i++)
@@ -197,8 +232,9 @@ static bool uncounted(const Host *h, const Node *k)
 static void drop_tree(Host *h, const Node *y)
 {
     if (!y) return;
-    if (y->op == OP_AVAR) {
-        drop(h, y->id);
+    int id, off, n;
+    if (read_of(y, &id, &off, &n)) {
+        drop(h, id, off, n);
         return;
     }
     for (int i = 0; i < y->n; i++) drop_tree(h, y->kid[i]);
@@ -224,7 +260,8 @@ static void drop_reads(Host *h, const Node *x)
         else m->nids = start;   /* (stays -1: walked each time) */
     }
     if (r && *r >= 0) {
-        for (int i = (int)(*r >> 32), end = (int)(*r & 0xffffffff); i < end; i++) drop(h, m->ids[i]);
+        for (int i = (int)(*r >> 32), end = (int)(*r & 0xffffffff); i + 2 < end; i += 3)
+            drop(h, m->ids[i], m->ids[i + 1], m->ids[i + 2]);
         return;
     }
     for (int i = 0; i < x->n; i++)
@@ -294,6 +331,9 @@ static int awhile(Host *h, const Node *x, ax_array **out)
         ax_array_release(flag);
         if (!go) break;
         if ((rc = bind_alam(h, body, cur, w))) break;
+        /* the state's arrays go after their last read in the step (a
+         * sweep's old grid before its next grid is made), or at its end */
+        for (int k = 0; k < body->nparam; k++) count_reads(h, body->param[k]->id);
         if ((rc = host_eval(h, body->kid[0], nxt))) break;
         host_release(cur, w);
         ax_array **t = cur;
@@ -341,8 +381,7 @@ static int alet(Host *h, const Node *x, ax_array **out)
             break;
         }
         h->aenv[y->id] = v;
-        h->left[y->id] = h->live ? h->live[y->id] : -1;
-        h->width[y->id] = w;
+        count_reads(h, y->id);
         y = y->kid[1];
     }
     if (rc == 0) rc = host_eval(h, y, out);
@@ -368,7 +407,7 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         if (!v) return host_malformed(h, x, "unbound array variable");
         int w = host_width(x->type);
         for (int k = 0; k < w; k++) out[k] = ax_array_retain(v[k]);
-        drop(h, x->id);
+        drop(h, x->id, 0, w);
         return 0;
     }
     case OP_ALET: return alet(h, x, out);
@@ -393,6 +432,15 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         const Type *tt = x->kid[0]->type;
         if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return host_malformed(h, x, "bad projection");
         int w = host_width(tt), off = host_offset(tt, x->a), cw = host_width(x->type);
+        int id, o, n;
+        if (read_of(x, &id, &o, &n)) {
+            /* a component of a variable: only its leaves are read */
+            ax_array **v = (unsigned)id < (unsigned)h->nvars ? h->aenv[id] : NULL;
+            if (!v) return host_malformed(h, x, "unbound array variable");
+            for (int k = 0; k < cw; k++) out[k] = ax_array_retain(v[off + k]);
+            drop(h, id, o, n);
+            return 0;
+        }
         ax_array **v = ax__calloc((size_t)(w > 0 ? w : 1), sizeof *v);
         if (!v) return host_nomem(h);
         int rc = host_eval(h, x->kid[0], v);

@@ -5,10 +5,12 @@
  * interpreter, the CPU backend) supplies how to run one array operation and
  * how to evaluate an acond's condition.
  *
- * The walk also releases let-bound arrays after their last read
- * (liveness.c): a read through an AVAR the walk evaluates counts when it is
- * evaluated, reads from an operation's scalar code, shapes and embedded
- * (delayed) operands when the operation is done.
+ * The walk also releases the arrays of lets and of an awhile's state (the
+ * body's parameter) after their last read, each array of a tuple on its
+ * own (liveness.c): a read through an AVAR (or an APROJ of one) the walk
+ * evaluates counts when it is evaluated, reads from an operation's scalar
+ * code, shapes and embedded (delayed) operands when the operation is
+ * done.
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #ifndef AX_HOST_H
@@ -60,7 +62,8 @@ typedef struct HostOps {
 
 /* The array variables each operation's scalar code reads (drop_reads in
  * host.c), found once per run rather than once per loop step: node ->
- * start << 32 | end, the variables being ids[start, end). */
+ * start << 32 | end, the reads being ids[start, end) in threes (variable,
+ * first leaf, leaves). */
 typedef struct HostMemo {
     HMap reads;
     int *ids;
@@ -73,8 +76,8 @@ struct Host {
     ax_ctx *cx;
     int nvars;
     ax_array ***aenv;     /* per array variable: its arrays (the executor reads it too) */
-    const int *live;      /* liveness_counts, or NULL: release at scope end */
-    int *left, *width;    /* per let variable: reads left, arrays bound */
+    const Liveness *live; /* liveness_counts, or NULL: release at scope end */
+    int *left;            /* per leaf of a binder (live->first): reads left */
     /* drop_reads' table, made by host_init and shared by the copies of
      * h that run one operation with another executor (interp_run_op);
      * NULL: walk the code each time */
@@ -83,7 +86,7 @@ struct Host {
 
 /* Sets h up for program p (aenv and the counters allocated here); false
  * (with AX_ERR_NOMEM on cx) when out of memory. */
-bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const int *live);
+bool host_init(Host *h, const HostOps *ops, void *self, ax_ctx *cx, const Program *p, const Liveness *live);
 void host_free(Host *h);
 
 /* Runs array operation x with the method of its family (HostOps.method)

@@ -55,7 +55,7 @@ typedef struct CpuProg {
     AxKernel (*chk)[R_NROLE]; /* per node number: its checked copies, loaded
                                  on first need (load_checked) */
     AxThunk **th;             /* per node number: its thunks */
-    int *live;                /* liveness_counts of the program (at first run) */
+    Liveness *live;           /* liveness_counts of the program (at first run) */
 } CpuProg;
 
 static inline double cpu_now_ms(void)

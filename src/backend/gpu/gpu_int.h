@@ -59,7 +59,7 @@ typedef struct GpuProg {
     void *(*k)[R_NROLE];      /* per node number: its kernels */
     GpuArgDesc **args;        /* per node number: its kernels' arguments */
     int *nargs;
-    int *live;
+    Liveness *live;
 } GpuProg;
 
 static inline double gpu_now_ms(void)

@@ -39,8 +39,9 @@
  *    uses them.
  *  - Stencil mirror on an extent of 1 reads element 0; a neighbourhood
  *    wider than the array keeps reflecting (period 2(n-1)).
- *  - An ALET's arrays live until its body is done (not until their last
- *    use): simple, and the oracle is not the place to save memory.
+ *  - Arrays go after their last read (liveness.c, through the host walk
+ *    every executor shares), so a program's memory is the same here as on
+ *    the backends it checks.
  *  - interp_run returns the number of results it wrote, min(results, max);
  *    the rest are released.
  *
@@ -1150,7 +1151,7 @@ int interp_run(ax_ctx *cx, Program *p, ax_array **out, int max)
     in.senv = ax__calloc(nv, sizeof *in.senv);
     /* the interpreter is the oracle, run at test sizes: it also releases
      * arrays after their last read, as the CPU executor does */
-    int *live = liveness_counts(p);
+    Liveness *live = liveness_counts(p);
     if (!host_init(&in.h, &interp_host, &in, cx, p, live)) {
         free(live);
         free(in.senv);
