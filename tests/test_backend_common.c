@@ -361,31 +361,20 @@ static ax_exp blur3(const ax_exp *nb, void *env)
     return ax_add(nb[0], nb[2]);
 }
 
-/* Early release (liveness.c): fusion floats the lets of a chain of
- * stencils (which never fuse) into one let chain whose scopes all end at
- * the end; each intermediate must still go right after its last read.
- * 40 steps over 1M f32 (4 MB each, 160 MB if all were kept) run under a
- * 24 MB memory limit, and give the interpreter's result. */
-COMPILED_TEST(let_chains_release_arrays_after_their_last_read)
+/* Runs the program build(cx, input) makes over n f32 (x) on the
+ * interpreter (no limit) and on be under a memory limit of `limit`
+ * bytes: it must run there, and give the interpreter's bits. */
+static void same_under_limit(const Be *be, ax_acc (*build)(ax_ctx *, ax_acc), int64_t limit, int64_t n,
+                             const float *x)
 {
-    if (ops_small()) {
-        printf("skip let_chains_release_arrays_after_their_last_read: AXLE_TEST_SMALL\n");
-        return;
-    }
-    const int64_t n = 1000000;
-    float *x = malloc(sizeof *x * (size_t)n);
-    for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 7) - 3.0f;
-    ax_array *out[2] = {0, 0};
+    float *out[2] = {0, 0};
     for (int b = 0; b < 2; b++) {
         ax_options o = {0};
         o.backend = b ? be->kind : AX_BACKEND_INTERP;
-        o.mem_limit = b ? 24 << 20 : 0;
+        o.mem_limit = b ? limit : 0;
         ax_ctx *cx = ax_ctx_new(&o);
-        ax_acc a = ax_use(cx, ax_array_from(cx, AX_F32, 1, &n, x));
-        const int size = 3;
-        for (int k = 0; k < 40; k++) a = ax_stencil(blur3, NULL, &size, ax_constant(ax_f32(0)), a);
         ax_array *r = NULL;
-        int got = ax_run_n(cx, a, &r, 1);
+        int got = ax_run_n(cx, build(cx, ax_use(cx, ax_array_from(cx, AX_F32, 1, &n, x))), &r, 1);
         CHECKF(got == 1, "%s: %s", b ? be->name : "interp", ax_error(cx));
         if (got == 1) {
             out[b] = malloc(sizeof(float) * (size_t)n);
@@ -397,6 +386,31 @@ COMPILED_TEST(let_chains_release_arrays_after_their_last_read)
     if (out[0] && out[1]) CHECK(!memcmp(out[0], out[1], sizeof(float) * (size_t)n));
     free(out[0]);
     free(out[1]);
+}
+
+/* Early release (liveness.c): fusion floats the lets of a chain of
+ * stencils (which never fuse) into one let chain whose scopes all end at
+ * the end; each intermediate must still go right after its last read.
+ * 40 steps over 1M f32 (4 MB each, 160 MB if all were kept) run under a
+ * 24 MB memory limit, and give the interpreter's result. */
+static ax_acc stencil_chain(ax_ctx *cx, ax_acc a)
+{
+    (void)cx;
+    const int size = 3;
+    for (int k = 0; k < 40; k++) a = ax_stencil(blur3, NULL, &size, ax_constant(ax_f32(0)), a);
+    return a;
+}
+
+COMPILED_TEST(let_chains_release_arrays_after_their_last_read)
+{
+    if (ops_small()) {
+        printf("skip let_chains_release_arrays_after_their_last_read: AXLE_TEST_SMALL\n");
+        return;
+    }
+    const int64_t n = 1000000;
+    float *x = malloc(sizeof *x * (size_t)n);
+    for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 7) - 3.0f;
+    same_under_limit(be, stencil_chain, 24 << 20, n, x);
     free(x);
 }
 
@@ -436,6 +450,11 @@ static ax_acc sweep_step(ax_acc st, void *env)
     return ax_atuple2(g, ax_map(succ_i32, NULL, ax_aget(st, 1)));
 }
 
+static ax_acc sweeps(ax_ctx *cx, ax_acc grid)
+{
+    return ax_aget(ax_awhile(sweep_cond, sweep_step, NULL, ax_atuple2(grid, ax_unit(cx, ax_i32(0)))), 0);
+}
+
 COMPILED_TEST(loop_state_released_leaf_by_leaf)
 {
     if (ops_small()) {
@@ -445,28 +464,8 @@ COMPILED_TEST(loop_state_released_leaf_by_leaf)
     const int64_t n = 1000000;
     float *x = malloc(sizeof *x * (size_t)n);
     for (int64_t i = 0; i < n; i++) x[i] = (float)(i % 5) - 2.0f;
-    ax_array *out[2] = {0, 0};
-    for (int b = 0; b < 2; b++) {
-        ax_options o = {0};
-        o.backend = b ? be->kind : AX_BACKEND_INTERP;
-        bool gpu = be->kind == AX_BACKEND_OPENCL || be->kind == AX_BACKEND_CUDA;
-        o.mem_limit = b ? (gpu ? 19 : 15) << 20 : 0;
-        ax_ctx *cx = ax_ctx_new(&o);
-        ax_acc init = ax_atuple2(ax_use(cx, ax_array_from(cx, AX_F32, 1, &n, x)), ax_unit(cx, ax_i32(0)));
-        ax_acc loop = ax_aget(ax_awhile(sweep_cond, sweep_step, NULL, init), 0);
-        ax_array *r = NULL;
-        int got = ax_run_n(cx, loop, &r, 1);
-        CHECKF(got == 1, "%s: %s", b ? be->name : "interp", ax_error(cx));
-        if (got == 1) {
-            out[b] = malloc(sizeof(float) * (size_t)n);
-            ax_array_copy_out(r, 0, out[b]);
-            ax_array_release(r);
-        }
-        ax_ctx_free(cx);
-    }
-    if (out[0] && out[1]) CHECK(!memcmp(out[0], out[1], sizeof(float) * (size_t)n));
-    free(out[0]);
-    free(out[1]);
+    bool gpu = be->kind == AX_BACKEND_OPENCL || be->kind == AX_BACKEND_CUDA;
+    same_under_limit(be, sweeps, (int64_t)(gpu ? 19 : 15) << 20, n, x);
     free(x);
 }
 
