@@ -407,6 +407,10 @@ typedef struct Liveness {
 } Liveness;
 /* One block (free() frees it), or NULL when out of memory. */
 Liveness *liveness_counts(const Program *p);
+/* Whether x is a read liveness_counts counts (an AVAR: all its leaves; an
+ * APROJ straight over one: that component's), and which: leaves [*off,
+ * *off + *n) of variable *id.  The executors decrement by the same rule. */
+bool liveness_read(const Node *x, int *id, int *off, int *n);
 
 /* The coordinate a stencil reads for position c of a dimension of extent
  * n >= 1 under boundary rule b, or -1 for "the constant" (node.c): what

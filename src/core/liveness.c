@@ -37,7 +37,6 @@
  */
 #include "ir.h"
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct Walk {
     Liveness *lv;
@@ -73,20 +72,33 @@ static void read_leaves(Walk *w, int id, int off, int n, int loop)
     }
 }
 
+bool liveness_read(const Node *x, int *id, int *off, int *n)
+{
+    if (x->op == OP_AVAR) {
+        *id = x->id;
+        *off = 0;
+        *n = array_width(x->type);
+        return true;
+    }
+    if (x->op == OP_APROJ && x->n == 1 && x->kid[0] && x->kid[0]->op == OP_AVAR) {
+        const Type *tt = x->kid[0]->type;
+        if (!tt || tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return false;
+        *id = x->kid[0]->id;
+        *off = ty_leaf_offset(tt, x->a);
+        *n = array_width(tt->elts[x->a]);
+        return true;
+    }
+    return false;
+}
+
 /* Iterative over let chains (bodies), recursive elsewhere: the source
  * graph's depth is bounded (sharing.c), let chains are not. */
 static void walk(Walk *w, const Node *x, int loop)
 {
     while (x) {
-        if (x->op == OP_AVAR) {
-            if (tracked(w, x->id)) read_leaves(w, x->id, 0, w->lv->width[x->id], loop);
-            return;
-        }
-        if (x->op == OP_APROJ && x->n == 1 && x->kid[0] && x->kid[0]->op == OP_AVAR) {
-            const Node *v = x->kid[0];
-            const Type *tt = v->type;
-            if (tt && tt->kind == TY_ARRAYS && x->a >= 0 && x->a < tt->n)
-                read_leaves(w, v->id, ty_leaf_offset(tt, x->a), array_width(tt->elts[x->a]), loop);
+        int id, off, n;
+        if (liveness_read(x, &id, &off, &n)) {
+            read_leaves(w, id, off, n, loop);
             return;
         }
         if (x->op == OP_ALET && x->n == 2) {

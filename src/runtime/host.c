@@ -157,28 +157,6 @@ void host_free(Host *h)
     h->memo = NULL;
 }
 
-/* The leaves [*off, *off + *n) of a variable that read x reads: an AVAR
- * (all of them) or an APROJ straight over one (that component), the reads
- * liveness.c counts; false for any other node. */
-static bool read_of(const Node *x, int *id, int *off, int *n)
-{
-    if (x->op == OP_AVAR) {
-        *id = x->id;
-        *off = 0;
-        *n = host_width(x->type);
-        return true;
-    }
-    if (x->op == OP_APROJ && x->n == 1 && x->kid[0] && x->kid[0]->op == OP_AVAR) {
-        const Type *tt = x->kid[0]->type;
-        if (!tt || tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return false;
-        *id = x->kid[0]->id;
-        *off = host_offset(tt, x->a);
-        *n = host_width(tt->elts[x->a]);
-        return true;
-    }
-    return false;
-}
-
 /* One read of leaves [off, off + n) of binder id done: each leaf's array
  * goes after its last read. */
 static void drop(Host *h, int id, int off, int n)
@@ -203,7 +181,7 @@ static bool collect_tree(HostMemo *m, const Node *y)
 {
     if (!y) return true;
     int id, off, n;
-    if (read_of(y, &id, &off, &n)) {
+    if (liveness_read(y, &id, &off, &n)) {
         if (m->nids > m->ids_cap - 3) {
             int cap = m->ids_cap ? 2 * m->ids_cap : 63;
             int *nw = cap > m->ids_cap ? ax__realloc(m->ids, sizeof *nw * (size_t)cap) : NULL;
@@ -233,7 +211,7 @@ static void drop_tree(Host *h, const Node *y)
 {
     if (!y) return;
     int id, off, n;
-    if (read_of(y, &id, &off, &n)) {
+    if (liveness_read(y, &id, &off, &n)) {
         drop(h, id, off, n);
         return;
     }
@@ -433,11 +411,12 @@ int host_eval(Host *h, const Node *x, ax_array **out)
         if (tt->kind != TY_ARRAYS || x->a < 0 || x->a >= tt->n) return host_malformed(h, x, "bad projection");
         int w = host_width(tt), off = host_offset(tt, x->a), cw = host_width(x->type);
         int id, o, n;
-        if (read_of(x, &id, &o, &n)) {
+        if (liveness_read(x, &id, &o, &n)) {
             /* a component of a variable: only its leaves are read */
             ax_array **v = (unsigned)id < (unsigned)h->nvars ? h->aenv[id] : NULL;
             if (!v) return host_malformed(h, x, "unbound array variable");
-            for (int k = 0; k < cw; k++) out[k] = ax_array_retain(v[off + k]);
+            if (n != cw) return host_malformed(h, x, "bad projection");
+            for (int k = 0; k < n; k++) out[k] = ax_array_retain(v[o + k]);
             drop(h, id, o, n);
             return 0;
         }
