@@ -350,7 +350,10 @@ typedef struct G {
      * prelude declares and defines only those (each costs compile time,
      * cpu/codegen.c prelude_mvec). */
     uint64_t *math_used;
-    bool *gather;             /* set when a read is a guarded gather (cpu/codegen.c GATHER_CFLAGS) */
+    bool *gather;             /* set when a read is a guarded gather (cpu/codegen.c UNIT_CFLAGS) */
+    bool *lanes;              /* set when elements loop across a block's lanes
+                                 (gen_while_lanes, gen_run): the unit keeps its
+                                 vectorised epilogues (cpu/codegen.c UNIT_CFLAGS) */
     /* The kernel being emitted prefers 256-bit vectors (cpu/skel.c
      * cpu_kernel_end writes the attribute): set by gen_run, exp.c. */
     bool narrow;

@@ -1073,6 +1073,7 @@ static void lanes_resume(G *g, const char *flag, const char *l)
 static Val gen_while_lanes(G *g, const Node *cond, const Node *body, const Type *t, Val init)
 {
     const char *l = g->lane;
+    if (g->lanes) *g->lanes = true;
     Val cur = cg_bind(g, t, init, "w");
     const char *live = cg_lane_array(g, AX_BOOL, "live"), *any = cg_fresh(g, "any");
     g->ind--;
@@ -1106,6 +1107,7 @@ static Val gen_while_lanes(G *g, const Node *cond, const Node *body, const Type 
 static void gen_run(G *g, const Chain *ch, int s, int per, int reps)
 {
     const char *l = g->lane, *r = cg_fresh(g, "r"), *changed = cg_fresh(g, "ch");
+    if (g->lanes) *g->lanes = true;
     Val *saved = arena_alloc(g->ar, sizeof *saved * (size_t)per), *st = arena_alloc(g->ar, sizeof *st * (size_t)per);
     Val *nv = arena_alloc(g->ar, sizeof *nv * (size_t)per);
     bool *need = arena_alloc(g->ar, sizeof *need * (size_t)per);

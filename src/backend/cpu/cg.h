@@ -77,8 +77,9 @@ typedef struct CgConfig {
                                  reassociate (fold.c cpu_fold_range) */
 } CgConfig;
 
-/* The flags a unit with guarded gathers is compiled with (CgUnit.cflags). */
-extern const char cg_gather_cflags[];
+/* The flags a unit with gathers or maths functions is compiled with
+ * (CgUnit.cflags; codegen.c UNIT_CFLAGS says which and why). */
+extern const char cg_unit_cflags[];
 
 /* Generates the unit for a verified core program; numbers its array nodes
  * (Node.num).  NULL with a message in err on failure (out of memory, or a

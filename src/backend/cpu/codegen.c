@@ -390,6 +390,7 @@ typedef struct CG {
     bool failed;
     uint64_t math_used;       /* G.math_used, of the operation being written */
     bool gather;              /* G.gather, likewise */
+    bool lanes;               /* G.lanes, likewise */
     Buf cold;                 /* the operation's checked copies (G.cold) */
     CgUnit *units;            /* the units so far (CgProg.units) */
     int nunits, capunits;
@@ -433,6 +434,7 @@ __attribute__((noinline)) static void emit_one(CG *c, CgNode *cn)
     g.errsize = c->errsize;
     g.math_used = &c->math_used;
     g.gather = &c->gather;
+    g.lanes = &c->lanes;
     cpu_emit_node(&g, cn);
     if (g.failed) c->failed = true;
     else if (c->text.oom) cgfail(c, "cpu codegen: out of memory");
@@ -474,14 +476,21 @@ static bool canonical(const char *t, size_t len, int num, Buf *canon)
     return canonical_as(t, len, num, "#", canon);
 }
 
-/* The flags added for a unit with guarded gathers (reads at computed
- * indices, in bounds or zero): GCC vectorises such a loop with masked
- * gathers, and its vectorised epilogue of the same nearly doubles the
- * unit's compile time.  With the flag on every unit the programs with
- * gathers ran as fast as without it, and the Mandelbrot programs, which
- * have none, slower: so it is given to the units with gathers only. */
-#define GATHER_CFLAGS "--param=vect-epilogues-nomask=0"
-const char cg_gather_cflags[] = GATHER_CFLAGS;
+/* The flags added to a unit with guarded gathers (reads at computed
+ * indices, in bounds or zero) or calls of maths functions: no vectorised
+ * epilogue (the loop's last iterations, fewer than a vector's lanes, run
+ * as scalar code).  GCC 12 at -O3 vectorises each element loop's epilogue
+ * again with masked vectors: another copy of the loop body, and for these
+ * loops (masked gathers; exp and log inlined, core/vmath.h) as costly to
+ * compile as the main copy, where the scalar tail costs no measurable run
+ * time (bench: blackscholes, fluid, smvm).  Not on every unit: units of
+ * cheap elements over short chunks or rows ran slower with a scalar tail
+ * (Rodinia nn, pathfinder), and their epilogue costs little to compile;
+ * nor on a unit whose elements loop across a block's lanes (a while loop
+ * per element, Mandelbrot's unrolled runs: G.lanes), which does hundreds
+ * of steps per element (bench: mandelbrot-while ran slower). */
+#define UNIT_CFLAGS "--param=vect-epilogues-nomask=0"
+const char cg_unit_cflags[] = UNIT_CFLAGS;
 
 /* A unit of the code t (with operation num's names made "u"), after a
  * prelude of what it uses; its index, or -1 when memory ran out. */
@@ -511,7 +520,7 @@ static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
         cgfail(c, "cpu codegen: out of memory");
         return -1;
     }
-    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, c->gather ? cg_gather_cflags : NULL, code_off,
+    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, (c->gather || c->math_used) && !c->lanes ? cg_unit_cflags : NULL, code_off,
                                    c->math_used};
     return c->nunits++;
 }
@@ -662,7 +671,7 @@ CgProg *cg_program(const Program *p, const CgConfig *cfg, char *err, size_t errs
         if (c.text.s) c.text.s[0] = 0;
         if (c.cold.s) c.cold.s[0] = 0;
         c.math_used = 0;
-        c.gather = false;
+        c.gather = c.lanes = false;
         emit_one(&c, &out->nodes[i]);
         if (!c.failed && (c.text.oom || c.cold.oom)) cgfail(&c, "cpu codegen: out of memory");
         if (!c.failed) dedup_node(&c, &out->nodes[i], &seen);

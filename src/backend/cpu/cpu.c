@@ -444,9 +444,8 @@ static int load_units(ax_ctx *cx, CpuCtx *cc, Jit *jit, const CgProg *g, const C
        the prelude: the C compiler's time goes with that, and a batch has
        one prelude (balancing whole texts left fluid's batches uneven).
        A batch gets the flags of its members that have some
-       (GATHER_CFLAGS, codegen.c: equal run times on the units without
-       gathers, and a faster compile); members with different flags:
-       none. */
+       (UNIT_CFLAGS, codegen.c: units with gathers or maths functions);
+       members with different flags: none. */
     int want = nhot <= jobs ? nhot : jobs, *ord = miss;
     for (int k = 0; k < nhot; k++) {
         ord[k] = k;

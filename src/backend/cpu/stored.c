@@ -49,9 +49,9 @@ enum { PART_OBJECTS = 0, PART_LINKED = 1 };
 /* A unit's flags (CgUnit.cflags) are the compiler's: the runtime-only
  * library, which compiles nothing, keeps only that a unit has some. */
 #ifdef AX_RUNTIME_ONLY
-#define GATHER_CFLAGS ""
+#define UNIT_CFLAGS ""
 #else
-#define GATHER_CFLAGS cg_gather_cflags
+#define UNIT_CFLAGS cg_unit_cflags
 #endif
 
 #ifndef AX_RUNTIME_ONLY
@@ -208,7 +208,7 @@ static bool get_desc(Bytes *in, CgProg *g, int **umodp, int **bposp, bool cold_m
         CgUnit *cu = &g->units[u];
         cu->node = (int)bytes_getv(in, 0, g->nnodes - 1);
         cu->cold = bytes_getv(in, 0, 1);
-        cu->cflags = bytes_getv(in, 0, 1) ? GATHER_CFLAGS : NULL;
+        cu->cflags = bytes_getv(in, 0, 1) ? UNIT_CFLAGS : NULL;
         const unsigned char *m = bytes_get(in, sizeof cu->math);
         if (m) memcpy(&cu->math, m, sizeof cu->math);
         umod[u] = (int)bytes_getv(in, -1, nu);
