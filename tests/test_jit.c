@@ -1084,3 +1084,38 @@ TEST(cc_command_names_the_compiler_and_the_mode)
     free(f);
     ax_ctx_free(cx);
 }
+
+/* Which units drop GCC's masked epilogue copy (cpu/codegen.c UNIT_CFLAGS):
+ * a unit calling a maths function does; one whose elements loop across a
+ * block's lanes keeps it, maths or not; a plain sum has neither.  The dump
+ * of the generated C names each unit's added flags. */
+static ax_exp exp_of(ax_exp x, void *env) { (void)env; return ax_exp_(x); }
+static ax_exp below_8(ax_exp x, void *env) { (void)env; return ax_lt(x, ax_f32(8)); }
+static ax_exp exp_step(ax_exp x, void *env) { (void)env; return ax_add(x, ax_exp_(ax_mul(x, ax_f32(-1)))); }
+static ax_exp exp_loop(ax_exp x, void *env) { (void)env; return ax_while(below_8, exp_step, NULL, x); }
+
+static bool unit_has_flag(ax_ctx *cx, ax_acc a, const char *kind)
+{
+    char *c = ax_dump(cx, a, "c", false), *u = c ? strstr(c, kind) : NULL, *eol = u ? strchr(u, '\n') : NULL;
+    CHECKF(u && eol, "no %s unit in the dump: %s", kind, c ? c : ax_error(cx));
+    bool has = u && eol && memmem(u, (size_t)(eol - u), "with GCC also --param=vect-epilogues-nomask=0", 45);
+    free(c);
+    return has;
+}
+
+TEST(masked_epilogues_dropped_where_they_cost_compile_time)
+{
+    ax_options o = {0};
+    o.backend = AX_BACKEND_CPU;
+    ax_ctx *cx = ax_ctx_new(&o);
+    REQUIRE(cx);
+    int64_t n = 1000;
+    ax_array *a = ax_array_new(cx, ax_type_scalar(AX_F32), 1, &n);
+    REQUIRE(a);
+    ax_acc xs = ax_use(cx, a);
+    CHECK(unit_has_flag(cx, ax_map(exp_of, NULL, xs), ", map: "));
+    CHECK(!unit_has_flag(cx, ax_map(exp_loop, NULL, xs), ", map: "));
+    CHECK(!unit_has_flag(cx, ax_fold_all(ax_fn_add, NULL, ax_f32(0), xs), ", fold: "));
+    ax_array_release(a);
+    ax_ctx_free(cx);
+}
