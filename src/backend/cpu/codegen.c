@@ -483,12 +483,13 @@ static bool canonical(const char *t, size_t len, int num, Buf *canon)
  * again with masked vectors: another copy of the loop body, and for these
  * loops (masked gathers; exp and log inlined, core/vmath.h) as costly to
  * compile as the main copy, where the scalar tail costs no measurable run
- * time (bench: blackscholes, fluid, smvm).  Not on every unit: units of
- * cheap elements over short chunks or rows ran slower with a scalar tail
- * (Rodinia nn, pathfinder), and their epilogue costs little to compile;
- * nor on a unit whose elements loop across a block's lanes (a while loop
- * per element, Mandelbrot's unrolled runs: G.lanes), which does hundreds
- * of steps per element (bench: mandelbrot-while ran slower). */
+ * time (bench: blackscholes, fluid, smvm).  Not on every unit: in a
+ * stencil or a map over short rows the masked copy runs each row's tail
+ * (a row of 120 f64 leaves up to 7 elements to it), where a scalar tail
+ * may cost run time, and such units were not measured without it; nor on
+ * a unit whose elements loop across a block's lanes (a while loop per
+ * element, Mandelbrot's unrolled runs: G.lanes), which does hundreds of
+ * steps per element (bench: mandelbrot-while ran slower). */
 #define UNIT_CFLAGS "--param=vect-epilogues-nomask=0"
 const char cg_unit_cflags[] = UNIT_CFLAGS;
 
