@@ -1098,7 +1098,8 @@ static bool unit_has_flag(ax_ctx *cx, ax_acc a, const char *kind)
 {
     char *c = ax_dump(cx, a, "c", false), *u = c ? strstr(c, kind) : NULL, *eol = u ? strchr(u, '\n') : NULL;
     CHECKF(u && eol, "no %s unit in the dump: %s", kind, c ? c : ax_error(cx));
-    bool has = u && eol && memmem(u, (size_t)(eol - u), "with GCC also --param=vect-epilogues-nomask=0", 45);
+    static const char flag[] = "with GCC also --param=vect-epilogues-nomask=0";
+    bool has = u && eol && memmem(u, (size_t)(eol - u), flag, sizeof flag - 1);
     free(c);
     return has;
 }

@@ -521,8 +521,8 @@ static int add_unit(CG *c, const char *t, size_t len, int num, bool cold)
         cgfail(c, "cpu codegen: out of memory");
         return -1;
     }
-    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, (c->gather || c->math_used) && !c->lanes ? cg_unit_cflags : NULL, code_off,
-                                   c->math_used};
+    const char *flags = (c->gather || c->math_used) && !c->lanes ? cg_unit_cflags : NULL;
+    c->units[c->nunits] = (CgUnit){unit.s, unit.len, num, cold, flags, code_off, c->math_used};
     return c->nunits++;
 }
 
