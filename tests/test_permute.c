@@ -288,3 +288,92 @@ TEST(an_index_out_of_bounds_is_reported_by_both_strategies)
         }
     free(dst), free(src);
 }
+
+/* Row i of a matrix into row member[i] of the result (k-means' cluster
+ * sums): the generator tests each row segment's targets once (a member
+ * inside the result's rows, the segment inside its last extent) and then
+ * combines the segment without a test per element.  Against the
+ * interpreter under both strategies: rows split between the threads'
+ * ranges, a result wider than the rows, rows wider than the result (every
+ * segment fails the row test: an index error, or in unsafe mode the
+ * elements past the result's end dropped), and one member out of range. */
+static ax_exp to_row(ax_exp ix, void *env)
+{
+    ax_acc member = env;
+    return ax_ix2(ax_cvt(ax_at(member, ax_ix1(ax_index_get(ix, 0))), AX_I64), ax_index_get(ix, 1));
+}
+
+/* The result of the row permute (f32 sums) on backend k; NULL and the
+ * status in *st on failure. */
+static float *rows_run(int k, const char *how, bool unsafe, int64_t n, int64_t w, int64_t rows, int64_t wt,
+                       const int32_t *member, const float *src, ax_status *st, bool *tested)
+{
+    setenv("AXLE_PERMUTE", how, 1);
+    ax_options o = {0};
+    o.backend = kinds[k];
+    o.threads = 2;
+    o.unsafe = unsafe;
+    ax_ctx *cx = ax_ctx_new(&o);
+    float *res = NULL;
+    *st = AX_OK;
+    if (cx) {
+        int64_t sm[2] = {n, w}, sr[2] = {rows, wt};
+        ax_acc M = ax_use(cx, ax_array_wrap(cx, AX_I32, 1, &n, (void *)member));
+        ax_acc S = ax_use(cx, ax_array_wrap(cx, AX_F32, 2, sm, (void *)src));
+        ax_array *z = ax_array_new(cx, ax_type_scalar(AX_F32), 2, sr);
+        if (z) memset(ax_array_data(z, 0), 0, sizeof(float) * (size_t)(rows * wt));
+        ax_acc P = ax_permute(ax_fn_add, NULL, ax_use(cx, z), to_row, M, S);
+        if (kinds[k] == AX_BACKEND_CPU && tested) {
+            char *code = ax_dump(cx, P, "c", false);
+            *tested = code && strstr(code, " <= s0_1);");
+            free(code);
+        }
+        ax_array *out = ax_run(cx, P);
+        *st = ax_status_of(cx);
+        if (out && (res = malloc(sizeof *res * (size_t)(rows * wt))))
+            memcpy(res, ax_array_data(out, 0), sizeof *res * (size_t)(rows * wt));
+        ax_array_release(out);
+        ax_array_release(z);
+        ax_ctx_free(cx);
+    }
+    unsetenv("AXLE_PERMUTE");
+    return res;
+}
+
+TEST(rows_into_rows_tested_once_per_row)
+{
+    static const struct { int64_t n, w, rows, wt; int bad; } cs[] = {
+        {1, 1, 1, 1, 0},      {7, 34, 5, 34, 0},   {30011, 34, 5, 34, 0}, {20000, 17, 3, 20, 0},
+        {5000, 33, 4, 32, 0}, {20000, 8, 6, 8, 1}, {1, 3, 2, 2, 0},
+    };
+    static const char *const hows[] = {"private", "atomic"};
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        int64_t n = cs[c].n, w = cs[c].w, rows = cs[c].rows, wt = cs[c].wt;
+        int32_t *member = malloc(sizeof *member * (size_t)n);
+        float *src = malloc(sizeof *src * (size_t)(n * w));
+        REQUIRE(member && src);
+        for (int64_t i = 0; i < n; i++) member[i] = (int32_t)((i * 7 + i / 3) % rows);
+        if (cs[c].bad) member[n / 2 + 3] = (int32_t)rows;   /* one row past the result's */
+        /* small integers: every order of the sums gives the same bits */
+        for (int64_t i = 0; i < n * w; i++) src[i] = (float)((i * 13) % 17) - 8;
+        bool fits = w <= wt && !cs[c].bad;
+        for (int u = 0; u < 2; u++)
+            for (int h = 0; h < 2; h++) {
+                ax_status si, sc;
+                bool tested = false;
+                float *ri = rows_run(0, hows[h], u, n, w, rows, wt, member, src, &si, NULL);
+                float *rc = rows_run(1, hows[h], u, n, w, rows, wt, member, src, &sc, &tested);
+                CHECKF(tested, "case %zu: no row test in the generated code", c);
+                if (!u && !fits) {
+                    CHECKF(!ri && si == AX_ERR_INDEX, "case %zu: interpreter %d", c, (int)si);
+                    CHECKF(!rc && sc == AX_ERR_INDEX, "case %zu %s: status %d", c, hows[h], (int)sc);
+                } else {
+                    CHECKF(ri && rc, "case %zu %s unsafe %d: %d %d", c, hows[h], u, (int)si, (int)sc);
+                    if (ri && rc) CHECKF(!memcmp(ri, rc, sizeof *ri * (size_t)(rows * wt)), "case %zu %s unsafe %d", c,
+                                         hows[h], u);
+                }
+                free(ri), free(rc);
+            }
+        free(member), free(src);
+    }
+}

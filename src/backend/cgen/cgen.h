@@ -334,8 +334,8 @@ typedef struct G {
     CgDialect dialect;        /* the text's dialect (above) */
     bool own_out;             /* the loop's iterations write only their own
                                  elements of fresh results (GCC ivdep) */
-    bool gen_rows;            /* cpu_loop_ix hoists a generate's row-invariant
-                                 terms at each row's head (cg_row_hoist_gen) */
+    bool row_ok;              /* cpu_loop_ix is emitting a row segment's loop
+                                 for when its row test (CpuRowFn) passed */
     /* Lane blocks (exp.c, "While loops across lanes"): a producer loop
      * emitted in blocks of nlane elements runs its element code in lane
      * loops over `lane` (the index's name) below lane_n (the lanes in
@@ -486,6 +486,14 @@ void cg_row_hoist(G *g, const CgRowRead *rr);
  * is outer and whose first position is pos: the terms of the generate's
  * function that do not depend on the last component of its index. */
 void cg_row_hoist_gen(G *g, Val outer, const char *pos);
+/* A permute's row segment, positions j0 + [0, m) of the row whose outer
+ * index is outer (the source, slot ext; the result, slot tslot): hoists
+ * the index function lam's terms of the row alone, as cg_row_hoist does,
+ * and when lam sends (outer..., j) to ix(c..., j) with the c fixed for
+ * the row, returns a local that is true when every target of the
+ * segment is inside the result; NULL otherwise (hoist.c). */
+const char *cg_row_target(G *g, const Node *lam, int ext, int tslot, Val outer, const char *pos, const char *j0,
+                          const char *m);
 /* A read whose bounds cg_row_hoist checked for the whole row: the
  * position of its row (at which the row's position along the last
  * dimension is added), or NULL. */

@@ -293,23 +293,25 @@ static unsigned h_walk(Hoist *h, const Node *e, bool may)
 
 /* The hoisting proper: lam is the element function whose one parameter
  * is the index (outer..., j), j bounded by the last extent of slot ext;
- * pos is the row's first position. */
-static void row_hoist(G *g, const Node *lam, int ext, Val outer, const char *pos)
+ * pos is the row's first position.  False when nothing could be looked
+ * at (then *hp is not set). */
+static bool row_hoist(G *g, const Node *lam, int ext, Val outer, const char *pos, Hoist *hp)
 {
     g->nhoist = 0;
-    if (g->dialect == CG_GPU || g->chk || (g->safe && !g->defer) || g->lane) return;
-    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0] || lam->n < 1) return;
+    if (g->dialect == CG_GPU || g->chk || (g->safe && !g->defer) || g->lane) return false;
+    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0] || lam->n < 1) return false;
     const Node *p = lam->param[0];
-    if ((unsigned)p->id >= (unsigned)g->nvars || p->type->width != outer.n + 1) return;
+    if ((unsigned)p->id >= (unsigned)g->nvars || p->type->width != outer.n + 1) return false;
     unsigned char *let = arena_alloc(g->ar, (size_t)g->nvars);
     const Node **rhs = arena_alloc(g->ar, sizeof *rhs * (size_t)g->nvars);
-    if (!let || !rhs) return;
+    if (!let || !rhs) return false;
     memset(let, H_STOP, (size_t)g->nvars);
+    memset(rhs, 0, sizeof *rhs * (size_t)g->nvars);
     Hoist h = {g, p->id, outer.n, ext, let, rhs, false};
     /* the index: the row's coordinates, and j, which nothing emitted here
      * reads (a name that would not compile if it were) */
     Val ix = cg_val(g, outer.n + 1);
-    if (ix.n != outer.n + 1) return;
+    if (ix.n != outer.n + 1) return false;
     for (int d = 0; d < outer.n; d++) ix.v[d] = outer.v[d];
     ix.v[outer.n] = "ax_no_j_";
     g->env[p->id] = ix;
@@ -320,7 +322,12 @@ static void row_hoist(G *g, const Node *lam, int ext, Val outer, const char *pos
     if (!m) h_emit(&h, lam->kid[0]);
     g->pos = was;
     g->hoist_ind = g->ind;
-    if (h.dup || g->failed) g->nhoist = 0;
+    if (h.dup || g->failed) {
+        g->nhoist = 0;
+        return false;
+    }
+    *hp = h;
+    return true;
 }
 
 void cg_row_hoist(G *g, const CgRowRead *rr)
@@ -328,12 +335,63 @@ void cg_row_hoist(G *g, const CgRowRead *rr)
     g->nhoist = 0;
     if (!rr->ix) return;
     const Node *y = cg_opd_node(g->cn, 0);
-    row_hoist(g, y->op == OP_DELAYED ? y->kid[1] : NULL, cg_opd_slot(g->cn, 0), rr->outer, rr->base);
+    Hoist h;
+    row_hoist(g, y->op == OP_DELAYED ? y->kid[1] : NULL, cg_opd_slot(g->cn, 0), rr->outer, rr->base, &h);
 }
 
 void cg_row_hoist_gen(G *g, Val outer, const char *pos)
 {
     g->nhoist = 0;
     const Node *x = g->cn->x;
-    if (x->op == OP_GENERATE && outer.n >= 1) row_hoist(g, x->kid[1], 0, outer, pos);
+    Hoist h;
+    if (x->op == OP_GENERATE && outer.n >= 1) row_hoist(g, x->kid[1], 0, outer, pos, &h);
+}
+
+/* What a let-bound variable stands for (h_walk saw its binding). */
+static const Node *h_resolve(const Hoist *h, const Node *e)
+{
+    while (e && e->op == OP_VAR && (unsigned)e->id < (unsigned)h->g->nvars && h->rhs[e->id]) e = h->rhs[e->id];
+    return e;
+}
+
+/* A permute's row (cpu/permute.c): kmeans' cluster sums send point i's
+ * feature j to ix(cluster[i], j), a whole row of the source to one row of
+ * the target.  When the index function maps (outer..., j) to
+ * ix(c_0, ..., c_{t-2}, j) with every c fixed for the row, one test before
+ * the row's loop says that the row segment's targets are all inside the
+ * result: each c inside its extent, j0 + m within the last.  The skeleton
+ * then runs the segment without the per-element test (whose branch GCC
+ * does not unswitch, so the combining loop stayed scalar) and keeps the
+ * tested loop for a segment that fails it. */
+const char *cg_row_target(G *g, const Node *lam, int ext, int tslot, Val outer, const char *pos, const char *j0,
+                          const char *m)
+{
+    Hoist h;
+    const Type *tt = cg_slot_type(g->cn, tslot);
+    if (!tt || tt->kind != TY_ARRAY || tt->rank < 1) return NULL;
+    if (!row_hoist(g, lam, ext, outer, pos, &h)) return NULL;
+    const Node *b = lam->kid[0];
+    while (b && b->op == OP_LET) b = b->kid[1];
+    b = h_resolve(&h, b);
+    int t = tt->rank;
+    if (!b || b->op != OP_IXCONS || b->n != t) return NULL;
+    const Node *last = h_resolve(&h, b->kid[t - 1]);
+    if (!last || last->op != OP_IXGET || last->a != h.inner || !last->kid[0] || last->kid[0]->op != OP_VAR ||
+        last->kid[0]->id != h.pid)
+        return NULL;
+    for (int d = 0; d < t - 1; d++)
+        if (h_dep(&h, b->kid[d])) return NULL;
+    Buf c = {0};
+    for (int d = 0; d < t - 1; d++) {
+        Val v = cg_exp(g, b->kid[d]);
+        if (v.n != 1) {
+            free(c.s);
+            return NULL;
+        }
+        buf_printf(&c, "((u64)(%s) < (u64)s%d_%d) & ", v.v[0], tslot, d);
+    }
+    buf_printf(&c, "(%s + %s <= s%d_%d)", j0, m, tslot, t - 1);
+    const char *ok = g->failed ? NULL : cg_local(g, AX_BOOL, cg_buf_text(g, &c, "0"));
+    free(c.s);
+    return ok;
 }

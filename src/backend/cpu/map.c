@@ -13,6 +13,14 @@
 
 static void producer_elem(G *g, void *lin, Val ix, const char *pos) { cg_producer_elem(g, *(bool *)lin, ix, pos); }
 
+/* a generate's row: its terms of the row alone, no test */
+static const char *generate_row(G *g, void *env, Val outer, const char *j0, const char *m, const char *pos)
+{
+    (void)env, (void)j0, (void)m;
+    cg_row_hoist_gen(g, outer, pos);
+    return NULL;
+}
+
 
 /* The lanes of a block for the producer's element code (cg_lane_count),
  * or 0: generate, map and zipWith of arrays in memory (a fused operand's
@@ -43,10 +51,10 @@ void cpu_emit_producer(G *g, CgRole role)
     g->own_out = true;
     /* a generate's terms of the row alone, once per row (cgen/hoist.c):
      * floyd-warshall's path[i][k], and its path[k][j] checked per row */
-    g->gen_rows = g->cn->x->op == OP_GENERATE;
+    bool gen = g->cn->x->op == OP_GENERATE && g->cn->x->type->rank >= 2;
     if (role == R_LIN) cpu_loop_lin(g, producer_elem, &lin);
-    else cpu_loop_ix(g, 0, g->cn->x->type->rank, producer_elem, &lin);
-    g->own_out = g->gen_rows = false;
+    else cpu_loop_ix(g, 0, g->cn->x->type->rank, producer_elem, gen ? generate_row : NULL, &lin);
+    g->own_out = false;
     g->nlane = 0;
     cpu_kernel_end(g);
 }

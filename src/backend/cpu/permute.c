@@ -134,7 +134,7 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     Val t = cg_apply(g, x->kid[2], &ix, 1);
     int tr = x->type->rank;
     if (t.n != tr) return;
-    if (tr >= 1) {
+    if (tr >= 1 && !g->row_ok) {
         /* The ignore test (every component -1) inside the bounds test's
          * failure branch: such an index is never in bounds, and the
          * element loop then tests once, as a hand-written histogram does
@@ -164,6 +164,17 @@ static void permute_elem(G *g, void *envp, Val ix, const char *pos)
     }
 }
 
+/* A row whose targets are one row of the result (permute_row): tested
+ * once, so that its combining loop, plain loads and stores into a private
+ * copy, vectorises. */
+static const char *permute_row(G *g, void *envp, Val outer, const char *j0, const char *m, const char *pos)
+{
+    (void)envp;
+    const CgNode *cn = g->cn;
+    if (outer.n < 1) return NULL;   /* a vector's "row" is the task's whole range */
+    return cg_row_target(g, cn->x->kid[2], cg_opd_slot(cn, 1), 0, outer, pos, j0, m);
+}
+
 static void copy_elem(G *g, void *env, Val ix, const char *pos)
 {
     cg_store(g, 0, g->cn->x->type->elt, pos, cg_read_lin(g, 0, pos));
@@ -187,7 +198,7 @@ void cpu_emit_permute(G *g)
      * and 29228 had ranges combined twice, or with stand-in values). */
     cpu_kernel_begin(g, R_PERM, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
-    cpu_loop_ix(g, cg_opd_slot(cn, 1), cg_opd_node(cn, 1)->type->rank, permute_elem, NULL);
+    cpu_loop_ix(g, cg_opd_slot(cn, 1), cg_opd_node(cn, 1)->type->rank, permute_elem, permute_row, NULL);
     cpu_kernel_end(g);
 
     /* Private copies (a histogram: a small target, many sources; Futhark's
@@ -206,7 +217,7 @@ void cpu_emit_permute(G *g)
     cpu_kernel_begin(g, R_PPRIV, 0, true);
     cg_line(g, "if (ax_stop(c, start)) return;");
     private_copies(g, elt, ops, "(start / c->chunk)", true);
-    cpu_loop_ix(g, cg_opd_slot(cn, 1), cg_opd_node(cn, 1)->type->rank, permute_elem, ops);
+    cpu_loop_ix(g, cg_opd_slot(cn, 1), cg_opd_node(cn, 1)->type->rank, permute_elem, permute_row, ops);
     cpu_kernel_end(g);
 
     /* the copies into the result, over the result's positions */

@@ -199,10 +199,28 @@ static void lane_blocks(G *g, const char *m, const char *base, Val ix, CpuElemFn
     cg_close(g);
 }
 
+/* Positions i + [0, m) of one row, whose outer index is ix's (its last
+ * leaf the segment's first position along the row). */
+static void row_loop(G *g, int r, Val ix, const char *m, const char *i, CpuElemFn f, void *env)
+{
+    const char *j = cg_fresh(g, "j"), *p = cg_fresh(g, "p");
+    if (g->own_out) cg_line(g, "#pragma GCC ivdep");
+    cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", j, j, m, j);
+    g->ind++;
+    Val inner = cg_val(g, r);
+    for (int d = 0; d < r - 1 && d < inner.n; d++) inner.v[d] = ix.v[d];
+    const char *jj = cg_fresh(g, "x");
+    cg_line(g, "const i64 %s = %s + %s, %s = %s + %s;", jj, ix.v[r - 1], j, p, i, j);
+    if (inner.n == r) inner.v[r - 1] = jj;
+    g->pos = p;
+    f(g, env, inner, p);
+    cg_close(g);
+}
+
 /* Positions [start, end) of the shape of `slot` (rank r), row-major: the
  * innermost dimension is a plain counted loop (vectorisable), the outer
  * indices advance with a carry once per row. */
-void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, void *env)
+void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, CpuRowFn row, void *env)
 {
     if (r == 0) {
         /* one element; a loop all the same, so the body may `continue` */
@@ -226,7 +244,7 @@ void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, void *env)
         cg_line(g, "%s /= s%d_%d;", q, slot, d);
     }
     cg_line(g, "%s = %s;", ix.v[0], q);
-    const char *i = cg_fresh(g, "i"), *m = cg_fresh(g, "m"), *j = cg_fresh(g, "j"), *p = cg_fresh(g, "p");
+    const char *i = cg_fresh(g, "i"), *m = cg_fresh(g, "m");
     cg_line(g, "for (i64 %s = start; %s < end;) {", i, i);
     g->ind++;
     cg_line(g, "const i64 %s = ax_min64(s%d_%d - %s, end - %s);", m, slot, r - 1, ix.v[r - 1], i);
@@ -234,22 +252,25 @@ void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, void *env)
         lane_blocks(g, m, i, ix, f, env);
     } else {
         /* the part of the row in [start, end) has at least one element */
-        if (g->gen_rows && r >= 2) {
-            Val outer = ix;
-            outer.n = r - 1;
-            cg_row_hoist_gen(g, outer, i);
+        Val outer = ix;
+        outer.n = r - 1;
+        const char *ok = row ? row(g, env, outer, ix.v[r - 1], m, i) : NULL;
+        if (ok) {
+            /* the segment's loop twice: for when the row's test passed,
+             * and as it is */
+            cg_line(g, "if (%s) {", ok);
+            g->ind++;
+            g->row_ok = true;
+            row_loop(g, r, ix, m, i, f, env);
+            g->row_ok = false;
+            g->ind--;
+            cg_line(g, "} else {");
+            g->ind++;
+            row_loop(g, r, ix, m, i, f, env);
+            cg_close(g);
+        } else {
+            row_loop(g, r, ix, m, i, f, env);
         }
-        if (g->own_out) cg_line(g, "#pragma GCC ivdep");
-        cg_line(g, "for (i64 %s = 0; %s < %s; %s++) {", j, j, m, j);
-        g->ind++;
-        Val inner = cg_val(g, r);
-        for (int d = 0; d < r - 1 && d < inner.n; d++) inner.v[d] = ix.v[d];
-        const char *jj = cg_fresh(g, "x");
-        cg_line(g, "const i64 %s = %s + %s, %s = %s + %s;", jj, ix.v[r - 1], j, p, i, j);
-        if (inner.n == r) inner.v[r - 1] = jj;
-        g->pos = p;
-        f(g, env, inner, p);
-        cg_close(g);
     }
     cg_line(g, "%s += %s;", i, m);
     cg_line(g, "%s += %s;", ix.v[r - 1], m);

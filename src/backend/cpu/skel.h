@@ -26,9 +26,18 @@ Val cpu_scratch(G *g, const Type *elt, const char *area);
 /* The element code of a loop over positions: index ix (its leaves) and
  * linear position pos. */
 typedef void (*CpuElemFn)(G *g, void *env, Val ix, const char *pos);
+/* Before the loop over a row segment, positions j0 + [0, m) of the row
+ * whose outer index is outer (the segment's first linear position pos):
+ * emits what the row's elements share, and returns a condition under
+ * which the element code may take the row's test as passed (G.row_ok),
+ * or NULL. */
+typedef const char *(*CpuRowFn)(G *g, void *env, Val outer, const char *j0, const char *m, const char *pos);
 /* Positions [start, end) of the shape of `slot` (rank r), row-major, the
- * innermost dimension a plain counted loop (in lane blocks when G.nlane). */
-void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, void *env);
+ * innermost dimension a plain counted loop (in lane blocks when G.nlane);
+ * row, when given, at each row segment's head: when it returns a
+ * condition, the segment's loop is emitted twice, with G.row_ok for when
+ * it holds and without for when it does not. */
+void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, CpuRowFn row, void *env);
 /* Positions [start, end), linear. */
 void cpu_loop_lin(G *g, CpuElemFn f, void *env);
 
