@@ -503,9 +503,20 @@ static Ex lam_body(G *g, Lam *l, Ex *ps)
     }
 
     case LK_PERM_HIST: {
-        Arr *dd = l->b;
+        /* Computed targets, clamped into the defaults; at times a row of
+         * the source to one row of the result (k-means' sums: the last
+         * component the source's own, where its extent fits), which the
+         * C generator tests once per row */
+        Arr *dd = l->b, *s = l->a;
         Ex c[AX_MAX_RANK];
+        int own = -1;
+        if (s && s->rank >= 1 && dd->rank >= 1 && s->hi[s->rank - 1] <= dd->lo[dd->rank - 1] && pct(g, 50))
+            own = dd->rank - 1;
         for (int k = 0; k < dd->rank; k++) {
+            if (k == own) {
+                c[k] = get_ex(g, ps[0], s->rank - 1);
+                continue;
+            }
             Ex e = index_comp(g, l->depth);
             c[k] = clamp_ix(g, e, ext_of(g, dd, k));
         }

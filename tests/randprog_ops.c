@@ -311,6 +311,7 @@ static Arr *op_permute(G *g, const GT *elt, int rank, int d, int fl, int64_t cap
         assoc_fn(g, as, &comb);
     }
     lp.pt[0] = &GI[src->rank];
+    lp.a = src;
     ax_acc r = ax_permute(comb.f, comb.env, dflt->a, cb1, &lp, src->a);
     return arr_mk(g, RP_PERMUTE, r, elt, rank, dflt->lo, dflt->hi, elems(dflt) + elems(src) * (lp.cost + fn2_cost(&comb)),
                   dflt->work + src->work + lp.awork + comb.lam.awork, "ax_permute(%s, %s, %s, %s)%s", fn2_txt(&comb),
