@@ -14,6 +14,8 @@
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "ops/ops.h"
+#include <math.h>
+#include <string.h>
 
 static const Shape red_shapes[] = {
     {1, {0}}, {1, {1}}, {1, {7}}, {1, {1001}},
@@ -523,6 +525,90 @@ DIFF_TEST(folds_across_rows)
         ax_ctx_free(ci);
         ax_ctx_free(cc);
     }
+}
+
+/* Rows shorter than the along-row chains' minimum (256), folded by an
+ * operator that is not commutative, whose element reads a matrix at both
+ * of its indices: the CPU backend folds blocks of such rows across rows
+ * (the lanes independent rows; k-means' nearest of 5 clusters).  Each
+ * operator exact (integer affine maps, a (distance, number) minimum, the
+ * last element), so every grouping gives the interpreter's bits; ranks 2
+ * and 3 (each lane's outer coordinates worked out per block); rows
+ * 1..255 long and 256 (along the rows again), ranges of fewer rows than
+ * a block, empty rows, and a read past the matrix's end reported at the
+ * lowest position. */
+typedef struct Short {
+    int64_t rows, n;
+    int which;
+    ax_acc m;
+} Short;
+
+static ax_exp short_elt(ax_exp ix, void *env)
+{
+    const Short *s = env;
+    ax_exp i = ax_index_get(ix, 0), j = ax_index_get(ix, 1);
+    ax_exp v = ax_at(s->m, ax_ix2(i, s->which == 3 ? ax_add(j, ax_i64(1)) : j));
+    if (s->which == 4) {   /* rank 3: (i, k, j) reads m at (i, j) and (k, j) */
+        ax_exp k = ax_index_get(ix, 1);
+        j = ax_index_get(ix, 2);
+        v = ax_sub(ax_at(s->m, ax_ix2(i, j)), ax_at(s->m, ax_ix2(ax_rem(k, ax_i64(s->rows)), j)));
+        return ax_tuple2(ax_cvt(ax_mul(v, v), AX_F32), ax_cvt(ax_add(k, j), AX_I32));
+    }
+    switch (s->which) {
+    case 0: return ax_tuple2(ax_add(v, ax_cvt(i, AX_I32)), ax_sub(v, ax_cvt(j, AX_I32)));
+    case 1: return ax_tuple2(ax_cvt(ax_abs(ax_sub(v, ax_i32(20))), AX_F32), ax_cvt(j, AX_I32));
+    default: return v;
+    }
+}
+
+static ax_exp op_nearer(ax_exp a, ax_exp b, void *env)
+{
+    ax_exp first = ax_or(ax_lt(ax_get(a, 0), ax_get(b, 0)),
+                         ax_and(ax_eq(ax_get(a, 0), ax_get(b, 0)), ax_lt(ax_get(a, 1), ax_get(b, 1))));
+    return ax_cond(first, a, b);
+}
+
+static ax_acc b_short(ax_ctx *cx, const void *e)
+{
+    Short s = *(const Short *)e;
+    s.m = input(cx, AX_I32, 2, SH(s.rows, s.n), 43, 40);
+    ax_exp sh = s.which == 4 ? ax_ix3(ax_i64(s.rows), ax_i64(3), ax_i64(s.n)) : ax_ix2(ax_i64(s.rows), ax_i64(s.n));
+    ax_acc g = ax_generate(cx, sh, short_elt, &s);   /* called here */
+    switch (s.which) {
+    case 0: return ax_fold(op_aff, NULL, ax_tuple2(ax_i32(1), ax_i32(0)), g);
+    case 1: case 4: return ax_fold(op_nearer, NULL, ax_tuple2(ax_f32(INFINITY), ax_i32(-1)), g);
+    default: return ax_fold(ax_fn_snd, NULL, ax_i32(-7), g);
+    }
+}
+
+static ax_acc b_short_all(ax_ctx *cx, const void *e)
+{
+    ax_acc v[4];
+    for (int w = 0; w < 4; w++) {
+        Short s = *(const Short *)e;
+        s.which = w == 3 ? 4 : w;
+        v[w] = b_short(cx, &s);
+    }
+    return ax_atuple(4, v);
+}
+
+DIFF_TEST(short_rows_across_rows)
+{
+    const int64_t sh[][2] = {{1000, 5}, {1001, 34}, {300, 255}, {200, 256}, {33, 1}, {31, 5}, {0, 5}, {40, 0}};
+    for (int k = 0; k < (int)(sizeof sh / sizeof *sh); k++) {
+        Short s = {sh[k][0], sh[k][1], 0, NULL};
+        char what[64];
+        snprintf(what, sizeof what, "short rows across rows, %lld x %lld", (long long)s.rows, (long long)s.n);
+        SAME(what, b_short_all, &s, 0);
+    }
+    ax_ctx *ci = kind_ctx(AX_BACKEND_INTERP, false), *cc = be_ctx_unsafe(be, false);
+    Short s = {1000, 5, 3, NULL};
+    CHECK(ax_run(ci, b_short(ci, &s)) == NULL);
+    CHECK(ax_run(cc, b_short(cc, &s)) == NULL);
+    CHECKF(ax_status_of(cc) == AX_ERR_INDEX, "%d %s", ax_status_of(cc), ax_error(cc));
+    CHECKF(!strcmp(ax_error(ci), ax_error(cc)), "\"%s\" vs \"%s\"", ax_error(ci), ax_error(cc));
+    ax_ctx_free(ci);
+    ax_ctx_free(cc);
 }
 
 DIFF_TEST(fold_large_arrays)

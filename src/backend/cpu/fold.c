@@ -430,26 +430,66 @@ static bool fold_across(const G *g, const Node *x)
     return s.ok;
 }
 
+/* Whether fold x, whose index form is not separable (or of rank above
+ * 2), runs across rows where its rows are short: the condition on the
+ * row's length n (fold_rows_across's `few`), or NULL.  Along a row, an
+ * operator that is not commutative folds a row shorter than CHAIN_MIN
+ * in one chain, each step waiting for the last (k-means' nearest of 5
+ * clusters, a (distance, cluster) minimum); across rows the lanes are
+ * independent rows, whose reads gather.  Not for a commutative
+ * operator, whose short rows fold in vectors along the row: k-means'
+ * distances (rows of 34) took twice as long across rows, in gathers. */
+static const char *fold_across_short(G *g, const Node *x, bool comm)
+{
+    if (comm || g->chk || x->op != OP_FOLD) return NULL;
+    const Node *y = x->n > 2 ? x->kid[2] : NULL;
+    if (!y || y->op != OP_DELAYED || y->n < 2 || y->type->rank < 2 || !y->kid[1] || y->kid[1]->op != OP_LAM)
+        return NULL;
+    return cg_fmt(g, "n < %d", CHAIN_MIN);
+}
+
 /* The blocks of rows of a fold across rows, before the task loop: with
  * one chunk per row task t is row t, and a range [start, end) of at
  * least LANES rows is done here in blocks, the last one moved back to
  * end at end (its first rows, done already, are done again to the same
  * values).  So every row of such a range is folded in the same order,
  * whichever range it falls in, and the row loop keeps only ranges of
- * fewer rows (and chunked rows).  Returns the first task left to the
- * task loop (start stays the range's, which a failed check reruns). */
-static const char *fold_rows_across(G *g, const Node *f, const Type *elt)
+ * fewer rows (and chunked rows).  few: a condition on the row's length
+ * n under which the blocks run (NULL: always).  An operand of rank above
+ * 2 has each lane's outer coordinates worked out once per block.
+ * Returns the first task left to the task loop (start stays the
+ * range's, which a failed check reruns). */
+static const char *fold_rows_across(G *g, const Node *f, const Type *elt, const char *few)
 {
     const int LANES = cpu_lanes(elt);
+    const int r = cg_opd_node(g->cn, 0)->type->rank, slot = cg_opd_slot(g->cn, 0);
     const char *b = cg_fresh(g, "b");
     cg_line(g, "i64 %s = start;", b);
-    cg_line(g, "if (nch == 1 && end - start >= %d) {", LANES);
+    cg_line(g, "if (nch == 1 && end - start >= %d%s%s) {", LANES, few ? " && " : "", few ? few : "");
     g->ind++;
     cg_line(g, "for (; %s < end; %s += %d) {", b, b, LANES);
     g->ind++;
     cg_line(g, "if (%s + %d > end) %s = end - %d;", b, LANES, b, LANES);
     Val acc = cg_leaf_arrays(g, elt, "acc", LANES);
     const char *l = cg_fresh(g, "l"), *j = cg_fresh(g, "j");
+    const char *oc[AX_MAX_RANK];
+    if (r > 2) {
+        /* lane l's row b + l as its outer coordinates */
+        for (int d = 0; d < r - 1; d++) {
+            oc[d] = cg_fresh(g, "oc");
+            cg_line(g, "i64 %s[%d];", oc[d], LANES);
+        }
+        cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
+        g->ind++;
+        const char *t = cg_fresh(g, "t");
+        cg_line(g, "i64 %s = %s + %s;", t, b, l);
+        for (int d = r - 2; d >= 1; d--) {
+            cg_line(g, "%s[%s] = %s %% s%d_%d;", oc[d], l, t, slot, d);
+            cg_line(g, "%s /= s%d_%d;", t, slot, d);
+        }
+        cg_line(g, "%s[%s] = %s;", oc[0], l, t);
+        cg_close(g);
+    }
     Val z = cpu_zval(g, elt);
     cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
     g->ind++;
@@ -460,10 +500,13 @@ static const char *fold_rows_across(G *g, const Node *f, const Type *elt)
     cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
     g->ind++;
     const char *row = cg_local(g, AX_I64, cg_fmt(g, "%s + %s", b, l));
-    Val ix = cg_val(g, 2);
-    if (ix.n == 2) {
-        ix.v[0] = row;
-        ix.v[1] = j;
+    Val ix = cg_val(g, r);
+    if (ix.n == r) {
+        if (r > 2)
+            for (int d = 0; d < r - 1; d++) ix.v[d] = cg_fmt(g, "%s[%s]", oc[d], l);
+        else
+            ix.v[0] = row;
+        ix.v[r - 1] = j;
     }
     g->pos = cg_fmt(g, "(%s * n + %s)", row, j);
     Val a = cg_at(g, acc, l);
@@ -640,7 +683,9 @@ void cpu_emit_fold(G *g)
 
     Val q;
     cpu_part_head(g, elt, &q);
-    CgRowRead rr = cpu_part_loop(g, fold_across(g, x) ? fold_rows_across(g, f, elt) : "start");
+    bool sep = fold_across(g, x);
+    const char *few = sep ? NULL : fold_across_short(g, x, cn->comm);
+    CgRowRead rr = cpu_part_loop(g, sep || few ? fold_rows_across(g, f, elt, few) : "start");
     Val res = cg_decl(g, elt, "y");
     Val a = cpu_fold_range(g, f, elt, "lo", "hi", cn->comm, x->type->rank == 0, &rr);
     if (z) {
