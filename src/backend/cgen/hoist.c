@@ -30,6 +30,10 @@
  * under a loop or a function.  Only in a kernel with deferred checks or
  * in unsafe mode: a checked copy reports each fault at its element.
  *
+ * The same walk serves a generate's rows (cg_row_hoist_gen) and a
+ * permute's index function (cg_row_target), which also says when a row's
+ * targets can be tested once for the whole row.
+ *
  * SPDX-License-Identifier: BSD-3-Clause
  */
 #include "cgen.h"
