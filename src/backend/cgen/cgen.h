@@ -460,6 +460,15 @@ void cg_range_fact(G *g, const Node *lam, int slot, bool lin);
  * parameter: inside the result's extent, slot 0). */
 void cg_stencil_index_fact(G *g, const Node *lam);
 
+/* The extents of slot's array, rank r: "s<slot>_0", ... */
+Val cg_extents(G *g, int slot, int r);
+/* Emits the row-major index of linear position lin in a shape of extents
+ * ext (C expressions; the outermost is not read) into out (ext.n names):
+ * declared as i64 locals where decl, else assigned.  One remainder and
+ * one division per dimension but the outermost, through a fresh
+ * temporary; every skeleton that turns a position into an index once
+ * per range or row does it here. */
+void cg_coords(G *g, const char *lin, Val ext, Val out, bool decl);
 /* The element of operand i at linear position pos / at index ix (in
  * bounds: callers check). */
 Val cg_read_lin(G *g, int i, const char *pos);

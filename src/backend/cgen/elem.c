@@ -404,6 +404,28 @@ static bool has_fromlin(const Node *e)
     return false;
 }
 
+Val cg_extents(G *g, int slot, int r)
+{
+    Val e = cg_val(g, r);
+    for (int d = 0; d < e.n; d++) e.v[d] = cg_fmt(g, "s%d_%d", slot, d);
+    return e;
+}
+
+void cg_coords(G *g, const char *lin, Val ext, Val out, bool decl)
+{
+    int r = ext.n < out.n ? ext.n : out.n;
+    if (r <= 0) return;
+    if (r == 1) {
+        cg_line(g, "%s%s = %s;", decl ? "const i64 " : "", out.v[0], lin);
+        return;
+    }
+    const char *q = cg_fresh(g, "q");
+    cg_line(g, "i64 %s = %s;", q, lin);
+    for (int d = r - 1; d >= 1; d--)
+        cg_line(g, "%s%s = %s %% %s; %s /= %s;", decl ? "const i64 " : "", out.v[d], q, ext.v[d], q, ext.v[d]);
+    cg_line(g, "%s%s = %s;", decl ? "const i64 " : "", out.v[0], q);
+}
+
 CgRowRead cg_row_read(G *g, const char *row, const char *base, bool fromlin_only)
 {
     CgRowRead rr = {false, cg_val(g, 0), base};
@@ -413,13 +435,8 @@ CgRowRead cg_row_read(G *g, const char *row, const char *base, bool fromlin_only
     if (y->op != OP_DELAYED || r < 2 || (fromlin_only && !has_fromlin(y->kid[2]))) return rr;
     rr.ix = true;
     rr.outer = cg_val(g, r - 1);
-    const char *q = cg_fresh(g, "t");
-    cg_line(g, "i64 %s = %s;", q, row);
-    for (int d = r - 2; d >= 0 && rr.outer.n == r - 1; d--) {
-        rr.outer.v[d] = cg_fresh(g, "o");
-        if (d > 0) cg_line(g, "const i64 %s = %s %% s%d_%d; %s /= s%d_%d;", rr.outer.v[d], q, slot, d, q, slot, d);
-        else cg_line(g, "const i64 %s = %s;", rr.outer.v[d], q);
-    }
+    for (int d = 0; d < rr.outer.n; d++) rr.outer.v[d] = cg_fresh(g, "o");
+    cg_coords(g, row, cg_extents(g, slot, r - 1), rr.outer, true);
     return rr;
 }
 

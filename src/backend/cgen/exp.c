@@ -849,13 +849,7 @@ static Val gen_shape_prim(G *g, const Node *e, Prim p, Val *args)
         cg_line(g, "if (%s) {", cg_buf_text(g, &t, "0"));
         free(t.s);
         g->ind++;
-        const char *rem = cg_fresh(g, "t");
-        cg_line(g, "i64 %s = %s;", rem, i);
-        for (int d = r - 1; d >= 1; d--) {
-            cg_line(g, "%s = %s %% %s;", out.v[d], rem, args[0].v[d]);
-            cg_line(g, "%s /= %s;", rem, args[0].v[d]);
-        }
-        cg_line(g, "%s = %s;", out.v[0], rem);
+        cg_coords(g, i, args[0], out, false);
         g->ind--;
         cg_line(g, "}");
     }

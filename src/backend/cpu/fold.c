@@ -415,16 +415,27 @@ static unsigned sep_dep(Sep *s, const Node *e)
     return m;
 }
 
+/* The index function of fold x's array where the fold may run across
+ * rows: the array a DELAYED of rank 2 and up (exactly 2 where exact2),
+ * read through a one-parameter lambda, in the kernel that is not a
+ * checked copy; else NULL. */
+static const Node *fold_rows_lam(const G *g, const Node *x, bool exact2)
+{
+    if (g->chk || x->op != OP_FOLD) return NULL;
+    const Node *y = x->n > 2 ? x->kid[2] : NULL;
+    if (!y || y->op != OP_DELAYED || y->n < 2 || y->type->rank < 2 || (exact2 && y->type->rank != 2)) return NULL;
+    const Node *lam = y->kid[1];
+    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0]) return NULL;
+    return lam;
+}
+
 /* Whether fold x (with z) runs across rows: its array a DELAYED of rank
  * 2 whose index form is separable (above), on the CPU, in the kernel
  * that is not a checked copy. */
 static bool fold_across(const G *g, const Node *x)
 {
-    if (g->chk || x->op != OP_FOLD) return false;
-    const Node *y = x->n > 2 ? x->kid[2] : NULL;
-    if (!y || y->op != OP_DELAYED || y->n < 2 || y->type->rank != 2) return false;
-    const Node *lam = y->kid[1];
-    if (!lam || lam->op != OP_LAM || lam->nparam != 1 || !lam->param[0]) return false;
+    const Node *lam = fold_rows_lam(g, x, true);
+    if (!lam) return false;
     Sep s = {.pid = lam->param[0]->id, .rank = 2, .ok = true};
     sep_dep(&s, lam->kid[0]);
     return s.ok;
@@ -437,14 +448,11 @@ static bool fold_across(const G *g, const Node *x)
  * in one chain, each step waiting for the last (k-means' nearest of 5
  * clusters, a (distance, cluster) minimum); across rows the lanes are
  * independent rows, whose reads gather.  Not for a commutative
- * operator, whose short rows fold in vectors along the row: k-means'
- * distances (rows of 34) took twice as long across rows, in gathers. */
+ * operator, whose short rows fold in vectors along the row (k-means'
+ * distances, rows of 34, ran slower across rows, in gathers). */
 static const char *fold_across_short(G *g, const Node *x, bool comm)
 {
-    if (comm || g->chk || x->op != OP_FOLD) return NULL;
-    const Node *y = x->n > 2 ? x->kid[2] : NULL;
-    if (!y || y->op != OP_DELAYED || y->n < 2 || y->type->rank < 2 || !y->kid[1] || y->kid[1]->op != OP_LAM)
-        return NULL;
+    if (comm || !fold_rows_lam(g, x, false)) return NULL;
     return cg_fmt(g, "n < %d", CHAIN_MIN);
 }
 
@@ -481,13 +489,9 @@ static const char *fold_rows_across(G *g, const Node *f, const Type *elt, const 
         }
         cg_line(g, "for (int %s = 0; %s < %d; %s++) {", l, l, LANES, l);
         g->ind++;
-        const char *t = cg_fresh(g, "t");
-        cg_line(g, "i64 %s = %s + %s;", t, b, l);
-        for (int d = r - 2; d >= 1; d--) {
-            cg_line(g, "%s[%s] = %s %% s%d_%d;", oc[d], l, t, slot, d);
-            cg_line(g, "%s /= s%d_%d;", t, slot, d);
-        }
-        cg_line(g, "%s[%s] = %s;", oc[0], l, t);
+        Val lane = cg_val(g, r - 1);
+        for (int d = 0; d < lane.n; d++) lane.v[d] = cg_fmt(g, "%s[%s]", oc[d], l);
+        cg_coords(g, cg_fmt(g, "%s + %s", b, l), cg_extents(g, slot, r - 1), lane, false);
         cg_close(g);
     }
     Val z = cpu_zval(g, elt);

@@ -237,13 +237,7 @@ void cpu_loop_ix(G *g, int slot, int r, CpuElemFn f, CpuRowFn row, void *env)
         ix.v[d] = cg_fresh(g, "x");
         cg_line(g, "i64 %s = 0;", ix.v[d]);
     }
-    const char *q = cg_fresh(g, "t");
-    cg_line(g, "i64 %s = start;", q);
-    for (int d = r - 1; d >= 1; d--) {
-        cg_line(g, "%s = %s %% s%d_%d;", ix.v[d], q, slot, d);
-        cg_line(g, "%s /= s%d_%d;", q, slot, d);
-    }
-    cg_line(g, "%s = %s;", ix.v[0], q);
+    cg_coords(g, "start", cg_extents(g, slot, r), ix, false);
     const char *i = cg_fresh(g, "i"), *m = cg_fresh(g, "m");
     cg_line(g, "for (i64 %s = start; %s < end;) {", i, i);
     g->ind++;

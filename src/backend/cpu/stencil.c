@@ -160,12 +160,7 @@ void cpu_emit_stencil(G *g)
         ix.v[d] = cg_fmt(g, "x%d", d);
         cg_line(g, "i64 x%d = 0;", d);
     }
-    cg_line(g, "i64 tq = start;");
-    for (int d = r - 1; d >= 1; d--) {
-        cg_line(g, "x%d = tq %% s0_%d;", d, d);
-        cg_line(g, "tq /= s0_%d;", d);
-    }
-    cg_line(g, "x0 = tq;");
+    cg_coords(g, "start", cg_extents(g, 0, r), ix, false);
     cg_line(g, "for (i64 i = start; i < end;) {");
     g->ind++;
     cg_line(g, "const i64 m = ax_min64(s0_%d - x%d, end - i), j0 = x%d, j1 = j0 + m;", r - 1, r - 1, r - 1);
