@@ -46,10 +46,13 @@ int main(void)
     ax_array_release(r);
     for (int i = 0; i < 3; i++) ax_array_release(args[i]);
 
-    /* a damaged file is refused, with the reason */
+    /* a damaged file is refused, with the reason (its last byte's bits
+       flipped: a byte set to a constant could already have held it) */
     FILE *f = fopen(path, "r+b");
     fseek(f, -1, SEEK_END);
-    fputc('!', f);
+    int last = fgetc(f);
+    fseek(f, -1, SEEK_END);
+    fputc(last ^ 0xff, f);
     fclose(f);
     if (!ax_program_load(rt, path)) printf("damaged: %s\n", strstr(ax_error(rt), "the file is corrupt"));
     ax_program_free(q);
