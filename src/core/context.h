@@ -37,6 +37,12 @@ struct ax_ctx {
      * instead of paying the kernel's page faults on fresh pages. */
     struct { void *p; size_t cap; } spare[16];
     int nspare;
+    /* Small buffers (under 4 KiB) of released arrays, reused at their
+     * exact padded size: an awhile step makes and drops a few (its
+     * counter, its condition), and glibc's aligned allocation takes its
+     * slow path every time.  Counted in spare_bytes with the large. */
+    struct { void *p; size_t cap; } small[8];
+    int nsmall;
     int64_t spare_bytes;
     /* Element types of host arrays (ctx_intern_type): they outlive
      * ax_ctx_reset and the programs that made the arrays. */

@@ -89,10 +89,13 @@ static ax_array *array_header(ax_ctx *cx, const char *what, const Type *elt, int
  * over a few thousand elements makes and drops some each step, and each
  * such malloc made glibc merge the step's small freed blocks first
  * (malloc_consolidate), a share of the step's time a profile shows.
+ * Smaller ones (a step's counter and condition) go to a list of their
+ * own (ax_ctx.small), reused at their exact padded size.
  * Spare bytes count against the memory limit: they are dropped before a
  * request is refused. */
 enum { SMALL_MIN = 4 << 10, SPARE_MIN = 1 << 20, HUGE_ALIGN = 2 << 20 };
 #define SPARE_MAX_ENTRIES ((int)(sizeof ((ax_ctx *)0)->spare / sizeof ((ax_ctx *)0)->spare[0]))
+#define SMALL_MAX_ENTRIES ((int)(sizeof ((ax_ctx *)0)->small / sizeof ((ax_ctx *)0)->small[0]))
 
 static size_t buf_cap(size_t al)
 {
@@ -101,7 +104,17 @@ static size_t buf_cap(size_t al)
 
 static void *buf_alloc(ax_ctx *cx, size_t al)
 {
-    if (al < SMALL_MIN) return ax__aligned_alloc(64, al ? buf_cap(al) : 64);
+    if (al < SMALL_MIN) {
+        size_t cap = al ? buf_cap(al) : 64;
+        for (int i = cx->nsmall - 1; i >= 0; i--)   /* the latest first */
+            if (cx->small[i].cap == cap) {
+                void *p = cx->small[i].p;
+                cx->spare_bytes -= (int64_t)cap;
+                cx->small[i] = cx->small[--cx->nsmall];
+                return p;
+            }
+        return ax__aligned_alloc(64, cap);
+    }
     int best = -1;
     for (int i = 0; i < cx->nspare; i++)   /* best fit, within twice the size */
         if (cx->spare[i].cap >= al && cx->spare[i].cap / 2 <= al &&
@@ -125,8 +138,25 @@ static void *buf_alloc(ax_ctx *cx, size_t al)
 static void buf_release(ax_ctx *cx, void *p, size_t al)
 {
     if (!p) return;
+    if (al < SMALL_MIN) {
+        size_t cap = al ? buf_cap(al) : 64;
+        if ((int64_t)cap > cx->opt.mem_limit / 4) {
+            free(p);
+            return;
+        }
+        if (cx->nsmall == SMALL_MAX_ENTRIES) {   /* the oldest goes */
+            free(cx->small[0].p);
+            cx->spare_bytes -= (int64_t)cx->small[0].cap;
+            memmove(&cx->small[0], &cx->small[1], sizeof cx->small[0] * (size_t)--cx->nsmall);
+        }
+        cx->small[cx->nsmall].p = p;
+        cx->small[cx->nsmall].cap = cap;
+        cx->nsmall++;
+        cx->spare_bytes += (int64_t)cap;
+        return;
+    }
     size_t cap = buf_cap(al);
-    if (al < SMALL_MIN || (int64_t)cap > cx->opt.mem_limit / 4) {
+    if ((int64_t)cap > cx->opt.mem_limit / 4) {
         free(p);
         return;
     }
@@ -146,7 +176,9 @@ static void buf_release(ax_ctx *cx, void *p, size_t al)
 void array_spare_clear(ax_ctx *cx)
 {
     for (int i = 0; i < cx->nspare; i++) free(cx->spare[i].p);
+    for (int i = 0; i < cx->nsmall; i++) free(cx->small[i].p);
     cx->nspare = 0;
+    cx->nsmall = 0;
     cx->spare_bytes = 0;
 }
 
