@@ -218,6 +218,11 @@ gpu-check:
 # every backend and a long fuzz run.
 test-deep: build
 	cd $(BUILD) && AXLE_RANDOM_SEEDS=$(DEEP_SEEDS) ./test_random
+	@# the regression seeds in every configuration, and the OpenCL suite's
+	@# CUDA text compiled for every pair of architecture and path (make
+	@# test compiles each text for two of the four)
+	cd $(BUILD) && AXLE_RANDOM_ALL=1 AXLE_TEST_NVRTC=1 ./test_random random_regression_seeds
+	cd $(BUILD) && AXLE_TEST_NVRTC_PAIRS=all ctest --output-on-failure -j $(JOBS) -R '_opencl$$'
 	@# libaxle_mpi (where MPI is found): the random programs over 2, 3 and
 	@# 4 ranks, the CPU backend on every tenth
 	@if [ -x $(BUILD)/test_mpi_random ]; then \

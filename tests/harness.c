@@ -99,7 +99,11 @@ int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what, bool full)
         }
     if (nseen < 8192) seen[nseen++] = h;
     /* both architectures, the CUDA-only fast paths and the portable ones:
-     * every pair (full), or each once (sm_90 fast, sm_80 portable) */
+     * each once (sm_90 fast, sm_80 portable), or every pair where the
+     * caller asks for it (full) and AXLE_TEST_NVRTC_PAIRS=all (make
+     * test-deep: the other two pairs double the OpenCL suite's time) */
+    const char *pairs = getenv("AXLE_TEST_NVRTC_PAIRS");
+    full = full && pairs && !strcmp(pairs, "all");
     static const int archs[] = {90, 80};
     static const char *const paths[] = {NULL, "-DAX_NO_FAST=1"};
     int rc = 0;

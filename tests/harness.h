@@ -40,8 +40,9 @@ void harness_rm_tree(const char *path);
 ax_array *harness_run(ax_ctx *cx, ax_acc a, const char *file, int line);
 #define RUN(cx, a) harness_run((cx), (a), __FILE__, __LINE__)
 /* With AXLE_TEST_NVRTC=1 and NVRTC installed: compiles a's CUDA kernels
- * for sm_80 and sm_90, with the CUDA-only fast paths and without (full:
- * all four; else sm_90 fast and sm_80 portable), and fails the test on a
- * compile error or a register spill.  0 when fine or not asked for. */
+ * for sm_80 and sm_90, with the CUDA-only fast paths and without (sm_90
+ * fast and sm_80 portable; full, where AXLE_TEST_NVRTC_PAIRS=all: all
+ * four), and fails the test on a compile error or a register spill.  0
+ * when fine or not asked for. */
 int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what, bool full);
 #endif
