@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct { const char *name; test_fn fn; } Entry;
@@ -45,15 +46,27 @@ static bool chosen(const char *name, int argc, char **argv)
     return false;
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Each test's line carries its wall time: where a suite's time goes is
+ * then in every log (make test's length is a budget, docs/guide/testing.md). */
 int main(int argc, char **argv)
 {
     int passed = 0, failed = 0;
     for (int i = 0; i < ntests; i++) {
         if (!chosen(tests[i].name, argc, argv)) continue;
         harness_failed_checks = 0;
+        double t0 = wall_s();
         tests[i].fn();
-        if (harness_failed_checks) { failed++; fprintf(stderr, "FAIL %s\n", tests[i].name); }
-        else { passed++; printf("ok   %s\n", tests[i].name); }
+        double dt = wall_s() - t0;
+        if (harness_failed_checks) { failed++; fprintf(stderr, "FAIL %s (%.1f s)\n", tests[i].name, dt); }
+        else { passed++; printf("ok   %s (%.1f s)\n", tests[i].name, dt); }
+        fflush(stdout);
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
