@@ -283,7 +283,7 @@ static double disk_once(const char *self, const ex_program *p, int64_t n, const 
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: axle bench --compile [PROGRAM...] [--runs N] [--threads N] [--json]\n"
+    fprintf(f, "usage: axle bench --compile [PROGRAM...] [--runs N] [--threads N] [--size N] [--json]\n"
                "  per program: a cold compile (no kernel cached; front end, code generation and the\n"
                "  C compiler apart), a compile from the disk cache in a new process (the graph's\n"
                "  build included), one from the memory cache (the build apart), and the load of the\n"
@@ -291,7 +291,9 @@ static void usage(FILE *f)
                "  program exported as C (its NAME_load, once compiled and linked); the floor:\n"
                "  the C compiler on the program's hand-written baseline with the kernels' flags, and\n"
                "  the ratio of the cold compile's C compiler time to it; medians of --runs (default\n"
-               "  3), in ms.\n");
+               "  3), in ms.  --size: the inputs' size (default: each program's bench size); the\n"
+               "  kernels do not depend on it, the saved and exported programs (which hold the\n"
+               "  inputs) do.\n");
 }
 
 int axle_bench_compile(int argc, char **argv)
@@ -300,6 +302,7 @@ int axle_bench_compile(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.backend = AX_BACKEND_CPU;
     int runs = 3;
+    int64_t size = -1;   /* -1: each program's own */
     bool json = false;
     const ex_program *progs[64];
     int np = 0;
@@ -308,6 +311,12 @@ int axle_bench_compile(int argc, char **argv)
         if (!strcmp(s, "--compile")) continue;
         if (!strcmp(s, "--runs") && v) {
             runs = atoi(v);
+            i++;
+        } else if (!strcmp(s, "--size") && v) {
+            if (!axle_parse_size(v, &size) || size < 0) {
+                fprintf(stderr, "axle bench: --size needs a size such as 1000, 1e6 or 2^20, not '%s'\n", v);
+                return 2;
+            }
             i++;
         } else if (!strcmp(s, "--threads") && v) {
             o.threads = atoi(v);
@@ -379,7 +388,8 @@ int axle_bench_compile(int argc, char **argv)
                 ax_array_release(a);
                 ax_ctx_free(cx);
             }
-            ok = cold_once(&o, p, p->default_size, dir, &f, err, sizeof err);
+            int64_t n = size >= 0 ? size : p->default_size;
+            ok = cold_once(&o, p, n, dir, &f, err, sizeof err);
             if (ok) {
                 f.floor = floor_once(&o, p, xdg);
                 if (f.floor == -2) {
@@ -388,7 +398,7 @@ int axle_bench_compile(int argc, char **argv)
                 }
             }
             if (ok) {
-                double d = disk_once(self, p, p->default_size, xdg, o.threads);
+                double d = disk_once(self, p, n, xdg, o.threads);
                 if (d < 0) {
                     snprintf(err, sizeof err, "the run from the disk cache failed");
                     ok = false;
