@@ -61,11 +61,10 @@ FUZZ_ARGS ?= -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 -seed=$(FUZZ_SE
 # every 25th in the others), and the fuzzers for DEEP_FUZZ_TIME each.
 DEEP_SEEDS ?= 30000
 # `make test`'s sanitizer pass: the random differential tests over this many
-# seeds (the plain pass runs the default 200; under AddressSanitizer each
-# seed costs about seven times as much, and the generator's coverage is
-# the plain pass's job, the sanitizers' is the memory behaviour of the
-# paths those programs take)
-SAN_RANDOM_SEEDS ?= 50
+# seeds, the plain pass's 200 (built at -O1, the sanitizers' build runs
+# them in about a minute: the OpenCL rows with a switch changed are left
+# out there, and the CPU rows' kernels are the plain pass's, cached)
+SAN_RANDOM_SEEDS ?= 200
 # `make test-deep`: random programs per rank count over MPI (test_mpi_random)
 DEEP_MPI_SEEDS ?= 2000
 DEEP_FUZZ_TIME ?= 1800
@@ -222,6 +221,9 @@ test-deep: build
 	@# CUDA text compiled for every pair of architecture and path (make
 	@# test compiles each text for two of the four)
 	cd $(BUILD) && AXLE_RANDOM_ALL=1 AXLE_TEST_NVRTC=1 ./test_random random_regression_seeds
+	@# make test's random programs with every OpenCL row's CUDA text
+	@# compiled by NVRTC for every pair (make test: the default switches' rows)
+	cd $(BUILD) && AXLE_TEST_NVRTC=1 AXLE_TEST_NVRTC_PAIRS=all ./test_random random_programs
 	cd $(BUILD) && AXLE_TEST_NVRTC_PAIRS=all ctest --output-on-failure -j $(JOBS) -R '_opencl$$'
 	@# libaxle_mpi (where MPI is found): the random programs over 2, 3 and
 	@# 4 ranks, the CPU backend on every tenth

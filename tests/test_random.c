@@ -167,7 +167,14 @@ static void run_prog(const RunConfig *c, uint64_t seed, const RandProgConfig *pc
         return;
     }
     ax_program *pr = ax_compile(r->cx, p);
-    if (c->backend == AX_BACKEND_OPENCL || c->backend == AX_BACKEND_CUDA) {
+    /* NVRTC (where the OpenCL rows run with AXLE_TEST_NVRTC=1) compiles
+     * the CUDA text of the rows with the default switches; those with a
+     * switch changed too where every row is asked for (AXLE_RANDOM_ALL=1
+     * or AXLE_TEST_NVRTC_PAIRS=all, make test-deep): two NVRTC compiles a
+     * program, a third of make test's random programs' time otherwise */
+    const char *all = getenv("AXLE_RANDOM_ALL"), *pairs = getenv("AXLE_TEST_NVRTC_PAIRS");
+    if ((c->backend == AX_BACKEND_OPENCL || c->backend == AX_BACKEND_CUDA) &&
+        (!strchr(c->name, '/') || (all && !strcmp(all, "1")) || (pairs && !strcmp(pairs, "all")))) {
         char what[96];
         snprintf(what, sizeof what, "seed %llu, %s", (unsigned long long)seed, c->name);
         harness_nvrtc_check(r->cx, p, what, false);
