@@ -47,9 +47,10 @@ PYBUILD ?= $(BUILD)/python
 PYLIB   ?= $(BUILD)/pylib
 PYTEST_ARGS ?= -q
 
-# The bounded fuzz run of `make test`: seconds per target
+# The bounded fuzz run of `make test`: seconds per target, the three
 # (tests/fuzz: the API, the Matrix Market reader and the loader of saved
-# programs), from the checked-in corpus.  `make test-deep` fuzzes longer.
+# programs) at once, from the checked-in corpus.  `make test-deep` fuzzes
+# longer.
 FUZZ_TIME ?= 90
 # make test fuzzes from a fixed seed, so that a run here and in CI take
 # the same path (as far as the time allows); make test-deep from a random
@@ -197,15 +198,20 @@ test-fuzz: test-deps
 	  { echo "axle: clang's libFuzzer is missing (install clang and libclang-rt-dev)"; exit 1; }
 	$(call configure,$(FUZZBUILD),-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAX_FUZZ=ON)
 	cmake --build $(FUZZBUILD) -j $(JOBS) --target fuzz_api fuzz_mm fuzz_bundle
+	@# the three targets at once (each fuzzer is one process; make test's
+	@# machine has more than one core), then each one's log
 	@for f in api mm bundle; do \
-	  rm -rf $(FUZZBUILD)/corpus-$$f && mkdir -p $(FUZZBUILD)/corpus-$$f && \
-	  cp tests/fuzz/corpus/$$f/* $(FUZZBUILD)/corpus-$$f/ && \
-	  echo "fuzz_$$f: $(FUZZ_TIME) s" && \
+	  rm -rf $(FUZZBUILD)/corpus-$$f $(FUZZBUILD)/fuzz_$$f.rc && mkdir -p $(FUZZBUILD)/corpus-$$f && \
+	  cp tests/fuzz/corpus/$$f/* $(FUZZBUILD)/corpus-$$f/ || exit 1; \
+	  echo "fuzz_$$f: $(FUZZ_TIME) s"; \
 	  (cd $(FUZZBUILD) && $(SAN_ENV) ./fuzz_$$f -max_total_time=$(FUZZ_TIME) $(FUZZ_ARGS) corpus-$$f \
-	    > fuzz_$$f.log 2>&1); rc=$$?; \
+	    > fuzz_$$f.log 2>&1; echo $$? > fuzz_$$f.rc) & \
+	done; wait; bad=0; \
+	for f in api mm bundle; do \
+	  echo "== fuzz_$$f"; \
 	  grep -v '^#\|NEW_FUNC\|^INFO\|^ *"\|dictionary' $(FUZZBUILD)/fuzz_$$f.log | tail -n 60; \
-	  [ $$rc -eq 0 ] || exit 1; \
-	done
+	  [ "$$(cat $(FUZZBUILD)/fuzz_$$f.rc 2>/dev/null)" = 0 ] || { echo "fuzz_$$f failed"; bad=1; }; \
+	done; exit $$bad
 
 # On a machine with an NVIDIA GPU and the CUDA toolkit: the CUDA backend's
 # suite, compute-sanitizer and the benchmarks against hand-written CUDA,
