@@ -89,6 +89,12 @@ static long spills(const char *info)
     return total;
 }
 
+bool harness_nvrtc_all(void)
+{
+    const char *pairs = getenv("AXLE_TEST_NVRTC_PAIRS");
+    return pairs && !strcmp(pairs, "all");
+}
+
 int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what, bool full)
 {
     const char *e = getenv("AXLE_TEST_NVRTC");
@@ -115,8 +121,7 @@ int harness_nvrtc_check(ax_ctx *cx, ax_acc a, const char *what, bool full)
      * each once (sm_90 fast, sm_80 portable), or every pair where the
      * caller asks for it (full) and AXLE_TEST_NVRTC_PAIRS=all (make
      * test-deep: the other two pairs double the OpenCL suite's time) */
-    const char *pairs = getenv("AXLE_TEST_NVRTC_PAIRS");
-    full = full && pairs && !strcmp(pairs, "all");
+    full = full && harness_nvrtc_all();
     static const int archs[] = {90, 80};
     static const char *const paths[] = {NULL, "-DAX_NO_FAST=1"};
     int rc = 0;

@@ -39,6 +39,9 @@ void harness_rm_tree(const char *path);
 /* Runs a program and requires success; prints ax_error otherwise. */
 ax_array *harness_run(ax_ctx *cx, ax_acc a, const char *file, int line);
 #define RUN(cx, a) harness_run((cx), (a), __FILE__, __LINE__)
+/* Whether make test-deep asks for every NVRTC check (AXLE_TEST_NVRTC_PAIRS=all):
+ * every (architecture, path) pair, and in the random tests every row. */
+bool harness_nvrtc_all(void);
 /* With AXLE_TEST_NVRTC=1 and NVRTC installed: compiles a's CUDA kernels
  * for sm_80 and sm_90, with the CUDA-only fast paths and without (sm_90
  * fast and sm_80 portable; full, where AXLE_TEST_NVRTC_PAIRS=all: all

@@ -352,18 +352,15 @@ static int64_t count_events(const BackendRow *b, const Prog *pg, AxFaultKind k, 
     return f.seen[k];
 }
 
-/* The allocation points swept: 1, 1 + k, 1 + 2k, ... and the last. */
+/* The allocation points swept: 1, 1 + k, 1 + 2k, ... and the last
+ * (k = AXLE_FAULT_EVERY, default 1). */
 static int64_t sweep_every(void)
 {
     const char *e = getenv("AXLE_FAULT_EVERY");
     long k = e && *e ? strtol(e, NULL, 10) : 1;
     return k >= 1 ? k : 1;
 }
-static int64_t next_point(int64_t n, int64_t total)
-{
-    int64_t k = sweep_every();
-    return n < total && n + k > total ? total : n + k;
-}
+static int64_t next_point(int64_t n, int64_t k, int64_t total) { return n < total && n + k > total ? total : n + k; }
 
 static bool selected(const Prog *pg)
 {
@@ -404,6 +401,7 @@ TEST(every_allocation_fails_cleanly_on_every_backend)
 {
     init_inputs();
     make_cache_dir();
+    int64_t every = sweep_every();
     for (int bi = 0; bi < NBACKENDS; bi++) {
         const BackendRow *b = &backends[bi];
         if (!backend_available(b->kind)) continue;
@@ -414,8 +412,10 @@ TEST(every_allocation_fails_cleanly_on_every_backend)
             int64_t before = harness_failed_checks;
             int64_t tried = 0;
             for (int persist = 0; persist < 2; persist++)
-                for (int64_t n = 1; n <= total; n = next_point(n, total), tried += persist == 0)
+                for (int64_t n = 1; n <= total; n = next_point(n, every, total)) {
                     inject_one(b, pg, AX_FAULT_ALLOC, n, persist, g_cache, false);
+                    tried += persist == 0;
+                }
             printf("%s/%s: %lld allocations, %lld of them failed once and from then on%s\n", b->name, pg->name,
                    (long long)total, (long long)tried, harness_failed_checks > before ? " (FAILURES)" : "");
         }

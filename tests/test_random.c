@@ -127,6 +127,9 @@ typedef struct Run {
     char err[512];
 } Run;
 
+/* A row with a switch changed from the backend's defaults ("cpu/no-cse"). */
+static bool switch_changed(const RunConfig *c) { return strchr(c->name, '/') != NULL; }
+
 static ax_ctx *new_ctx(const RunConfig *c)
 {
     ax_options o;
@@ -172,9 +175,8 @@ static void run_prog(const RunConfig *c, uint64_t seed, const RandProgConfig *pc
      * switch changed too where every row is asked for (AXLE_RANDOM_ALL=1
      * or AXLE_TEST_NVRTC_PAIRS=all, make test-deep): two NVRTC compiles a
      * program, a third of make test's random programs' time otherwise */
-    const char *all = getenv("AXLE_RANDOM_ALL"), *pairs = getenv("AXLE_TEST_NVRTC_PAIRS");
     if ((c->backend == AX_BACKEND_OPENCL || c->backend == AX_BACKEND_CUDA) &&
-        (!strchr(c->name, '/') || (all && !strcmp(all, "1")) || (pairs && !strcmp(pairs, "all")))) {
+        (!switch_changed(c) || randprog_env_long("AXLE_RANDOM_ALL", 0) == 1 || harness_nvrtc_all())) {
         char what[96];
         snprintf(what, sizeof what, "seed %llu, %s", (unsigned long long)seed, c->name);
         harness_nvrtc_check(r->cx, p, what, false);
@@ -308,7 +310,7 @@ static int differential(uint64_t seed0, int n, const RandProgConfig *pc, const c
         for (int c = 1; c < NCONFIGS; c++) {
             if (configs[c].vecmath || !avail[c] || (!all && configs[c].every > 1 && (i + c) % configs[c].every))
                 continue;
-            if (all == 2 && configs[c].devmaths && strchr(configs[c].name, '/')) continue;
+            if (all == 2 && configs[c].devmaths && switch_changed(&configs[c])) continue;
             const Run *ref = &o;
             const char *refname = configs[0].name;
             int vs = configs[c].vs;
